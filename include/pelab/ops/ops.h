@@ -1,0 +1,91 @@
+// The differentiable ops. Each lives in one file under src/ops/ with its forward kernel,
+// its backward kernel (the formula in its first comment) and the function below, which
+// records a graph node only when an input needs a gradient. tests/ops/op_table.cpp holds
+// one entry per op that drives the gradient check and, for kernels with a fast path, the
+// backend-vs-reference check.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pelab/autograd/autograd.h"
+#include "pelab/tensor/tensor.h"
+
+namespace pelab {
+
+// ---- shape and copies (src/ops/shape_ops.cpp, src/ops/concat_slice.cpp) ---------------
+Tensor contiguous(const Tensor& x);
+Tensor clone(const Tensor& x);
+Tensor reshape(const Tensor& x, const Shape& shape);  // one -1 allowed; views when contiguous
+Tensor transpose(const Tensor& x, int axis_a, int axis_b);  // a view
+Tensor permute(const Tensor& x, const std::vector<int>& axes);  // a view
+Tensor slice(const Tensor& x, int axis, int64_t start, int64_t end);  // a view, [start, end)
+Tensor concat(const TensorList& xs, int axis);
+// Sums `x` down to `shape` (the reverse of broadcasting `shape` up to x.shape()).
+Tensor sum_to(const Tensor& x, const Shape& shape);
+Tensor broadcast_to(const Tensor& x, const Shape& shape);
+
+// ---- elementwise, with NumPy broadcasting (src/ops/binary.cpp) --------------------------
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor add_scalar(const Tensor& x, float s);
+Tensor mul_scalar(const Tensor& x, float s);
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator*(const Tensor& a, float s) { return mul_scalar(a, s); }
+inline Tensor operator+(const Tensor& a, float s) { return add_scalar(a, s); }
+
+// ---- elementwise, unary (src/ops/unary.cpp) --------------------------------------------
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor square(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x);  // exact: x·Φ(x)
+
+// ---- reductions (src/ops/reduce.cpp) ------------------------------------------------------
+Tensor sum(const Tensor& x, const std::vector<int>& axes, bool keepdim = false);
+Tensor mean(const Tensor& x, const std::vector<int>& axes, bool keepdim = false);
+Tensor sum_all(const Tensor& x);  // shape []
+
+// ---- linear algebra (src/ops/matmul.cpp, src/ops/linear.cpp) ---------------------------
+// a [..., M, K] · b [..., K, N]; batch axes must match or b may be 2-D (shared). Inputs that
+// are transposed views of contiguous tensors are handed to the GEMM as transposed, not copied.
+Tensor matmul(const Tensor& a, const Tensor& b);
+// y = x Wᵀ + b: x [..., in], weight [out, in], bias [out] (may be undefined).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
+// ---- indexing (src/ops/embedding.cpp, src/ops/gather.cpp) ------------------------------
+// weight [V, D], ids of any shape with values in [0, V) → [ids.shape..., D].
+Tensor embedding(const Tensor& weight, const IntTensor& ids);
+// out[..., j] = x[..., index[..., j]]; index has x's shape except along the last axis.
+Tensor gather_last(const Tensor& x, const IntTensor& index);
+// out[..., index[..., j]] += x[..., j]; out's last axis has `size` entries.
+Tensor scatter_add_last(const Tensor& x, const IntTensor& index, int64_t size);
+
+// ---- normalisation and probabilities (src/ops/softmax.cpp, layer_norm.cpp, ...) --------
+Tensor softmax(const Tensor& x, int axis = -1);
+Tensor log_softmax(const Tensor& x, int axis = -1);
+// logits [N, C]; targets [N] with values in [0, C) or ignore_index. Mean over the
+// non-ignored rows; an error if there are none.
+Tensor cross_entropy(const Tensor& logits, const IntTensor& targets, int32_t ignore_index = -1);
+// Over the last axis: (x − mean) / sqrt(var + eps) ⊙ gamma + beta, biased variance.
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps = 1e-5f);
+
+// ---- masking and noise (src/ops/masked_fill.cpp, src/ops/dropout.cpp) ------------------
+// Where mask (broadcast to x's shape) is non-zero, the output is `value`; gradient 0 there.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, float value);
+// Inverted dropout with keep-probability 1 − p. The mask element i is a pure function of
+// (seed, i), so it does not depend on the thread count. p = 0 returns x itself.
+Tensor dropout(const Tensor& x, float p, uint64_t seed);
+
+}  // namespace pelab

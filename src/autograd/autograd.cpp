@@ -1,0 +1,92 @@
+#include "pelab/autograd/autograd.h"
+
+#include <unordered_set>
+
+#include "pelab/core/error.h"
+#include "pelab/ops/ops.h"
+
+namespace pelab {
+
+namespace {
+thread_local bool g_grad_enabled = true;
+}
+
+bool grad_enabled() { return g_grad_enabled; }
+
+NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
+
+void record(Tensor& output, const char* name, const TensorList& inputs, BackwardFn backward) {
+  auto node = std::make_shared<Node>();
+  node->name = name;
+  node->inputs.reserve(inputs.size());
+  for (const Tensor& in : inputs)
+    node->inputs.push_back(in.defined() && in.requires_grad() ? in.impl() : nullptr);
+  node->backward = std::move(backward);
+  output.impl()->grad_fn = std::move(node);
+  output.impl()->requires_grad = true;
+}
+
+void accumulate_grad(TensorImpl& t, const Tensor& grad) {
+  PELAB_ASSERT(grad.shape() == t.shape);
+  if (!t.grad) {
+    // Own a fresh handle: the same gradient tensor may be handed to several inputs
+    // (add passes dL/dy to both), so it must never be accumulated into in place unless
+    // nothing else shares its storage.
+    t.grad = grad.detach().impl();
+    return;
+  }
+  Tensor current(t.grad);
+  if (current.is_contiguous() && t.grad->storage.use_count() == 1) {
+    float* dst = current.data();
+    if (grad.is_contiguous()) {
+      const float* src = grad.data();
+      for (int64_t i = 0, n = current.numel(); i < n; ++i) dst[i] += src[i];
+    } else {
+      std::vector<float> src = grad.to_vector();
+      for (size_t i = 0; i < src.size(); ++i) dst[i] += src[i];
+    }
+  } else {
+    t.grad = add(current, grad).impl();
+  }
+}
+
+void run_backward(const Tensor& root, const Tensor& seed) {
+  NoGradGuard no_grad;
+  // Topological order by iterative depth-first search (graphs can be deep).
+  // `order` owns the tensors: releasing a node below may drop the last other reference to
+  // one of its inputs before that input has been processed.
+  std::vector<std::shared_ptr<TensorImpl>> order;
+  std::unordered_set<const TensorImpl*> visited;
+  std::vector<std::pair<std::shared_ptr<TensorImpl>, size_t>> stack;
+  stack.emplace_back(root.impl(), 0);
+  visited.insert(root.impl().get());
+  while (!stack.empty()) {
+    auto& [impl, next_input] = stack.back();
+    const Node* node = impl->grad_fn.get();
+    if (node && next_input < node->inputs.size()) {
+      const std::shared_ptr<TensorImpl>& child = node->inputs[next_input++];
+      if (child && visited.insert(child.get()).second) stack.emplace_back(child, 0);
+      continue;
+    }
+    order.push_back(std::move(impl));
+    stack.pop_back();
+  }
+
+  accumulate_grad(*root.impl(), seed);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    TensorImpl* impl = it->get();
+    if (!impl->grad_fn) continue;  // a leaf: keeps its gradient
+    std::shared_ptr<Node> node = std::move(impl->grad_fn);
+    std::shared_ptr<TensorImpl> grad = std::move(impl->grad);
+    if (!grad) continue;  // no gradient flowed here
+    TensorList input_grads = node->backward(Tensor(grad));
+    PELAB_ASSERT(input_grads.size() == node->inputs.size());
+    for (size_t k = 0; k < input_grads.size(); ++k) {
+      if (node->inputs[k] && input_grads[k].defined())
+        accumulate_grad(*node->inputs[k], input_grads[k]);
+    }
+  }
+}
+
+}  // namespace pelab

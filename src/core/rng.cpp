@@ -1,0 +1,62 @@
+#include "pelab/core/rng.h"
+
+#include <cmath>
+
+#include "pelab/core/error.h"
+
+namespace pelab {
+
+uint64_t derive_seed(uint64_t seed, const char* stream) {
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a of the stream name, mixed with the seed
+  for (const char* p = stream; *p; ++p) h = (h ^ static_cast<unsigned char>(*p)) * 0x100000001b3ULL;
+  return mix64(seed ^ mix64(h));
+}
+
+Generator::Generator(uint64_t seed) {
+  uint64_t x = seed;
+  for (uint64_t& w : s_) {
+    x += 0x9e3779b97f4a7c15ULL;
+    w = mix64(x);
+  }
+}
+
+uint64_t Generator::next_u64() {
+  auto rotl = [](uint64_t v, int k) { return (v << k) | (v >> (64 - k)); };
+  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  const uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+double Generator::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+
+int64_t Generator::uniform_int(int64_t lo, int64_t hi) {
+  PELAB_CHECK(lo <= hi, "uniform_int: empty range [{}, {}]", lo, hi);
+  const uint64_t range = static_cast<uint64_t>(hi - lo) + 1;
+  if (range == 0) return static_cast<int64_t>(next_u64());  // the full 64-bit range
+  const uint64_t limit = UINT64_MAX - UINT64_MAX % range;  // reject the biased tail
+  uint64_t v;
+  do v = next_u64();
+  while (v >= limit);
+  return lo + static_cast<int64_t>(v % range);
+}
+
+double Generator::normal() {
+  // Box–Muller with one value per call: simple, and the stream stays easy to reason about.
+  double u1;
+  do u1 = uniform();
+  while (u1 <= 0.0);
+  const double u2 = uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+}
+
+float Generator::normal(float mean, float stddev) {
+  return static_cast<float>(mean + stddev * normal());
+}
+
+}  // namespace pelab

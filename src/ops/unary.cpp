@@ -1,0 +1,107 @@
+// Elementwise unary math. Each op: forward f, backward dx = dy ⊙ f'(x) (from x or y).
+#include <cmath>
+
+#include "op_util.h"
+#include "pelab/ops/ops.h"
+
+namespace pelab {
+
+namespace {
+// dx = dy ⊙ d(saved), where d maps the saved value (x or y) to f'(x).
+template <class Deriv>
+TensorList chain(const Tensor& g, const Tensor& saved, Deriv d) {
+  const Tensor dfx = detail::map_unary(saved, d);
+  return TensorList{mul(g, dfx)};
+}
+
+template <class F, class Deriv>
+Tensor unary_from_x(const Tensor& x, const char* name, F f, Deriv d) {
+  Tensor y = detail::map_unary(x, f);
+  if (needs_grad(x))
+    record(y, name, {x}, [xd = x.detach(), d](const Tensor& g) { return chain(g, xd, d); });
+  return y;
+}
+
+template <class F, class Deriv>
+Tensor unary_from_y(const Tensor& x, const char* name, F f, Deriv d) {
+  Tensor y = detail::map_unary(x, f);
+  if (needs_grad(x))
+    record(y, name, {x}, [yd = y.detach(), d](const Tensor& g) { return chain(g, yd, d); });
+  return y;
+}
+
+constexpr float kInvSqrt2 = 0.70710678118654752f;
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;
+}  // namespace
+
+// backward: dx = −dy.
+Tensor neg(const Tensor& x) {
+  Tensor y = detail::map_unary(x, [](float v) { return -v; });
+  if (needs_grad(x)) record(y, "neg", {x}, [](const Tensor& g) { return TensorList{neg(g)}; });
+  return y;
+}
+
+// backward: dx = dy ⊙ y.
+Tensor exp(const Tensor& x) {
+  return unary_from_y(x, "exp", [](float v) { return std::exp(v); }, [](float y) { return y; });
+}
+
+// backward: dx = dy / x.
+Tensor log(const Tensor& x) {
+  return unary_from_x(x, "log", [](float v) { return std::log(v); },
+                      [](float v) { return 1.0f / v; });
+}
+
+// backward: dx = dy ⊙ cos x.
+Tensor sin(const Tensor& x) {
+  return unary_from_x(x, "sin", [](float v) { return std::sin(v); },
+                      [](float v) { return std::cos(v); });
+}
+
+// backward: dx = −dy ⊙ sin x.
+Tensor cos(const Tensor& x) {
+  return unary_from_x(x, "cos", [](float v) { return std::cos(v); },
+                      [](float v) { return -std::sin(v); });
+}
+
+// backward: dx = dy / (2y).
+Tensor sqrt(const Tensor& x) {
+  return unary_from_y(x, "sqrt", [](float v) { return std::sqrt(v); },
+                      [](float y) { return 0.5f / y; });
+}
+
+// backward: dx = 2x ⊙ dy.
+Tensor square(const Tensor& x) {
+  return unary_from_x(x, "square", [](float v) { return v * v; },
+                      [](float v) { return 2.0f * v; });
+}
+
+// backward: dx = sign(x) ⊙ dy (0 at x = 0).
+Tensor abs(const Tensor& x) {
+  return unary_from_x(x, "abs", [](float v) { return std::fabs(v); },
+                      [](float v) { return v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : 0.0f); });
+}
+
+// backward: dx = dy ⊙ (1 − y²).
+Tensor tanh(const Tensor& x) {
+  return unary_from_y(x, "tanh", [](float v) { return std::tanh(v); },
+                      [](float y) { return 1.0f - y * y; });
+}
+
+// backward: dx = dy ⊙ [x > 0].
+Tensor relu(const Tensor& x) {
+  return unary_from_x(x, "relu", [](float v) { return v > 0.0f ? v : 0.0f; },
+                      [](float v) { return v > 0.0f ? 1.0f : 0.0f; });
+}
+
+// Exact GELU, x·Φ(x) with Φ(x) = ½(1 + erf(x/√2)).
+// backward: dx = dy ⊙ (Φ(x) + x·φ(x)), φ the standard normal density.
+Tensor gelu(const Tensor& x) {
+  return unary_from_x(
+      x, "gelu", [](float v) { return 0.5f * v * (1.0f + std::erf(v * kInvSqrt2)); },
+      [](float v) {
+        return 0.5f * (1.0f + std::erf(v * kInvSqrt2)) + v * kInvSqrt2Pi * std::exp(-0.5f * v * v);
+      });
+}
+
+}  // namespace pelab

@@ -1,0 +1,96 @@
+#include "pelab/tensor/storage.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+#include <vector>
+
+namespace pelab {
+namespace {
+
+constexpr size_t kAlign = 64;
+// The pool never keeps more than this many idle bytes; beyond it, freed buffers go back to
+// the system (evaluation over many lengths would otherwise hoard one buffer per shape).
+constexpr size_t kMaxCachedBytes = size_t{1} << 30;
+
+size_t round_bytes(size_t count) {
+  size_t bytes = count * sizeof(float);
+  return bytes == 0 ? kAlign : (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+struct Pool {
+  std::mutex mutex;
+  std::unordered_map<size_t, std::vector<void*>> free_lists;  // by exact rounded size
+  size_t cached = 0;
+  size_t live = 0;
+#ifdef PELAB_SANITIZE
+  static constexpr bool kEnabled = false;  // let ASan see every use-after-free
+#else
+  static constexpr bool kEnabled = true;
+#endif
+
+  void* take(size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      live += bytes;
+      auto it = free_lists.find(bytes);
+      if (kEnabled && it != free_lists.end() && !it->second.empty()) {
+        void* p = it->second.back();
+        it->second.pop_back();
+        cached -= bytes;
+        return p;
+      }
+    }
+    void* p = std::aligned_alloc(kAlign, bytes);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+
+  void give(void* p, size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      live -= bytes;
+      if (kEnabled && cached + bytes <= kMaxCachedBytes) {
+        free_lists[bytes].push_back(p);
+        cached += bytes;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+  void release() {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto& [bytes, list] : free_lists)
+      for (void* p : list) std::free(p);
+    free_lists.clear();
+    cached = 0;
+  }
+};
+
+Pool& pool() {
+  static Pool* instance = new Pool();  // never destroyed: storages may outlive static teardown
+  return *instance;
+}
+
+}  // namespace
+
+Storage::Storage(size_t count)
+    : data_(static_cast<float*>(pool().take(round_bytes(count)))), count_(count) {}
+
+Storage::~Storage() { pool().give(data_, round_bytes(count_)); }
+
+namespace memory {
+size_t cached_bytes() {
+  std::lock_guard<std::mutex> lock(pool().mutex);
+  return pool().cached;
+}
+size_t live_bytes() {
+  std::lock_guard<std::mutex> lock(pool().mutex);
+  return pool().live;
+}
+void release_cached() { pool().release(); }
+}  // namespace memory
+
+}  // namespace pelab
