@@ -1,0 +1,74 @@
+// Toy sequence tasks: seeded generators of (tokens, targets) examples.
+//
+// Every task states what it reads, what it predicts, which positions are scored and what it
+// needs from position (TaskInfo). An example is drawn for a problem size n (`length`); the
+// sequence the encoder sees may be longer (separators, appended query tokens), and
+// sequence_length(n) says by how much. Evaluation buckets examples by n.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pelab/core/rng.h"
+
+namespace pelab {
+
+inline constexpr int32_t kIgnore = -1;  // a target that is not scored
+
+enum class TaskLayout {
+  Tagging,          // one target per input position
+  AppendedQueries,  // input, then blank query tokens whose outputs are the answer
+  Classification,   // one label, read at one designated position
+};
+const char* to_string(TaskLayout layout);
+
+struct Example {
+  std::vector<int32_t> tokens;   // input ids in [0, vocab_in)
+  std::vector<int32_t> targets;  // same size; a class in [0, vocab_out) or kIgnore
+  int32_t length = 0;            // the problem size n it was drawn for
+};
+
+struct TaskInfo {
+  std::string name;
+  TaskLayout layout = TaskLayout::Tagging;
+  std::vector<std::string> input_symbols;   // id → printable symbol (vocab_in = size)
+  std::vector<std::string> output_symbols;  // id → printable symbol (vocab_out = size)
+  std::string description;  // input, target, scored positions (one paragraph)
+  std::string position_need;  // what the task needs from position, and when a scheme can't
+  int vocab_in() const { return static_cast<int>(input_symbols.size()); }
+  int vocab_out() const { return static_cast<int>(output_symbols.size()); }
+};
+
+// A task parameter (all are integers): its default, the valid range and a one-line help.
+struct TaskParam {
+  std::string name;
+  int64_t value;
+  int64_t min;
+  int64_t max;
+  std::string help;
+};
+
+class Task {
+ public:
+  virtual ~Task() = default;
+  virtual const TaskInfo& info() const = 0;
+  // Draws one example of problem size `length` (min_length() ≤ length).
+  virtual Example sample(Generator& rng, int length) const = 0;
+  virtual int min_length() const { return 1; }
+  // Tokens in an example of problem size n.
+  virtual int sequence_length(int n) const = 0;
+};
+
+using TaskParams = std::map<std::string, int64_t>;
+
+// Builds a task by name. Unknown names and parameters a task does not take are errors that
+// list what is valid; values outside a parameter's range are errors naming the range.
+std::unique_ptr<Task> make_task(const std::string& name, const TaskParams& params = {});
+std::vector<std::string> task_names();
+// The parameters a task takes, with their defaults (for --help and docs).
+std::vector<TaskParam> task_params(const std::string& name);
+
+}  // namespace pelab
