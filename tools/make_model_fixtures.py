@@ -24,7 +24,7 @@ import zlib
 import torch
 
 GENERATOR = "tools/make_model_fixtures.py"
-IGNORE = -1  # MODEL.md §Inputs: targets carry IGNORE (-1) where nothing is scored
+IGNORE = -1  # MODEL.md §Inputs of one batch: targets carry IGNORE (-1) where nothing is scored
 SCHEMES = ["none", "sinusoidal", "learned", "relative", "rotary", "alibi", "t5",
            "index", "normalized", "binary"]
 INPUT_SIDE = {"sinusoidal", "learned", "index", "normalized", "binary"}  # §Forward 2
@@ -117,7 +117,10 @@ def init_params(cfg, g):
     params = {}
     for name, shape, kind in param_shapes(cfg):
         x = torch.randn(shape, generator=g, dtype=F64) * std[kind]
-        params[name] = x + 1.0 if kind == "ln_w" else x
+        x = x + 1.0 if kind == "ln_w" else x
+        # Round to F32 first: the outputs are then the float64 result of exactly the
+        # parameters stored in the file, not of values the reader never sees.
+        params[name] = x.to(torch.float32).to(F64)
     return params
 
 
@@ -359,7 +362,8 @@ def make_inputs(cfg, opts, g, lengths=LENGTHS, Tn=T):
             positions[b, n:] = sample[-1] + 1 + torch.arange(Tn - n)
     targets = torch.randint(0, m["vocab_out"], (Bn, Tn), generator=g)
     drop = torch.rand(Bn, Tn, generator=g) < 0.2  # a few real positions unscored too
-    drop[0, 0] = False  # row 0 is full length: at least one scored position
+    drop[0, 0], drop[0, 2] = False, True  # row 0 is full length: one scored and
+    #                                       one unscored real position, always
     targets[drop | (key_mask == 0)] = IGNORE
     return tokens, positions, key_mask, targets
 
