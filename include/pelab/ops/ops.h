@@ -81,6 +81,11 @@ Tensor cross_entropy(const Tensor& logits, const IntTensor& targets, int32_t ign
 // Over the last axis: (x − mean) / sqrt(var + eps) ⊙ gamma + beta, biased variance.
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps = 1e-5f);
 
+// ---- position (src/ops/rotary.cpp) ------------------------------------------------------
+// Rotary embedding of MODEL.md: x [B, T, heads·d_h], each head's pairs (2i, 2i+1) rotated by
+// positions[b, t]·θ_i, θ_i = base^(−2i/d_h). d_h must be even.
+Tensor rotary(const Tensor& x, const IntTensor& positions, int64_t heads, double base);
+
 // ---- masking and noise (src/ops/masked_fill.cpp, src/ops/dropout.cpp) ------------------
 // Where mask (broadcast to x's shape) is non-zero, the output is `value`; gradient 0 there.
 Tensor masked_fill(const Tensor& x, const Tensor& mask, float value);

@@ -1,0 +1,19 @@
+// The `model:` and `positional:` sections of a config, to and from YAML. The checkpoint
+// stores the resolved config as YAML text, so a checkpoint alone rebuilds the model.
+#pragma once
+
+#include <string>
+
+#include "pelab/config/yaml_reader.h"
+#include "pelab/nn/model_config.h"
+
+namespace pelab {
+
+// Reads root.model and root.positional (both optional) on top of `config`'s values.
+void read_model_sections(MapReader& root, ModelConfig& config);
+// Every key, resolved (defaults written out), as `model:` and `positional:` sections.
+std::string model_sections_yaml(const ModelConfig& config);
+// Parses text holding model/positional sections (other top-level sections are ignored).
+ModelConfig model_config_from_yaml(const std::string& text, const std::string& source);
+
+}  // namespace pelab

@@ -1,0 +1,64 @@
+// Strict YAML reading. Configs are read into typed structs once, here; every error names the
+// file, the line, the dotted key and what would be valid:
+//   configs/x.yaml:12: model.heads: expected an integer, got 'four'
+//   configs/x.yaml:7: model.hedas: unknown key (did you mean 'heads'? valid: d_model, ...)
+// On top of yaml-cpp it rejects what yaml-cpp lets through: duplicate keys (yaml-cpp keeps the
+// first silently), documents that expand to huge trees through aliases, deep nesting.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace pelab {
+
+// Parses YAML text (source = the file name used in messages) and checks it as above.
+YAML::Node load_yaml_string(const std::string& text, const std::string& source);
+YAML::Node load_yaml_file(const std::string& path);
+
+// The candidate closest to `word` by edit distance, or "" if none is close.
+std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates);
+
+// Reads one mapping. Each read() consumes a key; finish() rejects any key not consumed.
+class MapReader {
+ public:
+  // `path` is the dotted prefix for messages ("" at the root, "model" for a section).
+  MapReader(const YAML::Node& node, std::string source, std::string path);
+
+  bool has(const std::string& key) const;
+  // Reads `key` into `out` if present (returns false and leaves `out` alone if absent).
+  bool read(const std::string& key, int64_t& out);
+  bool read(const std::string& key, double& out);
+  bool read(const std::string& key, bool& out);
+  bool read(const std::string& key, std::string& out);
+  bool read(const std::string& key, std::vector<std::string>& out);
+  bool read(const std::string& key, std::vector<int64_t>& out);
+  // A nested mapping (an empty one if absent).
+  MapReader section(const std::string& key);
+  // The raw node of a key (consumed), for values of several possible forms; nullopt if absent.
+  std::optional<YAML::Node> take(const std::string& key);
+
+  // Errors for keys not consumed, naming the nearest valid key among `valid` (the keys this
+  // section takes; by default those read so far).
+  void finish(const std::vector<std::string>& valid = {});
+
+  // "file:line: dotted.key" for messages about a key's value.
+  std::string where(const std::string& key) const;
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+  const std::set<std::string>& keys_present() const { return present_; }
+  const std::string& source() const { return source_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  const YAML::Node* find(const std::string& key) const;
+  YAML::Node node_;
+  std::string source_, path_;
+  std::set<std::string> present_, consumed_;
+  std::vector<std::pair<std::string, YAML::Node>> entries_;  // key, value (in file order)
+};
+
+}  // namespace pelab

@@ -1,0 +1,27 @@
+// Model checkpoints: safetensors files with MODEL.md's parameter names and the resolved
+// config as YAML text in __metadata__["config"]. A checkpoint alone rebuilds the model.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "pelab/io/safetensors.h"
+#include "pelab/nn/encoder.h"
+
+namespace pelab {
+
+// The parameters under their names, plus `config_yaml` (which must at least hold the model
+// and positional sections) as __metadata__["config"]. Written atomically.
+SafetensorsWriter model_checkpoint(const Encoder& model, const std::string& config_yaml);
+
+// Copies every parameter from `file` into `model`. Every model parameter must be present
+// with its exact shape, and the file may hold no other parameter (names under "optim.",
+// "rng." and "input.", "output.", "grad.", "aux." are not parameters and are skipped).
+void load_parameters(Encoder& model, const SafetensorsFile& file);
+
+// Rebuilds the model from a checkpoint's config, then loads its parameters.
+std::unique_ptr<Encoder> load_model(const SafetensorsFile& file);
+std::unique_ptr<Encoder> load_model(const std::string& path);
+
+}  // namespace pelab

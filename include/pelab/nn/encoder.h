@@ -1,0 +1,70 @@
+// The encoder of MODEL.md: token embedding (scaled), the scheme's input hook, L pre-LN or
+// post-LN layers of multi-head attention and FFN, final LN (pre-LN), linear head, and the
+// mean cross-entropy over scored positions. Dropout at MODEL.md's four places.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "pelab/nn/batch.h"
+#include "pelab/nn/model_config.h"
+#include "pelab/nn/parameters.h"
+#include "pelab/positional/scheme.h"
+
+namespace pelab {
+
+// Checks a model config on its own (heads divide d_model, known norm/activation, ...);
+// throws an error naming the key and what would be valid.
+void validate_model_config(const ModelConfig& config);
+
+class Encoder {
+ public:
+  // Builds the model and initialises its parameters from `init_seed` (docs/model.md).
+  Encoder(const ModelConfig& config, uint64_t init_seed);
+
+  struct Output {
+    Tensor logits;  // [B, T, V_out]
+    Tensor loss;    // [] — undefined when the batch scores no position
+  };
+  // training = true turns dropout on; its masks are a pure function of dropout_seed.
+  Output forward(const Batch& batch, bool training = false, uint64_t dropout_seed = 0) const;
+
+  // Fused attention (default) or the composed oracle, for tests.
+  enum class AttentionImpl { Fused, Composed };
+  void set_attention_impl(AttentionImpl impl) { attention_impl_ = impl; }
+
+  const ModelConfig& config() const { return config_; }
+  ParameterStore& params() { return params_; }
+  const ParameterStore& params() const { return params_; }
+  const PositionalScheme& scheme() const { return *scheme_; }
+
+ private:
+  struct Linear {
+    Tensor weight, bias;
+  };
+  struct Norm {
+    Tensor weight, bias;
+  };
+  struct Layer {
+    Norm ln1, ln2;
+    Linear q, k, v, o, fc1, fc2;
+  };
+
+  Tensor attention_block(const Tensor& x, const Batch& batch, int layer, bool training,
+                         uint64_t dropout_seed) const;
+  Tensor ffn_block(const Tensor& x, const Layer& layer) const;
+  Linear make_linear(const std::string& name, int64_t in, int64_t out);
+  Norm make_norm(const std::string& name, int64_t width);
+
+  ModelConfig config_;
+  ParameterStore params_;
+  Tensor embed_;
+  std::unique_ptr<PositionalScheme> scheme_;
+  std::vector<Layer> layers_;
+  Norm ln_f_;  // pre-LN only
+  Linear head_;
+  AttentionImpl attention_impl_ = AttentionImpl::Fused;
+};
+
+}  // namespace pelab

@@ -1,0 +1,269 @@
+#include "pelab/config/yaml_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "pelab/core/error.h"
+
+namespace pelab {
+
+namespace {
+constexpr int64_t kMaxExpandedNodes = 1'000'000;  // a config is a few hundred nodes
+constexpr int kMaxDepth = 64;
+constexpr size_t kMaxFileBytes = 16u << 20;
+
+int line_of(const YAML::Node& n) { return n.Mark().line + 1; }
+
+// Walks the tree as if every alias were expanded: rejects duplicate keys and excessive depth,
+// and gives up as soon as the expanded size passes the cap, so an alias bomb costs at most
+// kMaxExpandedNodes steps.
+int64_t check_tree(const YAML::Node& node, const std::string& source, int depth) {
+  if (depth > kMaxDepth)
+    throw Error(fmt::format("{}:{}: nesting deeper than {} levels", source, line_of(node), kMaxDepth));
+  int64_t size = 1;
+  if (node.IsMap()) {
+    std::unordered_map<std::string, int> first_line;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (it->first.IsScalar()) {
+        const std::string key = it->first.Scalar();
+        auto [pos, inserted] = first_line.emplace(key, line_of(it->first));
+        if (!inserted)
+          throw Error(fmt::format("{}:{}: duplicate key '{}' (first given at line {})", source,
+                                  line_of(it->first), key, pos->second));
+      }
+      size += check_tree(it->second, source, depth + 1);
+      if (size > kMaxExpandedNodes) break;
+    }
+  } else if (node.IsSequence()) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      size += check_tree(*it, source, depth + 1);
+      if (size > kMaxExpandedNodes) break;
+    }
+  }
+  if (size > kMaxExpandedNodes)
+    throw Error(fmt::format("{}:{}: the document expands to more than {} nodes (alias bomb?)",
+                            source, line_of(node), kMaxExpandedNodes));
+  return size;
+}
+
+std::string describe(const YAML::Node& n) {
+  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsMap()) return "a mapping";
+  if (n.IsSequence()) return "a list";
+  return "nothing";
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+  return s;
+}
+}  // namespace
+
+YAML::Node load_yaml_string(const std::string& text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw Error(fmt::format("{}:{}: invalid YAML: {}", source, e.mark.line + 1, e.msg));
+  }
+  try {
+    check_tree(root, source, 0);
+  } catch (const YAML::Exception& e) {
+    throw Error(fmt::format("{}:{}: invalid YAML: {}", source, e.mark.line + 1, e.msg));
+  }
+  return root;
+}
+
+YAML::Node load_yaml_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  PELAB_CHECK(in.good(), "{}: cannot open the file", path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string s = text.str();
+  PELAB_CHECK(s.size() <= kMaxFileBytes, "{}: {} bytes is too large for a config (limit {})", path,
+              s.size(), kMaxFileBytes);
+  PELAB_CHECK(s.find('\0') == std::string::npos, "{}: not a text file (contains a NUL byte)", path);
+  return load_yaml_string(s, path);
+}
+
+std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const std::string& c : candidates) {
+    std::vector<size_t> prev(c.size() + 1), cur(c.size() + 1);
+    for (size_t j = 0; j <= c.size(); ++j) prev[j] = j;
+    for (size_t i = 1; i <= word.size(); ++i) {
+      cur[0] = i;
+      for (size_t j = 1; j <= c.size(); ++j)
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (word[i - 1] != c[j - 1])});
+      std::swap(prev, cur);
+    }
+    if (prev[c.size()] < best_distance) {
+      best_distance = prev[c.size()];
+      best = c;
+    }
+  }
+  return best;
+}
+
+MapReader::MapReader(const YAML::Node& node, std::string source, std::string path)
+    : node_(node), source_(std::move(source)), path_(std::move(path)) {
+  if (!node_ || node_.IsNull()) return;
+  if (!node_.IsMap())
+    throw Error(fmt::format("{}:{}: {}: expected a mapping of keys, got {}", source_,
+                            line_of(node_), path_.empty() ? "the document" : path_,
+                            describe(node_)));
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    if (!it->first.IsScalar())
+      throw Error(fmt::format("{}:{}: {}: keys must be plain names", source_, line_of(it->first),
+                              path_.empty() ? "the document" : path_));
+    entries_.emplace_back(it->first.Scalar(), it->second);
+    present_.insert(it->first.Scalar());
+  }
+}
+
+const YAML::Node* MapReader::find(const std::string& key) const {
+  for (const auto& [k, v] : entries_)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+bool MapReader::has(const std::string& key) const { return find(key) != nullptr; }
+
+std::string MapReader::where(const std::string& key) const {
+  const YAML::Node* n = find(key);
+  const std::string dotted = path_.empty() ? key : path_ + "." + key;
+  return fmt::format("{}:{}: {}", source_, n ? line_of(*n) : (node_ ? line_of(node_) : 1), dotted);
+}
+
+void MapReader::fail(const std::string& key, const std::string& what) const {
+  throw Error(where(key) + ": " + what);
+}
+
+std::optional<YAML::Node> MapReader::take(const std::string& key) {
+  const YAML::Node* n = find(key);
+  if (!n) return std::nullopt;
+  consumed_.insert(key);
+  return *n;
+}
+
+bool MapReader::read(const std::string& key, int64_t& out) {
+  const std::optional<YAML::Node> found = take(key);
+  if (!found) return false;
+  const YAML::Node& n = *found;
+  const std::string s = n.IsScalar() ? n.Scalar() : "";
+  size_t used = 0;
+  long long v = 0;
+  bool ok = n.IsScalar() && !s.empty();
+  if (ok) {
+    try {
+      v = std::stoll(s, &used, 10);
+    } catch (...) {
+      ok = false;
+    }
+  }
+  if (!ok || used != s.size()) fail(key, "expected an integer, got " + describe(n));
+  out = v;
+  return true;
+}
+
+bool MapReader::read(const std::string& key, double& out) {
+  const std::optional<YAML::Node> found = take(key);
+  if (!found) return false;
+  const YAML::Node& n = *found;
+  const std::string s = n.IsScalar() ? n.Scalar() : "";
+  size_t used = 0;
+  double v = 0;
+  bool ok = n.IsScalar() && !s.empty();
+  if (ok) {
+    try {
+      v = std::stod(s, &used);
+    } catch (...) {
+      ok = false;
+    }
+  }
+  if (!ok || used != s.size() || !std::isfinite(v)) fail(key, "expected a number, got " + describe(n));
+  out = v;
+  return true;
+}
+
+bool MapReader::read(const std::string& key, bool& out) {
+  const std::optional<YAML::Node> found = take(key);
+  if (!found) return false;
+  const YAML::Node& n = *found;
+  const std::string s = n.IsScalar() ? n.Scalar() : "";
+  if (s == "true" || s == "True" || s == "yes") {
+    out = true;
+  } else if (s == "false" || s == "False" || s == "no") {
+    out = false;
+  } else {
+    fail(key, "expected true or false, got " + describe(n));
+  }
+  return true;
+}
+
+bool MapReader::read(const std::string& key, std::string& out) {
+  const std::optional<YAML::Node> found = take(key);
+  if (!found) return false;
+  const YAML::Node& n = *found;
+  if (!n.IsScalar()) fail(key, "expected a text value, got " + describe(n));
+  out = n.Scalar();
+  return true;
+}
+
+bool MapReader::read(const std::string& key, std::vector<std::string>& out) {
+  const std::optional<YAML::Node> found = take(key);
+  if (!found) return false;
+  const YAML::Node& n = *found;
+  out.clear();
+  if (n.IsScalar()) {
+    out.push_back(n.Scalar());
+    return true;
+  }
+  if (!n.IsSequence()) fail(key, "expected a list, got " + describe(n));
+  for (const auto& item : n) {
+    if (!item.IsScalar()) fail(key, "expected a list of plain values, got " + describe(item));
+    out.push_back(item.Scalar());
+  }
+  return true;
+}
+
+bool MapReader::read(const std::string& key, std::vector<int64_t>& out) {
+  std::vector<std::string> items;
+  if (!read(key, items)) return false;
+  out.clear();
+  for (const std::string& s : items) {
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(s, &used, 10);
+    } catch (...) {
+      used = 0;
+    }
+    if (s.empty() || used != s.size()) fail(key, "expected a list of integers, got '" + s + "'");
+    out.push_back(v);
+  }
+  return true;
+}
+
+MapReader MapReader::section(const std::string& key) {
+  const std::optional<YAML::Node> n = take(key);
+  return MapReader(n ? *n : YAML::Node(), source_, path_.empty() ? key : path_ + "." + key);
+}
+
+void MapReader::finish(const std::vector<std::string>& valid_in) {
+  std::vector<std::string> valid = valid_in;
+  if (valid.empty()) valid.assign(consumed_.begin(), consumed_.end());
+  for (const auto& [key, value] : entries_) {
+    if (consumed_.count(key) || std::find(valid.begin(), valid.end(), key) != valid.end()) continue;
+    const std::string near = nearest_name(key, valid);
+    fail(key, fmt::format("unknown key ({}valid: {})",
+                          near.empty() ? "" : "did you mean '" + near + "'? ", join(valid)));
+  }
+}
+
+}  // namespace pelab

@@ -1,0 +1,265 @@
+// Fused multi-head attention with positional terms; see include/pelab/nn/attention.h.
+//
+// Forward, per (b, h) and block of query rows:
+//   S  = scale · q_blk k_hᵀ (+ R via terms)     GEMM [rows, T]
+//   α  = masked softmax of S (all-masked row → 0)
+//   α' = α ⊙ keep / (1 − p)                     dropout mask recomputed from (seed, index)
+//   z  = α' v_h (+ Σ α' U via terms)            GEMM [rows, d_h]
+// Backward, given dz:
+//   dv_h += α'ᵀ dz_blk,  dα' = dz_blk v_hᵀ (+ dz·Uᵀ),  dα = dα' ⊙ keep / (1 − p)
+//   dS = α ⊙ (dα − Σ_j α dα),  dq_blk = scale · dS k_h (+ R's part),  dk_h += scale · dSᵀ q_blk
+// α (before dropout) is kept for backward only when a gradient is needed.
+#include "pelab/nn/attention.h"
+
+#include <cmath>
+#include <limits>
+
+#include "pelab/backend/gemm.h"
+#include "pelab/core/error.h"
+#include "pelab/core/parallel.h"
+#include "pelab/core/rng.h"
+
+namespace pelab {
+
+Tensor AttentionTerms::composed_bias(const Tensor&) const {
+  throw Error("internal error: these attention terms have no composed bias");
+}
+Tensor AttentionTerms::composed_values(const Tensor&) const {
+  throw Error("internal error: these attention terms have no composed values");
+}
+
+namespace {
+
+struct Dims {
+  int64_t B, T, d, H, dh;
+  float scale;
+};
+
+Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const IntTensor& key_mask,
+                  const AttentionOptions& o) {
+  PELAB_CHECK(q.ndim() == 3 && q.shape() == k.shape() && q.shape() == v.shape(),
+              "attention: q, k, v must share one [B, T, d] shape, got {}, {}, {}",
+              to_string(q.shape()), to_string(k.shape()), to_string(v.shape()));
+  Dims dims{q.size(0), q.size(1), q.size(2), o.heads, 0, 0.0f};
+  PELAB_CHECK(o.heads >= 1 && dims.d % o.heads == 0, "attention: {} heads do not divide d = {}",
+              o.heads, dims.d);
+  PELAB_CHECK(key_mask.shape == Shape({dims.B, dims.T}),
+              "attention: key_mask {} does not match q {}", to_string(key_mask.shape),
+              to_string(q.shape()));
+  PELAB_CHECK(o.dropout >= 0.0f && o.dropout < 1.0f, "attention dropout {} is not in [0, 1)",
+              o.dropout);
+  dims.dh = dims.d / o.heads;
+  dims.scale = 1.0f / std::sqrt(static_cast<float>(dims.dh));
+  return dims;
+}
+
+inline uint64_t alpha_index(const Dims& n, int64_t b, int64_t h, int64_t i, int64_t j) {
+  return static_cast<uint64_t>(((b * n.H + h) * n.T + i) * n.T + j);
+}
+
+// Turns the score rows [i0, i1) of (b, h) into attention weights in place: masked softmax.
+void masked_softmax_rows(const Dims& n, int64_t i0, int64_t i1, const int32_t* mask, bool causal,
+                         float* S) {
+  for (int64_t i = i0; i < i1; ++i) {
+    float* row = S + (i - i0) * n.T;
+    const int64_t end = causal ? i + 1 : n.T;  // keys j ≤ i when causal
+    float max = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < end; ++j)
+      if (mask[j] && row[j] > max) max = row[j];
+    if (max == -std::numeric_limits<float>::infinity()) {  // no admissible key: α = 0
+      std::fill_n(row, n.T, 0.0f);
+      continue;
+    }
+    double sum = 0.0;
+    for (int64_t j = 0; j < n.T; ++j) {
+      const float e = (j < end && mask[j]) ? std::exp(row[j] - max) : 0.0f;
+      row[j] = e;
+      sum += e;
+    }
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int64_t j = 0; j < n.T; ++j) row[j] *= inv;
+  }
+}
+
+// dst = src ⊙ keep / (1 − p) for the rows [i0, i1) of (b, h).
+void apply_dropout(const Dims& n, int64_t b, int64_t h, int64_t i0, int64_t i1, float p,
+                   uint64_t seed, const float* src, float* dst) {
+  const float keep_scale = 1.0f / (1.0f - p);
+  for (int64_t i = i0; i < i1; ++i) {
+    const float* s = src + (i - i0) * n.T;
+    float* o = dst + (i - i0) * n.T;
+    for (int64_t j = 0; j < n.T; ++j)
+      o[j] = counter_uniform(seed, alpha_index(n, b, h, i, j)) >= p ? s[j] * keep_scale : 0.0f;
+  }
+}
+
+}  // namespace
+
+Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
+                 const IntTensor& key_mask, std::shared_ptr<const AttentionTerms> terms,
+                 const AttentionOptions& options) {
+  const Dims n = check_inputs(q_in, k_in, v_in, key_mask, options);
+  const Tensor q = q_in.contiguous().detach(), k = k_in.contiguous().detach(),
+               v = v_in.contiguous().detach();
+  const TensorList term_params = terms ? terms->parameters() : TensorList{};
+  bool params_need_grad = false;
+  for (const Tensor& p : term_params) params_need_grad = params_need_grad || p.requires_grad();
+  const bool save = grad_enabled() &&
+                    (q_in.requires_grad() || k_in.requires_grad() || v_in.requires_grad() ||
+                     params_need_grad);
+  const bool use_dropout = options.dropout > 0.0f;
+  const int64_t R = std::max<int64_t>(1, std::min(options.block_rows, n.T));
+
+  Tensor z = Tensor::empty({n.B, n.T, n.d});
+  Tensor alpha = save ? Tensor::empty({n.B, n.H, n.T, n.T}) : Tensor();
+  const float* qp = q.data();
+  const float* kp = k.data();
+  const float* vp = v.data();
+  float* zp = z.data();
+  float* ap = save ? alpha.data() : nullptr;
+  const AttentionTerms* fwd_terms = terms.get();
+
+  parallel_for(0, n.B * n.H, 1, [&](int64_t lo, int64_t hi) {
+    std::vector<float> scores(save ? 0 : R * n.T), dropped(use_dropout ? R * n.T : 0);
+    for (int64_t w = lo; w < hi; ++w) {
+      const int64_t b = w / n.H, h = w % n.H;
+      const int32_t* mask = key_mask.data() + b * n.T;
+      const float* k_h = kp + b * n.T * n.d + h * n.dh;
+      const float* v_h = vp + b * n.T * n.d + h * n.dh;
+      for (int64_t i0 = 0; i0 < n.T; i0 += R) {
+        const int64_t i1 = std::min(n.T, i0 + R), rows = i1 - i0;
+        const float* q_blk = qp + (b * n.T + i0) * n.d + h * n.dh;
+        float* S = save ? ap + (w * n.T + i0) * n.T : scores.data();
+        gemm(false, true, rows, n.T, n.dh, n.scale, q_blk, n.d, k_h, n.d, 0.0f, S, n.T);
+        if (fwd_terms && fwd_terms->has_bias())
+          fwd_terms->add_bias(b, h, i0, i1, n.T, q_blk, n.d, S, n.T);
+        masked_softmax_rows(n, i0, i1, mask, options.causal, S);
+        const float* A = S;
+        if (use_dropout) {
+          apply_dropout(n, b, h, i0, i1, options.dropout, options.dropout_seed, S, dropped.data());
+          A = dropped.data();
+        }
+        float* z_blk = zp + (b * n.T + i0) * n.d + h * n.dh;
+        gemm(false, false, rows, n.dh, n.T, 1.0f, A, n.T, v_h, n.d, 0.0f, z_blk, n.d);
+        if (fwd_terms && fwd_terms->has_values())
+          fwd_terms->add_values(b, h, i0, i1, n.T, A, n.T, z_blk, n.d);
+      }
+    }
+  });
+
+  if (save) {
+    TensorList inputs{q_in, k_in, v_in};
+    inputs.insert(inputs.end(), term_params.begin(), term_params.end());
+    record(z, "attention", inputs, [n, q, k, v, alpha, key_mask, terms, options, R, term_params,
+                                    need_q = q_in.requires_grad(), need_k = k_in.requires_grad(),
+                                    need_v = v_in.requires_grad()](const Tensor& g) {
+      const Tensor dz = g.contiguous();
+      Tensor dq = Tensor::zeros(q.shape()), dk = Tensor::zeros(k.shape()),
+             dv = Tensor::zeros(v.shape());
+      // One gradient buffer per (work item, parameter), summed in work-item order below, so
+      // the parameter gradients do not depend on how work was split over threads.
+      const int64_t items = n.B * n.H;
+      std::vector<std::vector<float>> param_grads;
+      for (const Tensor& p : term_params)
+        param_grads.emplace_back(static_cast<size_t>(items * p.numel()), 0.0f);
+      const bool dropout = options.dropout > 0.0f;
+      const AttentionTerms* t = terms.get();
+      parallel_for(0, items, 1, [&](int64_t lo, int64_t hi) {
+        std::vector<float> dA(R * n.T), dropped(dropout ? R * n.T : 0);
+        AttentionTerms::GradBuffers grads(term_params.size());
+        for (int64_t w = lo; w < hi; ++w) {
+          const int64_t b = w / n.H, h = w % n.H;
+          for (size_t p = 0; p < term_params.size(); ++p)
+            grads[p] = param_grads[p].data() + w * term_params[p].numel();
+          const int64_t head = b * n.T * n.d + h * n.dh;
+          const float* q_h = q.data() + head;
+          const float* k_h = k.data() + head;
+          const float* v_h = v.data() + head;
+          float* dq_h = dq.data() + head;
+          float* dk_h = dk.data() + head;
+          float* dv_h = dv.data() + head;
+          for (int64_t i0 = 0; i0 < n.T; i0 += R) {
+            const int64_t i1 = std::min(n.T, i0 + R), rows = i1 - i0;
+            const float* A = alpha.data() + (w * n.T + i0) * n.T;
+            const float* Ad = A;
+            if (dropout) {
+              apply_dropout(n, b, h, i0, i1, options.dropout, options.dropout_seed, A,
+                            dropped.data());
+              Ad = dropped.data();
+            }
+            const float* dz_blk = dz.data() + head + i0 * n.d;
+            // dv_h += α'ᵀ dz_blk
+            gemm(true, false, n.T, n.dh, rows, 1.0f, Ad, n.T, dz_blk, n.d, 1.0f, dv_h, n.d);
+            // dα' = dz_blk v_hᵀ (+ the value terms' part)
+            gemm(false, true, rows, n.T, n.dh, 1.0f, dz_blk, n.d, v_h, n.d, 0.0f, dA.data(), n.T);
+            if (t && t->has_values())
+              t->values_backward(b, h, i0, i1, n.T, Ad, n.T, dz_blk, n.d, dA.data(), n.T, grads);
+            if (dropout)  // dα = dα' ⊙ keep / (1 − p)
+              apply_dropout(n, b, h, i0, i1, options.dropout, options.dropout_seed, dA.data(),
+                            dA.data());
+            // dS = α ⊙ (dα − Σ_j α dα), in place
+            for (int64_t r = 0; r < rows; ++r) {
+              const float* a = A + r * n.T;
+              float* d = dA.data() + r * n.T;
+              double dot = 0.0;
+              for (int64_t j = 0; j < n.T; ++j) dot += static_cast<double>(a[j]) * d[j];
+              const float fdot = static_cast<float>(dot);
+              for (int64_t j = 0; j < n.T; ++j) d[j] = a[j] * (d[j] - fdot);
+            }
+            const float* q_blk = q_h + i0 * n.d;
+            float* dq_blk = dq_h + i0 * n.d;
+            if (t && t->has_bias())
+              t->bias_backward(b, h, i0, i1, n.T, q_blk, n.d, dA.data(), n.T, dq_blk, n.d, grads);
+            gemm(false, false, rows, n.dh, n.T, n.scale, dA.data(), n.T, k_h, n.d, 1.0f, dq_blk,
+                 n.d);
+            gemm(true, false, n.T, n.dh, rows, n.scale, dA.data(), n.T, q_blk, n.d, 1.0f, dk_h,
+                 n.d);
+          }
+        }
+      });
+      TensorList result{need_q ? dq : Tensor(), need_k ? dk : Tensor(), need_v ? dv : Tensor()};
+      for (size_t p = 0; p < term_params.size(); ++p) {
+        const int64_t size = term_params[p].numel();
+        Tensor grad = Tensor::zeros(term_params[p].shape());
+        float* out = grad.data();
+        parallel_for(0, size, 1024, [&](int64_t lo, int64_t hi) {
+          for (int64_t w = 0; w < items; ++w) {
+            const float* src = param_grads[p].data() + w * size;
+            for (int64_t e = lo; e < hi; ++e) out[e] += src[e];
+          }
+        });
+        result.push_back(term_params[p].requires_grad() ? grad : Tensor());
+      }
+      return result;
+    });
+  }
+  return z;
+}
+
+Tensor attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
+                          const IntTensor& key_mask, std::shared_ptr<const AttentionTerms> terms,
+                          const AttentionOptions& options) {
+  const Dims n = check_inputs(q, k, v, key_mask, options);
+  auto heads_first = [&](const Tensor& x) {  // [B, T, d] → [B, H, T, d_h]
+    return permute(reshape(x, {n.B, n.T, n.H, n.dh}), {0, 2, 1, 3});
+  };
+  const Tensor qh = heads_first(q), kh = heads_first(k), vh = heads_first(v);
+  Tensor S = mul_scalar(matmul(qh, transpose(kh, -1, -2)), n.scale);
+  if (terms && terms->has_bias()) S = add(S, terms->composed_bias(qh));
+  // masked[b, 0, i, j] = 1 where key j is padding or (causal) j > i.
+  std::vector<float> masked(static_cast<size_t>(n.B * n.T * n.T));
+  for (int64_t b = 0; b < n.B; ++b)
+    for (int64_t i = 0; i < n.T; ++i)
+      for (int64_t j = 0; j < n.T; ++j)
+        masked[(b * n.T + i) * n.T + j] =
+            (!key_mask.values[b * n.T + j] || (options.causal && j > i)) ? 1.0f : 0.0f;
+  S = masked_fill(S, Tensor::from_vector({n.B, 1, n.T, n.T}, masked),
+                  -std::numeric_limits<float>::infinity());
+  Tensor alpha = softmax(S, -1);
+  if (options.dropout > 0.0f) alpha = dropout(alpha, options.dropout, options.dropout_seed);
+  Tensor z = matmul(alpha, vh);
+  if (terms && terms->has_values()) z = add(z, terms->composed_values(alpha));
+  return reshape(permute(z, {0, 2, 1, 3}), {n.B, n.T, n.d});
+}
+
+}  // namespace pelab

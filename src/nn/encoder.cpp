@@ -1,0 +1,138 @@
+#include "pelab/nn/encoder.h"
+
+#include <cmath>
+
+#include "pelab/core/error.h"
+#include "pelab/core/rng.h"
+
+namespace pelab {
+
+void validate_model_config(const ModelConfig& c) {
+  PELAB_CHECK(c.vocab_in >= 1 && c.vocab_out >= 1,
+              "model.vocab_in and model.vocab_out must be at least 1 (got {} and {})", c.vocab_in,
+              c.vocab_out);
+  PELAB_CHECK(c.d_model >= 1, "model.d_model must be at least 1, got {}", c.d_model);
+  PELAB_CHECK(c.heads >= 1 && c.d_model % c.heads == 0,
+              "model.heads: {} heads do not divide model.d_model = {} (valid: a divisor of {})",
+              c.heads, c.d_model, c.d_model);
+  PELAB_CHECK(c.layers >= 1, "model.layers must be at least 1, got {}", c.layers);
+  PELAB_CHECK(c.d_ff >= 0, "model.d_ff must be positive (or 0 for 4·d_model), got {}", c.d_ff);
+  PELAB_CHECK(c.dropout >= 0.0 && c.dropout < 1.0, "model.dropout must be in [0, 1), got {}",
+              c.dropout);
+  PELAB_CHECK(c.norm == "pre" || c.norm == "post", "model.norm: '{}' is not valid (valid: pre, post)",
+              c.norm);
+  PELAB_CHECK(c.activation == "gelu" || c.activation == "relu",
+              "model.activation: '{}' is not valid (valid: gelu, relu)", c.activation);
+  PELAB_CHECK(!c.embed_scale || std::isfinite(*c.embed_scale),
+              "model.embed_scale must be a finite number");
+  const RandomizeConfig& r = c.positional.randomize;
+  PELAB_CHECK(r.max_position >= 0, "positional.randomize.max_position must be >= 0, got {}",
+              r.max_position);
+}
+
+Encoder::Linear Encoder::make_linear(const std::string& name, int64_t in, int64_t out) {
+  return {params_.add_normal(name + ".weight", {out, in}, 0.02f),
+          params_.add_constant(name + ".bias", {out}, 0.0f)};
+}
+
+Encoder::Norm Encoder::make_norm(const std::string& name, int64_t width) {
+  return {params_.add_constant(name + ".weight", {width}, 1.0f),
+          params_.add_constant(name + ".bias", {width}, 0.0f)};
+}
+
+Encoder::Encoder(const ModelConfig& config, uint64_t init_seed)
+    : config_(config), params_(init_seed) {
+  validate_model_config(config_);
+  const int64_t d = config_.d_model;
+  // Registration order follows MODEL.md's table; each parameter's values depend only on the
+  // seed and its name. The scheme is built first so that it can fix the token width.
+  scheme_ = make_scheme({config_, params_});
+  // N(0, 1/d): with s_emb = √d the embedded tokens have unit scale.
+  embed_ = params_.add_normal("embed.weight", {config_.vocab_in, scheme_->token_width(d)},
+                              static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))));
+  for (int64_t l = 0; l < config_.layers; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    Layer layer;
+    layer.ln1 = make_norm(p + "ln1", d);
+    layer.q = make_linear(p + "attn.q", d, d);
+    layer.k = make_linear(p + "attn.k", d, d);
+    layer.v = make_linear(p + "attn.v", d, d);
+    layer.o = make_linear(p + "attn.o", d, d);
+    layer.ln2 = make_norm(p + "ln2", d);
+    layer.fc1 = make_linear(p + "ffn.fc1", d, config_.ffn_width());
+    layer.fc2 = make_linear(p + "ffn.fc2", config_.ffn_width(), d);
+    layers_.push_back(layer);
+  }
+  if (config_.norm == "pre") ln_f_ = make_norm("ln_f", d);
+  head_ = make_linear("head", d, config_.vocab_out);
+}
+
+namespace {
+// Dropout sites of one forward pass: 0 = input; per layer l: 1 + 3l (α), 2 + 3l (MHA out),
+// 3 + 3l (FFN out). Each site's mask comes from its own derived seed.
+uint64_t site_seed(uint64_t seed, int64_t site) { return mix64(seed ^ mix64(static_cast<uint64_t>(site) + 1)); }
+}  // namespace
+
+Tensor Encoder::attention_block(const Tensor& x, const Batch& batch, int l, bool training,
+                                uint64_t dropout_seed) const {
+  const Layer& layer = layers_[l];
+  Tensor q = linear(x, layer.q.weight, layer.q.bias);  // [B, T, d]
+  Tensor k = linear(x, layer.k.weight, layer.k.bias);
+  const Tensor v = linear(x, layer.v.weight, layer.v.bias);
+  std::tie(q, k) = scheme_->transform_qk(q, k, batch, l);
+  const std::shared_ptr<const AttentionTerms> terms = scheme_->attention_terms(batch, l);
+  AttentionOptions options;
+  options.heads = config_.heads;
+  options.causal = config_.causal;
+  options.dropout = training ? static_cast<float>(config_.dropout) : 0.0f;
+  options.dropout_seed = site_seed(dropout_seed, 1 + 3 * l);
+  const Tensor z = attention_impl_ == AttentionImpl::Fused
+                       ? attention(q, k, v, batch.key_mask, terms, options)
+                       : attention_composed(q, k, v, batch.key_mask, terms, options);
+  return linear(z, layer.o.weight, layer.o.bias);
+}
+
+Tensor Encoder::ffn_block(const Tensor& x, const Layer& layer) const {
+  const Tensor hidden = linear(x, layer.fc1.weight, layer.fc1.bias);
+  const Tensor act = config_.activation == "gelu" ? gelu(hidden) : relu(hidden);
+  return linear(act, layer.fc2.weight, layer.fc2.bias);
+}
+
+Encoder::Output Encoder::forward(const Batch& batch, bool training, uint64_t dropout_seed) const {
+  batch.validate(config_.vocab_in, config_.vocab_out);
+  const float p = training ? static_cast<float>(config_.dropout) : 0.0f;
+  auto drop = [&](const Tensor& t, int64_t site) {
+    return p > 0.0f ? dropout(t, p, site_seed(dropout_seed, site)) : t;
+  };
+  const int64_t B = batch.batch_size(), T = batch.length();
+  Tensor x = mul_scalar(embedding(embed_, batch.tokens),
+                        static_cast<float>(config_.embedding_scale()));  // [B, T, token width]
+  x = scheme_->embed(x, batch);                                          // [B, T, d]
+  x = drop(x, 0);
+  for (int l = 0; l < static_cast<int>(layers_.size()); ++l) {
+    const Layer& layer = layers_[l];
+    if (config_.norm == "pre") {
+      x = add(x, drop(attention_block(layer_norm(x, layer.ln1.weight, layer.ln1.bias), batch, l,
+                                      training, dropout_seed),
+                      2 + 3 * l));
+      x = add(x, drop(ffn_block(layer_norm(x, layer.ln2.weight, layer.ln2.bias), layer), 3 + 3 * l));
+    } else {
+      x = layer_norm(add(x, drop(attention_block(x, batch, l, training, dropout_seed), 2 + 3 * l)),
+                     layer.ln1.weight, layer.ln1.bias);
+      x = layer_norm(add(x, drop(ffn_block(x, layer), 3 + 3 * l)), layer.ln2.weight,
+                     layer.ln2.bias);
+    }
+  }
+  if (config_.norm == "pre") x = layer_norm(x, ln_f_.weight, ln_f_.bias);
+  Output out;
+  out.logits = linear(x, head_.weight, head_.bias);  // [B, T, V_out]
+  bool scored = false;
+  for (int32_t y : batch.targets.values) scored = scored || y != -1;
+  if (scored) {
+    const IntTensor flat_targets({B * T}, batch.targets.values);
+    out.loss = cross_entropy(reshape(out.logits, {B * T, config_.vocab_out}), flat_targets, -1);
+  }
+  return out;
+}
+
+}  // namespace pelab

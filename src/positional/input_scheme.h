@@ -1,0 +1,75 @@
+// Shared by the input-side schemes (sinusoidal, learned, index, normalized, binary): they
+// differ only in the table P(positions); adding or concatenating it is done here once.
+//   add:    X = E[tokens]·s_emb + s_pe·P            (d_pe = d)
+//   concat: X = [E[tokens]·s_emb, s_pe·P]           (d_pe = positional.dim)
+#pragma once
+
+#include <functional>
+
+#include "pelab/core/error.h"
+#include "pelab/core/parallel.h"
+#include "pelab/positional/scheme.h"
+
+namespace pelab {
+
+class InputScheme : public PositionalScheme {
+ public:
+  explicit InputScheme(const ModelConfig& m)
+      : concat_(m.positional.combine == "concat"),
+        scale_(static_cast<float>(m.positional.scale)),
+        d_pe_(concat_ ? m.positional.dim : m.d_model) {
+    const PositionalConfig& p = m.positional;
+    PELAB_CHECK(p.combine == "add" || p.combine == "concat",
+                "positional.combine: '{}' is not valid (valid: add, concat)", p.combine);
+    if (concat_) {
+      PELAB_CHECK(p.dim >= 1 && p.dim < m.d_model,
+                  "positional.dim: {} is not valid with combine: concat (it must be in [1, {}], "
+                  "leaving token columns out of d_model = {})",
+                  p.dim, m.d_model - 1, m.d_model);
+    } else {
+      PELAB_CHECK(!p.keys_given.count("dim"),
+                  "positional.dim applies only with combine: concat (with add, d_pe = d_model)");
+    }
+  }
+
+  int64_t token_width(int64_t d_model) const override {
+    return concat_ ? d_model - d_pe_ : d_model;
+  }
+
+  Tensor embed(const Tensor& x, const Batch& batch) const override {
+    Tensor p = encode(batch);  // [B, T, d_pe]
+    if (scale_ != 1.0f) p = mul_scalar(p, scale_);
+    return concat_ ? concat({x, p}, -1) : add(x, p);
+  }
+
+ protected:
+  // P(positions): [B, T, d_pe].
+  virtual Tensor encode(const Batch& batch) const = 0;
+  int64_t d_pe() const { return d_pe_; }
+
+  // A constant table: row(b, t, out) writes the d_pe values for token (b, t).
+  Tensor constant_table(const Batch& batch,
+                        const std::function<void(int64_t b, int64_t t, float* out)>& row) const {
+    const int64_t B = batch.batch_size(), T = batch.length();
+    Tensor p = Tensor::empty({B, T, d_pe_});
+    float* data = p.data();
+    parallel_for(0, B * T, 64, [&](int64_t lo, int64_t hi) {
+      for (int64_t k = lo; k < hi; ++k) row(k / T, k % T, data + k * d_pe_);
+    });
+    return p;
+  }
+
+ private:
+  bool concat_;
+  float scale_;
+  int64_t d_pe_;
+};
+
+// Keys every input-side scheme takes.
+inline std::vector<std::string> input_scheme_keys(std::vector<std::string> extra = {}) {
+  std::vector<std::string> keys{"combine", "dim", "scale"};
+  keys.insert(keys.end(), extra.begin(), extra.end());
+  return keys;
+}
+
+}  // namespace pelab

@@ -1,0 +1,16 @@
+// none: no positional information at all. Every hook keeps its do-nothing default, so the
+// encoder is permutation-equivariant (tested exactly).
+#include "pelab/positional/scheme.h"
+
+namespace pelab {
+
+namespace {
+class NoPositions : public PositionalScheme {};
+}  // namespace
+
+SchemeInfo none_scheme() {
+  return {"none", "no positional information (the encoder sees a set)", {},
+          [](const SchemeContext&) { return std::make_unique<NoPositions>(); }};
+}
+
+}  // namespace pelab

@@ -1,0 +1,167 @@
+// relative (Shaw et al. 2018): with c = clip(p_j − p_i, −k, k) + k,
+//   R[h, i, j] = (q_i · wK[c]) / sqrt(d_h)        U[i, j] = wV[c]
+// one (wK, wV) pair of [2k+1, d_h] tables per layer, shared by the heads.
+//
+// Never a [T, T, d_h] tensor: the logit side projects each query onto the 2k+1 table rows
+// (a [rows, 2k+1] GEMM) and gathers; the value side sums the attention weights into the 2k+1
+// buckets and multiplies by wV. Backward runs the same steps in reverse:
+//   dP[r, c] = Σ_{j: c(i,j) = c} dS[r, j];  dq += dP·wK/√d_h;  dwK += dPᵀ·q/√d_h
+//   W[r, c]  = Σ_{j: c(i,j) = c} α[r, j];   dα[r, j] += (dz·wVᵀ)[r, c(i, j)];  dwV += Wᵀ·dz
+#include <cmath>
+
+#include "pelab/backend/gemm.h"
+#include "pelab/core/error.h"
+#include "pelab/positional/scheme.h"
+
+namespace pelab {
+
+namespace {
+class ShawTerms : public AttentionTerms {
+ public:
+  ShawTerms(const IntTensor& positions, Tensor rel_k, Tensor rel_v, int64_t k)
+      : positions_(positions), rel_k_(std::move(rel_k)), rel_v_(std::move(rel_v)), k_(k),
+        rows_(2 * k + 1), dh_(rel_k_.size(1)),
+        scale_(1.0f / std::sqrt(static_cast<float>(dh_))) {}
+
+  TensorList parameters() const override { return {rel_k_, rel_v_}; }
+  bool has_bias() const override { return true; }
+  bool has_values() const override { return true; }
+
+  void add_bias(int64_t b, int64_t, int64_t i0, int64_t i1, int64_t T, const float* q,
+                int64_t ldq, float* S, int64_t lds) const override {
+    const int64_t n = i1 - i0;
+    std::vector<float>& P = scratch(n * rows_);
+    // P[r, c] = q_r · wK[c] / √d_h
+    gemm(false, true, n, rows_, dh_, scale_, q, ldq, rel_k_.data(), dh_, 0.0f, P.data(), rows_);
+    const int32_t* p = positions_.data() + b * T;
+    for (int64_t i = i0; i < i1; ++i) {
+      const float* pr = P.data() + (i - i0) * rows_;
+      float* row = S + (i - i0) * lds;
+      for (int64_t j = 0; j < T; ++j) row[j] += pr[bucket(p[j] - p[i])];
+    }
+  }
+
+  void bias_backward(int64_t b, int64_t, int64_t i0, int64_t i1, int64_t T, const float* q,
+                     int64_t ldq, const float* dS, int64_t lds, float* dq, int64_t lddq,
+                     const GradBuffers& grads) const override {
+    const int64_t n = i1 - i0;
+    std::vector<float>& dP = scratch(n * rows_);
+    std::fill(dP.begin(), dP.begin() + n * rows_, 0.0f);
+    const int32_t* p = positions_.data() + b * T;
+    for (int64_t i = i0; i < i1; ++i) {
+      const float* row = dS + (i - i0) * lds;
+      float* dpr = dP.data() + (i - i0) * rows_;
+      for (int64_t j = 0; j < T; ++j) dpr[bucket(p[j] - p[i])] += row[j];
+    }
+    gemm(false, false, n, dh_, rows_, scale_, dP.data(), rows_, rel_k_.data(), dh_, 1.0f, dq, lddq);
+    gemm(true, false, rows_, dh_, n, scale_, dP.data(), rows_, q, ldq, 1.0f, grads[0], dh_);
+  }
+
+  void add_values(int64_t b, int64_t, int64_t i0, int64_t i1, int64_t T, const float* alpha,
+                  int64_t lda, float* z, int64_t ldz) const override {
+    const int64_t n = i1 - i0;
+    std::vector<float>& W = bucket_weights(b, i0, i1, T, alpha, lda);
+    gemm(false, false, n, dh_, rows_, 1.0f, W.data(), rows_, rel_v_.data(), dh_, 1.0f, z, ldz);
+  }
+
+  void values_backward(int64_t b, int64_t, int64_t i0, int64_t i1, int64_t T, const float* alpha,
+                       int64_t lda, const float* dz, int64_t lddz, float* dalpha, int64_t ldda,
+                       const GradBuffers& grads) const override {
+    const int64_t n = i1 - i0;
+    std::vector<float>& W = bucket_weights(b, i0, i1, T, alpha, lda);
+    gemm(true, false, rows_, dh_, n, 1.0f, W.data(), rows_, dz, lddz, 1.0f, grads[1], dh_);
+    std::vector<float>& dW = scratch(n * rows_);  // dW = dz · wVᵀ
+    gemm(false, true, n, rows_, dh_, 1.0f, dz, lddz, rel_v_.data(), dh_, 0.0f, dW.data(), rows_);
+    const int32_t* p = positions_.data() + b * T;
+    for (int64_t i = i0; i < i1; ++i) {
+      const float* dwr = dW.data() + (i - i0) * rows_;
+      float* row = dalpha + (i - i0) * ldda;
+      for (int64_t j = 0; j < T; ++j) row[j] += dwr[bucket(p[j] - p[i])];
+    }
+  }
+
+  Tensor composed_bias(const Tensor& q) const override {  // q: [B, H, T, d_h]
+    const Tensor projected = mul_scalar(matmul(q, transpose(rel_k_, 0, 1)), scale_);
+    return gather_last(projected, bucket_index(q.size(0), q.size(1), q.size(2)));
+  }
+
+  Tensor composed_values(const Tensor& alpha) const override {  // alpha: [B, H, T, T]
+    const IntTensor idx = bucket_index(alpha.size(0), alpha.size(1), alpha.size(2));
+    return matmul(scatter_add_last(alpha, idx, rows_), rel_v_);
+  }
+
+ private:
+  int64_t bucket(int64_t relative) const { return std::clamp<int64_t>(relative, -k_, k_) + k_; }
+
+  // idx[b, h, i, j] = c(b, i, j), the same for every head.
+  IntTensor bucket_index(int64_t B, int64_t H, int64_t T) const {
+    IntTensor idx({B, H, T, T});
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < T; ++i)
+          for (int64_t j = 0; j < T; ++j)
+            idx.values[((b * H + h) * T + i) * T + j] = static_cast<int32_t>(
+                bucket(positions_.values[b * T + j] - positions_.values[b * T + i]));
+    return idx;
+  }
+
+  // W[r, c] = Σ_{j: c(i, j) = c} α[r, j] for the rows [i0, i1), in the thread's scratch.
+  std::vector<float>& bucket_weights(int64_t b, int64_t i0, int64_t i1, int64_t T,
+                                     const float* alpha, int64_t lda) const {
+    thread_local std::vector<float> W;
+    const int64_t n = i1 - i0;
+    if (static_cast<int64_t>(W.size()) < n * rows_) W.resize(n * rows_);
+    std::fill(W.begin(), W.begin() + n * rows_, 0.0f);
+    const int32_t* p = positions_.data() + b * T;
+    for (int64_t i = i0; i < i1; ++i) {
+      const float* a = alpha + (i - i0) * lda;
+      float* w = W.data() + (i - i0) * rows_;
+      for (int64_t j = 0; j < T; ++j) w[bucket(p[j] - p[i])] += a[j];
+    }
+    return W;
+  }
+
+  static std::vector<float>& scratch(int64_t size) {
+    thread_local std::vector<float> buffer;
+    if (static_cast<int64_t>(buffer.size()) < size) buffer.resize(size);
+    return buffer;
+  }
+
+  IntTensor positions_;
+  Tensor rel_k_, rel_v_;
+  int64_t k_, rows_, dh_;
+  float scale_;
+};
+
+class Relative : public PositionalScheme {
+ public:
+  Relative(const ModelConfig& m, ParameterStore& params)
+      : k_(m.positional.max_distance > 0 ? m.positional.max_distance : 16) {
+    PELAB_CHECK(k_ >= 1 && k_ <= 1000000, "positional.max_distance must be in [1, 1000000], got {}",
+                k_);
+    for (int64_t l = 0; l < m.layers; ++l) {
+      const std::string prefix = "layers." + std::to_string(l) + ".attn.";
+      rel_k_.push_back(params.add_normal(prefix + "rel_k", {2 * k_ + 1, m.head_dim()}, 0.02f));
+      rel_v_.push_back(params.add_normal(prefix + "rel_v", {2 * k_ + 1, m.head_dim()}, 0.02f));
+    }
+  }
+
+  std::shared_ptr<const AttentionTerms> attention_terms(const Batch& batch,
+                                                        int layer) const override {
+    return std::make_shared<ShawTerms>(batch.positions, rel_k_[layer], rel_v_[layer], k_);
+  }
+
+ private:
+  int64_t k_;
+  std::vector<Tensor> rel_k_, rel_v_;
+};
+}  // namespace
+
+SchemeInfo relative_scheme() {
+  return {"relative",
+          "Shaw et al.: learned embeddings of clipped distances in the logits and the values",
+          {"max_distance"},
+          [](const SchemeContext& c) { return std::make_unique<Relative>(c.model, c.params); }};
+}
+
+}  // namespace pelab

@@ -1,0 +1,34 @@
+// rotary (Su et al. 2021): queries and keys of every head are rotated pairwise by m·θ_i after
+// their projections (bias included). Scores then depend on positions only through p_j − p_i.
+#include "pelab/core/error.h"
+#include "pelab/positional/scheme.h"
+
+namespace pelab {
+
+namespace {
+class Rotary : public PositionalScheme {
+ public:
+  explicit Rotary(const ModelConfig& m) : heads_(m.heads), base_(m.positional.base) {
+    PELAB_CHECK(m.head_dim() % 2 == 0,
+                "rotary needs an even head width: d_model / heads = {} / {} = {}", m.d_model,
+                m.heads, m.head_dim());
+    PELAB_CHECK(base_ > 0.0, "positional.base must be positive, got {}", base_);
+  }
+
+  std::pair<Tensor, Tensor> transform_qk(const Tensor& q, const Tensor& k, const Batch& batch,
+                                         int /*layer*/) const override {
+    return {rotary(q, batch.positions, heads_, base_), rotary(k, batch.positions, heads_, base_)};
+  }
+
+ private:
+  int64_t heads_;
+  double base_;
+};
+}  // namespace
+
+SchemeInfo rotary_scheme() {
+  return {"rotary", "queries and keys rotated by position (RoPE, interleaved pairs)", {"base"},
+          [](const SchemeContext& c) { return std::make_unique<Rotary>(c.model); }};
+}
+
+}  // namespace pelab
