@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "pelab/core/error.h"
+#include "pelab/positional/functions.h"
 #include "pelab/positional/scheme.h"
 
 namespace pelab {

@@ -1,0 +1,67 @@
+// Small models and batches for the encoder's tests.
+#pragma once
+
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "pelab/core/rng.h"
+#include "pelab/nn/encoder.h"
+
+namespace pelab::testing {
+
+inline ModelConfig tiny_config(const std::string& scheme, int64_t d_model = 16, int64_t heads = 2,
+                               int64_t layers = 2) {
+  ModelConfig c;
+  c.vocab_in = 9;
+  c.vocab_out = 6;
+  c.d_model = d_model;
+  c.heads = heads;
+  c.layers = layers;
+  c.positional.type = scheme;
+  if (scheme == "learned") {
+    c.positional.max_len = 512;
+    c.positional.keys_given.insert("max_len");
+  }
+  return c;
+}
+
+// Replaces every parameter with N(0, scale²) values so that every term of the model matters
+// (the default initialisation makes attention nearly uniform, which would hide position).
+inline void randomize_parameters(Encoder& model, uint64_t seed, float scale = 0.5f) {
+  Generator rng(seed);
+  for (const Tensor& p : model.params().all()) {
+    Tensor t = p;
+    for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = rng.normal(0.0f, scale);
+  }
+}
+
+// lengths[b] real tokens (right-padded to T), positions 0..T-1, random tokens and targets.
+inline Batch make_batch(const std::vector<int64_t>& lengths, int64_t T, uint64_t seed,
+                        int64_t vocab_in = 9, int64_t vocab_out = 6) {
+  const int64_t B = static_cast<int64_t>(lengths.size());
+  Generator rng(seed);
+  Batch batch;
+  batch.tokens = IntTensor({B, T});
+  batch.positions = IntTensor({B, T});
+  batch.key_mask = IntTensor({B, T});
+  batch.targets = IntTensor({B, T}, -1);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t k = b * T + t;
+      const bool real = t < lengths[b];
+      batch.tokens.values[k] = static_cast<int32_t>(real ? rng.uniform_int(0, vocab_in - 1) : 0);
+      batch.positions.values[k] = static_cast<int32_t>(t);
+      batch.key_mask.values[k] = real;
+      if (real) batch.targets.values[k] = static_cast<int32_t>(rng.uniform_int(0, vocab_out - 1));
+    }
+  return batch;
+}
+
+inline float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  float m = a.size() == b.size() ? 0.0f : INFINITY;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
+}  // namespace pelab::testing

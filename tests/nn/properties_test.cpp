@@ -1,0 +1,224 @@
+// Exact properties of the encoder and its schemes, checked directly (no training). "Exact" up
+// to float32 rounding: a permutation or a shift changes the order of sums, so outputs agree
+// to ~1e-6 relative, while a violated property changes them at the 1e-1 level (parameters are
+// drawn large on purpose). Each invariance is paired with a scheme that must break it, so the
+// checks are shown to be able to fail.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "nn/model_util.h"
+#include "pelab/core/error.h"
+#include "pelab/positional/functions.h"
+
+namespace pelab::testing {
+namespace {
+
+constexpr float kSame = 2e-4f;     // agreement up to rounding (logits are O(1..10))
+constexpr float kDiffers = 1e-2f;  // a real difference
+
+std::vector<float> logits(Encoder& model, const Batch& batch) {
+  NoGradGuard no_grad;
+  return model.forward(batch).logits.to_vector();
+}
+
+// ---- none: a set, not a sequence -------------------------------------------------------
+TEST(Properties, NoneIsPermutationEquivariant) {
+  for (const std::string scheme : {"none", "rotary", "sinusoidal"}) {
+    Encoder model(tiny_config(scheme), 1);
+    randomize_parameters(model, 2);
+    const int64_t T = 9;
+    const Batch batch = make_batch({T, T}, T, 3);
+    const std::vector<int64_t> perm = {4, 0, 8, 2, 7, 1, 6, 3, 5};
+    Batch permuted = batch;  // tokens permuted, positions left as 0..T-1
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t t = 0; t < T; ++t) {
+        permuted.tokens.values[b * T + t] = batch.tokens.values[b * T + perm[t]];
+        permuted.targets.values[b * T + t] = batch.targets.values[b * T + perm[t]];
+      }
+    const std::vector<float> y = logits(model, batch), yp = logits(model, permuted);
+    const int64_t V = 6;
+    std::vector<float> y_then_perm(y.size());
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t c = 0; c < V; ++c)
+          y_then_perm[(b * T + t) * V + c] = y[(b * T + perm[t]) * V + c];
+    if (scheme == "none")
+      EXPECT_LT(max_abs_diff(yp, y_then_perm), kSame);
+    else
+      EXPECT_GT(max_abs_diff(yp, y_then_perm), kDiffers) << scheme << " must see the order";
+  }
+}
+
+// ---- relative schemes: shifting every position together changes nothing ---------------
+TEST(Properties, RelativeSchemesAreShiftInvariant) {
+  for (const std::string scheme :
+       {"none", "rotary", "relative", "alibi", "t5", "sinusoidal", "learned"}) {
+    ModelConfig config = tiny_config(scheme);
+    if (scheme == "relative") config.positional.max_distance = 3;  // clipping inside T
+    Encoder model(config, 1);
+    randomize_parameters(model, 2);
+    const Batch batch = make_batch({8, 5}, 8, 4);
+    for (int32_t offset : {1, 37, 300}) {
+      Batch shifted = batch;
+      for (int32_t& p : shifted.positions.values) p += offset;
+      const float diff = max_abs_diff(logits(model, batch), logits(model, shifted));
+      if (scheme == "sinusoidal" || scheme == "learned")
+        EXPECT_GT(diff, kDiffers) << scheme << " is absolute and must change";
+      else
+        EXPECT_LT(diff, kSame) << scheme << " offset " << offset;
+    }
+  }
+}
+
+TEST(Properties, RotaryKeepsNormsAndScoresDependOnlyOnDistance) {
+  const int64_t heads = 2, dh = 8, T = 6;
+  Generator rng(5);
+  Tensor q = Tensor::empty({1, T, heads * dh}), k = Tensor::empty({1, T, heads * dh});
+  for (int64_t i = 0; i < q.numel(); ++i) {
+    q.data()[i] = rng.normal(0.0f, 1.0f);
+    k.data()[i] = rng.normal(0.0f, 1.0f);
+  }
+  // Every token carries the same q and k vectors, so a score can only depend on positions.
+  for (int64_t t = 1; t < T; ++t)
+    for (int64_t c = 0; c < heads * dh; ++c) {
+      q.data()[t * heads * dh + c] = q.data()[c];
+      k.data()[t * heads * dh + c] = k.data()[c];
+    }
+  IntTensor positions({1, T}, std::vector<int32_t>{0, 3, 10, 11, 250, 1000});
+  const Tensor rq = rotary(q, positions, heads, 10000.0), rk = rotary(k, positions, heads, 10000.0);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t pair = 0; pair < heads * dh / 2; ++pair) {
+      const float* a = q.data() + t * heads * dh + 2 * pair;
+      const float* b = rq.data() + t * heads * dh + 2 * pair;
+      EXPECT_NEAR(std::hypot(a[0], a[1]), std::hypot(b[0], b[1]), 1e-5f);
+    }
+  auto score = [&](int64_t i, int64_t j) {  // head 0
+    double s = 0;
+    for (int64_t c = 0; c < dh; ++c) s += rq.data()[i * heads * dh + c] * rk.data()[j * heads * dh + c];
+    return s;
+  };
+  // (1, 2) are 7 apart, as are (0, 1)+... use pairs with equal p_j − p_i: (3 → 10) and (10 → 17)
+  IntTensor shifted({1, T}, std::vector<int32_t>{7, 10, 17, 18, 257, 1007});  // every p + 7
+  const Tensor sq = rotary(q, shifted, heads, 10000.0), sk = rotary(k, shifted, heads, 10000.0);
+  for (int64_t i = 0; i < T; ++i)
+    for (int64_t j = 0; j < T; ++j) {
+      double s2 = 0;
+      for (int64_t c = 0; c < dh; ++c) s2 += sq.data()[i * heads * dh + c] * sk.data()[j * heads * dh + c];
+      EXPECT_NEAR(score(i, j), s2, 2e-4) << i << "," << j;
+    }
+}
+
+TEST(Properties, RelativeUsesExactly2kPlus1RowsAtAnyLength) {
+  ModelConfig config = tiny_config("relative");
+  config.positional.max_distance = 4;
+  Encoder model(config, 1);
+  for (int64_t l = 0; l < config.layers; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".attn.";
+    EXPECT_EQ(model.params().get(p + "rel_k").shape(), Shape({9, 8}));
+    EXPECT_EQ(model.params().get(p + "rel_v").shape(), Shape({9, 8}));
+  }
+  const int64_t count = model.params().count();
+  for (int64_t T : {3, 40, 300}) {  // any length runs with the same parameters
+    const Batch batch = make_batch({T}, T, 6);
+    Encoder::Output out = model.forward(batch);
+    out.loss.backward();
+    EXPECT_EQ(out.logits.shape(), Shape({1, T, 6}));
+    // At T = 300 every one of the 2k+1 rows receives gradient, and there is no other row.
+    if (T == 300) {
+      const std::vector<float> g = model.params().get("layers.0.attn.rel_k").grad().to_vector();
+      for (int64_t row = 0; row < 9; ++row) {
+        float norm = 0;
+        for (int64_t c = 0; c < 8; ++c) norm += std::fabs(g[row * 8 + c]);
+        EXPECT_GT(norm, 0.0f) << "row " << row;
+      }
+    }
+    for (const Tensor& p : model.params().all()) Tensor(p).zero_grad();
+  }
+  EXPECT_EQ(model.params().count(), count);
+}
+
+TEST(Properties, SinusoidalShiftIsALinearMap) {
+  // PE(x + Δ) = PE(x)·T(Δ) with T(Δ) block-diagonal: for each pair (sin, cos) at ω_i,
+  // [sin(x+Δ)ω, cos(x+Δ)ω] = [sin xω, cos xω]·[[cos Δω, −sin Δω], [sin Δω, cos Δω]].
+  const int64_t dim = 32;
+  std::vector<int64_t> positions(257);
+  std::iota(positions.begin(), positions.end(), 0);
+  const Tensor pe = sinusoidal_encoding(positions, dim, 10000.0);
+  double worst = 0.0;
+  for (int64_t delta : {1, 7, 50}) {
+    for (int64_t x = 0; x + delta < 257; ++x)
+      for (int64_t i = 0; i < dim / 2; ++i) {
+        const double w = std::pow(10000.0, -2.0 * i / dim);
+        const double s = pe.at({x, 2 * i}), c = pe.at({x, 2 * i + 1});
+        const double s2 = s * std::cos(delta * w) + c * std::sin(delta * w);
+        const double c2 = -s * std::sin(delta * w) + c * std::cos(delta * w);
+        worst = std::max({worst, std::fabs(s2 - pe.at({x + delta, 2 * i})),
+                          std::fabs(c2 - pe.at({x + delta, 2 * i + 1}))});
+      }
+  }
+  EXPECT_LT(worst, 1e-6);  // float32 rounding of the stored table
+}
+
+TEST(Properties, LearnedPositionPastMaxLenIsAClearError) {
+  ModelConfig config = tiny_config("learned");
+  config.positional.max_len = 10;
+  Encoder model(config, 1);
+  Batch batch = make_batch({4}, 4, 7);
+  batch.positions.values[3] = 10;
+  try {
+    model.forward(batch);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("position 10"), std::string::npos) << m;
+    EXPECT_NE(m.find("max_len = 10"), std::string::npos) << m;
+  }
+}
+
+// ---- padding and causality, for every scheme --------------------------------------------
+class EveryScheme : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryScheme, PaddingLeavesRealTokensUnchanged) {
+  Encoder model(tiny_config(GetParam()), 1);
+  randomize_parameters(model, 2);
+  const Batch batch = make_batch({7, 4}, 7, 8);
+  const Batch wider = make_batch({7, 4}, 12, 8);  // same real tokens, five more pad columns
+  Batch padded = wider;
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t t = 0; t < 7; ++t) {
+      padded.tokens.values[b * 12 + t] = batch.tokens.values[b * 7 + t];
+      padded.targets.values[b * 12 + t] = batch.targets.values[b * 7 + t];
+    }
+  const std::vector<float> y = logits(model, batch), yp = logits(model, padded);
+  float worst = 0;
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t t = 0; t < (b == 0 ? 7 : 4); ++t)
+      for (int64_t c = 0; c < 6; ++c)
+        worst = std::max(worst, std::fabs(y[(b * 7 + t) * 6 + c] - yp[(b * 12 + t) * 6 + c]));
+  EXPECT_LT(worst, kSame);
+}
+
+TEST_P(EveryScheme, CausalOutputsIgnoreLaterTokens) {
+  ModelConfig config = tiny_config(GetParam());
+  config.causal = true;
+  Encoder model(config, 1);
+  randomize_parameters(model, 2);
+  const int64_t T = 8;
+  const Batch batch = make_batch({T}, T, 9);
+  const int64_t cut = 4;
+  Batch changed = batch;
+  for (int64_t t = cut + 1; t < T; ++t)
+    changed.tokens.values[t] = (batch.tokens.values[t] + 1 + static_cast<int32_t>(t)) % 9;
+  const std::vector<float> y = logits(model, batch), yc = logits(model, changed);
+  const std::vector<float> head(y.begin(), y.begin() + (cut + 1) * 6),
+      head_c(yc.begin(), yc.begin() + (cut + 1) * 6);
+  EXPECT_LT(max_abs_diff(head, head_c), kSame);
+  EXPECT_GT(max_abs_diff(y, yc), kDiffers) << "later outputs must see the change";
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, EveryScheme, ::testing::ValuesIn(scheme_names()),
+                         [](const auto& p) { return p.param; });
+
+}  // namespace
+}  // namespace pelab::testing
