@@ -12,5 +12,6 @@ namespace pelab::cli {
 using Action = std::function<int()>;
 
 void add_bench_commands(CLI::App& app, Action& action);
+void add_run_commands(CLI::App& app, Action& action);
 
 }  // namespace pelab::cli

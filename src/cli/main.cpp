@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("pelab ") + PELAB_VERSION);
   pelab::cli::Action action;
   try {
+    pelab::cli::add_run_commands(app, action);
     pelab::cli::add_bench_commands(app, action);
     app.parse(argc, argv);
     return action ? action() : 0;

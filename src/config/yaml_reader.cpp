@@ -110,8 +110,11 @@ std::string nearest_name(const std::string& word, const std::vector<std::string>
   return best;
 }
 
-MapReader::MapReader(const YAML::Node& node, std::string source, std::string path)
-    : node_(node), source_(std::move(source)), path_(std::move(path)) {
+MapReader::MapReader(const YAML::Node& node, std::string source, std::string path,
+                     std::shared_ptr<const KeyLocations> origins,
+                     std::shared_ptr<KeyLocations> locations)
+    : node_(node), source_(std::move(source)), path_(std::move(path)), origins_(std::move(origins)),
+      locations_(std::move(locations)) {
   if (!node_ || node_.IsNull()) return;
   if (!node_.IsMap())
     throw Error(fmt::format("{}:{}: {}: expected a mapping of keys, got {}", source_,
@@ -137,6 +140,10 @@ bool MapReader::has(const std::string& key) const { return find(key) != nullptr;
 std::string MapReader::where(const std::string& key) const {
   const YAML::Node* n = find(key);
   const std::string dotted = path_.empty() ? key : path_ + "." + key;
+  if (origins_) {
+    auto it = origins_->find(dotted);
+    if (it != origins_->end()) return fmt::format("{}: {}", it->second, dotted);
+  }
   return fmt::format("{}:{}: {}", source_, n ? line_of(*n) : (node_ ? line_of(node_) : 1), dotted);
 }
 
@@ -148,6 +155,10 @@ std::optional<YAML::Node> MapReader::take(const std::string& key) {
   const YAML::Node* n = find(key);
   if (!n) return std::nullopt;
   consumed_.insert(key);
+  if (locations_) {
+    const std::string w = where(key);
+    (*locations_)[path_.empty() ? key : path_ + "." + key] = w.substr(0, w.rfind(": "));
+  }
   return *n;
 }
 
@@ -252,7 +263,8 @@ bool MapReader::read(const std::string& key, std::vector<int64_t>& out) {
 
 MapReader MapReader::section(const std::string& key) {
   const std::optional<YAML::Node> n = take(key);
-  return MapReader(n ? *n : YAML::Node(), source_, path_.empty() ? key : path_ + "." + key);
+  return MapReader(n ? *n : YAML::Node(), source_, path_.empty() ? key : path_ + "." + key,
+                   origins_, locations_);
 }
 
 void MapReader::finish(const std::vector<std::string>& valid_in) {

@@ -9,6 +9,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -23,11 +25,19 @@ YAML::Node load_yaml_file(const std::string& path);
 // The candidate closest to `word` by edit distance, or "" if none is close.
 std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates);
 
+// Where each dotted key came from ("configs/x.yaml:12" or "command line 'model.heads=8'"),
+// shared by the readers of one config so that later checks can point at the right line.
+using KeyLocations = std::map<std::string, std::string>;
+
 // Reads one mapping. Each read() consumes a key; finish() rejects any key not consumed.
 class MapReader {
  public:
   // `path` is the dotted prefix for messages ("" at the root, "model" for a section).
-  MapReader(const YAML::Node& node, std::string source, std::string path);
+  // `origins` names keys that did not come from `source` (overrides); `locations`, if given,
+  // collects where every key read was given.
+  MapReader(const YAML::Node& node, std::string source, std::string path,
+            std::shared_ptr<const KeyLocations> origins = nullptr,
+            std::shared_ptr<KeyLocations> locations = nullptr);
 
   bool has(const std::string& key) const;
   // Reads `key` into `out` if present (returns false and leaves `out` alone if absent).
@@ -59,6 +69,8 @@ class MapReader {
   std::string source_, path_;
   std::set<std::string> present_, consumed_;
   std::vector<std::pair<std::string, YAML::Node>> entries_;  // key, value (in file order)
+  std::shared_ptr<const KeyLocations> origins_;
+  std::shared_ptr<KeyLocations> locations_;
 };
 
 }  // namespace pelab

@@ -1,0 +1,29 @@
+// From examples to a padded Batch (MODEL.md's four tensors).
+#pragma once
+
+#include <vector>
+
+#include "pelab/core/rng.h"
+#include "pelab/data/task.h"
+#include "pelab/nn/batch.h"
+#include "pelab/nn/model_config.h"
+
+namespace pelab {
+
+// Pads to the longest example (right padding, token 0, target IGNORE). Positions: 0..n−1 for
+// the real tokens; with `randomize` (max_position M > 0) a sorted sample of n distinct
+// integers from [0, M) drawn from `rng` instead (Ruoss et al. 2023). Padded slots carry
+// their index, like any other token.
+Batch collate(const std::vector<Example>& examples, const RandomizeConfig* randomize = nullptr,
+              Generator* rng = nullptr);
+
+// A training batch: each example's problem size uniform in [min_length, max_length].
+std::vector<Example> sample_examples(const Task& task, int64_t count, int64_t min_length,
+                                     int64_t max_length, Generator& rng);
+
+// The fixed evaluation set for one problem size: the same for every scheme and every run
+// seed, because it depends only on (task, length, count, eval_seed).
+std::vector<Example> evaluation_examples(const Task& task, int64_t length, int64_t count,
+                                         uint64_t eval_seed);
+
+}  // namespace pelab

@@ -1,0 +1,38 @@
+// Training one run into its directory:
+//   config.yaml        the resolved config (reloading it repeats the run)
+//   environment.json   pelab version and commit, library versions, CPU, threads, seed
+//   metrics.jsonl      one line per logged step (loss, lr, grad norm, tokens/s) and evaluation
+//   train.log          the log
+//   checkpoint.safetensors  parameters, optimizer state, data RNG state, step (atomic writes)
+//   eval.csv, per_position.csv, summary.json   the final evaluation by length
+// Ctrl-C / SIGTERM finishes the current step, saves and exits; --resume continues exactly.
+#pragma once
+
+#include <string>
+
+#include "pelab/experiment/config.h"
+
+namespace pelab {
+
+struct TrainOptions {
+  std::string run_dir;
+  bool resume = false;      // continue from run_dir/checkpoint.safetensors
+  bool progress = true;     // a progress bar on a terminal
+  int64_t stop_after = 0;   // stop (as if interrupted) after this many steps; 0 = never
+};
+
+struct TrainResult {
+  bool completed = false;    // false when interrupted (resume later)
+  int64_t steps_done = 0;
+  double final_loss = 0;
+};
+
+TrainResult train_run(const ExperimentConfig& config, const TrainOptions& options);
+
+// Writes `text` to run_dir/name atomically.
+void write_run_file(const std::string& run_dir, const std::string& name, const std::string& text);
+
+// The environment record of a run (JSON text).
+std::string environment_json(const ExperimentConfig& config);
+
+}  // namespace pelab

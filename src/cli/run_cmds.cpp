@@ -1,0 +1,109 @@
+// `pelab train`, `pelab eval`, `pelab print-config`.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "commands.h"
+#include "pelab/core/error.h"
+#include "pelab/core/parallel.h"
+#include "pelab/experiment/config.h"
+#include "pelab/experiment/evaluate.h"
+#include "pelab/experiment/trainer.h"
+#include "pelab/nn/checkpoint.h"
+
+namespace pelab::cli {
+
+namespace fs = std::filesystem;
+
+void add_run_commands(CLI::App& app, Action& action) {
+  // ---- train ------------------------------------------------------------------------
+  struct TrainArgs {
+    std::string config;
+    std::vector<std::string> overrides;
+    std::string out;
+    bool resume = false;
+    bool no_progress = false;
+    int64_t stop_after = 0;
+  };
+  auto ta = std::make_shared<TrainArgs>();
+  CLI::App* train = app.add_subcommand("train", "Train one run from a YAML config");
+  train->add_option("config", ta->config, "the experiment config (YAML)")->required();
+  train->add_option("overrides", ta->overrides, "key=value overrides, e.g. positional.type=rotary");
+  train->add_option("--out", ta->out, "run directory (default: runs/<name>)");
+  train->add_flag("--resume", ta->resume, "continue the run in --out from its checkpoint");
+  train->add_flag("--no-progress", ta->no_progress, "log lines instead of a progress bar");
+  train->add_option("--stop-after", ta->stop_after, "stop after N steps (then --resume)")
+      ->check(CLI::NonNegativeNumber);
+  train->callback([ta, &action] {
+    action = [ta] {
+      const ExperimentConfig c = load_experiment(ta->config, ta->overrides);
+      TrainOptions o;
+      o.run_dir = ta->out.empty() ? (fs::path("runs") / c.name).string() : ta->out;
+      o.resume = ta->resume;
+      o.progress = !ta->no_progress;
+      o.stop_after = ta->stop_after;
+      PELAB_CHECK(o.resume || !fs::exists(fs::path(o.run_dir) / "summary.json"),
+                  "{} already holds a finished run; choose another --out or delete it", o.run_dir);
+      const TrainResult r = train_run(c, o);
+      fmt::print("{}: {} after {} steps (loss {:.4f}){}\n", o.run_dir,
+                 r.completed ? "finished" : "stopped", r.steps_done, r.final_loss,
+                 r.completed ? "; see eval.csv and summary.json" : "; continue with --resume");
+      return r.completed ? 0 : 3;
+    };
+  });
+
+  // ---- eval ----------------------------------------------------------------------------
+  struct EvalArgs {
+    std::string run;
+    std::vector<int64_t> lengths;
+    int64_t examples = 0;
+  };
+  auto ea = std::make_shared<EvalArgs>();
+  CLI::App* eval = app.add_subcommand("eval", "Evaluate a trained run at chosen lengths");
+  eval->add_option("run", ea->run, "a run directory (or its checkpoint.safetensors)")->required();
+  eval->add_option("--lengths", ea->lengths, "problem sizes to evaluate (default: the config's)")
+      ->delimiter(',');
+  eval->add_option("--examples", ea->examples, "examples per length (default: the config's)");
+  eval->callback([ea, &action] {
+    action = [ea] {
+      const fs::path run = fs::is_directory(ea->run) ? fs::path(ea->run) : fs::path(ea->run).parent_path();
+      const std::string ckpt = (run / "checkpoint.safetensors").string();
+      ExperimentConfig c = load_experiment((run / "config.yaml").string());
+      if (ea->examples > 0) c.evaluation.examples = ea->examples;
+      set_num_threads(static_cast<int>(c.threads));
+      const std::unique_ptr<Encoder> model = load_model(ckpt);
+      const std::unique_ptr<Task> task = make_task(c.task.name, c.task.params);
+      for (int64_t n : ea->lengths)
+        PELAB_CHECK(n >= task->min_length() && n <= 100000,
+                    "--lengths: {} is outside [{}, 100000]", n, task->min_length());
+      const int64_t max_position = model->scheme().max_position();
+      for (int64_t n : ea->lengths)
+        PELAB_CHECK(max_position < 0 || task->sequence_length(static_cast<int>(n)) - 1 <= max_position,
+                    "--lengths: {} needs positions up to {}, but the learned table of this run "
+                    "stops at {} (positional.max_len)",
+                    n, task->sequence_length(static_cast<int>(n)) - 1, max_position);
+      const Evaluation e = evaluate(*model, *task, c, ea->lengths);
+      fmt::print("{:>7} {:>7} {:>9} {:>9} {:>9} {:>9}\n", "length", "tokens", "token_acc",
+                 "seq_acc", "loss", "trained");
+      for (const LengthResult& r : e.by_length)
+        fmt::print("{:>7} {:>7} {:>9.4f} {:>9.4f} {:>9.4f} {:>9}\n", r.length, r.tokens,
+                   r.token_accuracy, r.sequence_accuracy, r.loss, r.in_training ? "yes" : "no");
+      return 0;
+    };
+  });
+
+  // ---- print-config -----------------------------------------------------------------
+  auto pa = std::make_shared<TrainArgs>();
+  CLI::App* print = app.add_subcommand("print-config", "Print the fully resolved config");
+  print->add_option("config", pa->config, "the experiment config (YAML)")->required();
+  print->add_option("overrides", pa->overrides, "key=value overrides");
+  print->callback([pa, &action] {
+    action = [pa] {
+      std::cout << to_yaml(load_experiment(pa->config, pa->overrides));
+      return 0;
+    };
+  });
+}
+
+}  // namespace pelab::cli

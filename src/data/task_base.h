@@ -1,0 +1,123 @@
+// Private helpers shared by the task generators (src/data/tasks/*.cpp) and the registry
+// (src/data/task_registry.cpp).
+//
+// Every task derives from TaskBase, which splits sampling in two: draw() makes the tokens
+// (the only place randomness is used) and answer() computes the targets from the tokens
+// alone. Tests label hand-written token sequences with answer() (see label()), so the exact
+// examples they check run the same code as sample().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pelab/core/error.h"
+#include "pelab/core/rng.h"
+#include "pelab/data/task.h"
+
+namespace pelab::tasks {
+
+// What a task file provides to the registry: the task's name, its parameters (defaults and
+// ranges) and a factory. The factory receives every declared parameter, already checked to
+// be within its range.
+struct TaskDef {
+  std::string name;
+  std::vector<TaskParam> params;
+  std::function<std::unique_ptr<Task>(const TaskParams&)> make;
+};
+
+// A declared parameter's value as an int (the registry has checked the range).
+int param_int(const TaskParams& params, const std::string& name);
+
+class TaskBase : public Task {
+ public:
+  const TaskInfo& info() const final { return info_; }
+  Example sample(Generator& rng, int length) const final;
+
+  // The targets for `tokens`, a sequence of problem size `length` laid out as sample() lays
+  // it out. Throws pelab::Error naming the problem when the sequence is malformed.
+  virtual std::vector<int32_t> answer(const std::vector<int32_t>& tokens, int length) const = 0;
+
+ protected:
+  // Draws the tokens of one example; sequence_length(length) of them.
+  virtual std::vector<int32_t> draw(Generator& rng, int length) const = 0;
+
+  // Throws unless min_length() ≤ length.
+  void check_length(int length) const;
+  // Throws unless tokens has sequence_length(length) ids, all in [0, vocab_in).
+  void check_tokens(const std::vector<int32_t>& tokens, int length) const;
+  // Throws unless tokens[pos] == id (a separator or query token where the layout has one).
+  void expect_token(const std::vector<int32_t>& tokens, int pos, int32_t id) const;
+  // Throws unless tokens[pos] < limit (a data symbol, not a special token).
+  void expect_below(const std::vector<int32_t>& tokens, int pos, int32_t limit) const;
+
+  TaskInfo info_;
+};
+
+// Builds the example a task would give for these tokens (targets from answer()).
+Example label(const Task& task, std::vector<int32_t> tokens, int length);
+
+// {"0", "1", ..., count-1} with an optional prefix ("k0", "k1", ...).
+std::vector<std::string> numbered_symbols(int count, const std::string& prefix = "");
+// `count` ids drawn uniformly from [0, vocab).
+std::vector<int32_t> random_ids(Generator& rng, int count, int vocab);
+// Classification targets: kIgnore everywhere except `label` at `pos`.
+std::vector<int32_t> label_at(int size, int pos, int32_t label);
+
+// The AppendedQueries layout over an alphabet of `symbols` data symbols "0".."k-1":
+// tokens = x_1..x_n, "|", then answer_length(n) "?" tokens; targets are kIgnore on the
+// input and the separator and the answer (ids 0..k-1) on the query tokens.
+class AppendedQueriesTask : public TaskBase {
+ public:
+  using AnswerLength = std::function<int(int n)>;
+  using Transform = std::function<std::vector<int32_t>(const std::vector<int32_t>& x)>;
+
+  // `queries` spells answer_length(n) for the description ("n", "2n"); `what` says what the
+  // answer is.
+  AppendedQueriesTask(std::string name, int symbols, AnswerLength answer_length,
+                      std::string queries, Transform transform, std::string what,
+                      std::string position_need);
+
+  int sequence_length(int n) const override { return n + 1 + answer_length_(n); }
+  std::vector<int32_t> answer(const std::vector<int32_t>& tokens, int length) const override;
+
+ protected:
+  std::vector<int32_t> draw(Generator& rng, int length) const override;
+
+ private:
+  int symbols_;
+  AnswerLength answer_length_;
+  Transform transform_;
+};
+
+// Classification over a random string: tokens = n symbols drawn uniformly from `alphabet`
+// (ids 0..|alphabet|-1), then one query token '?'; the target at the query is
+// label_of(x), every other target kIgnore.
+class StringClassificationTask : public TaskBase {
+ public:
+  using LabelOf = std::function<int32_t(const std::vector<int32_t>& x)>;
+
+  // `what` says what the label is; `min_length` is the shortest string.
+  StringClassificationTask(std::string name, std::vector<std::string> alphabet,
+                           std::vector<std::string> labels, LabelOf label_of, std::string what,
+                           std::string position_need, int min_length = 1);
+
+  int min_length() const override { return min_length_; }
+  int sequence_length(int n) const override { return n + 1; }
+  std::vector<int32_t> answer(const std::vector<int32_t>& tokens, int length) const override;
+
+ protected:
+  std::vector<int32_t> draw(Generator& rng, int length) const override;
+
+ private:
+  int alphabet_;
+  LabelOf label_of_;
+  int min_length_;
+};
+
+// The `symbols` parameter of the tasks over an alphabet "0".."k-1".
+TaskParam symbols_param(int64_t default_value = 8);
+
+}  // namespace pelab::tasks

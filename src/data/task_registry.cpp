@@ -1,0 +1,116 @@
+// The task table: name → parameters and factory.
+//
+// Adding a task means its file under src/data/tasks/ (defining `TaskDef <id>_task_def()`)
+// plus one line in PELAB_TASKS below. The table is explicit rather than self-registering
+// because pelab_lib is a static library: a task file nothing refers to would be dropped by the
+// linker, and its registration with it.
+#include <algorithm>
+#include <set>
+
+#include "data/task_base.h"
+
+// One line per task, in the order task_names() lists them.
+#define PELAB_TASKS(X)  \
+  X(copy)               \
+  X(reverse)            \
+  X(duplicate)          \
+  X(odds_first)         \
+  X(sort)               \
+  X(shift)              \
+  X(local_sum)          \
+  X(missing_duplicate)  \
+  X(parity)             \
+  X(even_pairs)         \
+  X(cycle_navigation)   \
+  X(modular_arithmetic) \
+  X(binary_addition)    \
+  X(associative_recall) \
+  X(long_range)
+
+namespace pelab {
+
+namespace tasks {
+#define PELAB_DECLARE_TASK_DEF(id) TaskDef id##_task_def();
+PELAB_TASKS(PELAB_DECLARE_TASK_DEF)
+#undef PELAB_DECLARE_TASK_DEF
+}  // namespace tasks
+
+namespace {
+
+using tasks::TaskDef;
+
+const std::vector<TaskDef>& task_table() {
+  static const std::vector<TaskDef> table = [] {
+#define PELAB_TASK_DEF_ENTRY(id) tasks::id##_task_def(),
+    std::vector<TaskDef> defs = {PELAB_TASKS(PELAB_TASK_DEF_ENTRY)};
+#undef PELAB_TASK_DEF_ENTRY
+    std::set<std::string> seen;
+    for (const TaskDef& def : defs) PELAB_ASSERT(seen.insert(def.name).second);
+    return defs;
+  }();
+  return table;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+const TaskDef& find_task(const std::string& name) {
+  const std::vector<TaskDef>& table = task_table();
+  const auto it = std::find_if(table.begin(), table.end(),
+                               [&](const TaskDef& def) { return def.name == name; });
+  PELAB_CHECK(it != table.end(), "unknown task '{}'; valid tasks: {}", name, join(task_names()));
+  return *it;
+}
+
+}  // namespace
+
+const char* to_string(TaskLayout layout) {
+  switch (layout) {
+    case TaskLayout::Tagging:
+      return "tagging";
+    case TaskLayout::AppendedQueries:
+      return "appended_queries";
+    case TaskLayout::Classification:
+      return "classification";
+  }
+  return "unknown";
+}
+
+std::unique_ptr<Task> make_task(const std::string& name, const TaskParams& params) {
+  const TaskDef& def = find_task(name);
+  std::vector<std::string> valid;
+  for (const TaskParam& p : def.params) valid.push_back(p.name);
+  for (const auto& [key, value] : params) {
+    const bool known = std::find(valid.begin(), valid.end(), key) != valid.end();
+    PELAB_CHECK(known || !valid.empty(), "task '{}' takes no parameters; got '{}'", name, key);
+    PELAB_CHECK(known, "task '{}' has no parameter '{}'; valid parameters: {}", name, key,
+                join(valid));
+  }
+  TaskParams resolved;
+  for (const TaskParam& p : def.params) {
+    const auto it = params.find(p.name);
+    const int64_t value = it == params.end() ? p.value : it->second;
+    PELAB_CHECK(value >= p.min && value <= p.max,
+                "task '{}': parameter '{}' = {} is out of range; valid range is [{}, {}]", name,
+                p.name, value, p.min, p.max);
+    resolved[p.name] = value;
+  }
+  std::unique_ptr<Task> task = def.make(resolved);
+  PELAB_ASSERT(task && task->info().name == name);
+  return task;
+}
+
+std::vector<std::string> task_names() {
+  std::vector<std::string> names;
+  for (const TaskDef& def : task_table()) names.push_back(def.name);
+  return names;
+}
+
+std::vector<TaskParam> task_params(const std::string& name) {
+  return find_task(name).params;
+}
+
+}  // namespace pelab

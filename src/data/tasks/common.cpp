@@ -1,0 +1,166 @@
+// Shared pieces of the task generators (see src/data/task_base.h). Not a task itself.
+#include <algorithm>
+#include <limits>
+
+#include "data/task_base.h"
+
+namespace pelab::tasks {
+
+int param_int(const TaskParams& params, const std::string& name) {
+  const auto it = params.find(name);
+  PELAB_ASSERT(it != params.end());
+  PELAB_ASSERT(it->second >= std::numeric_limits<int>::min() &&
+               it->second <= std::numeric_limits<int>::max());
+  return static_cast<int>(it->second);
+}
+
+Example TaskBase::sample(Generator& rng, int length) const {
+  check_length(length);
+  Example example;
+  example.length = length;
+  example.tokens = draw(rng, length);
+  PELAB_ASSERT(static_cast<int64_t>(example.tokens.size()) == sequence_length(length));
+  example.targets = answer(example.tokens, length);
+  return example;
+}
+
+void TaskBase::check_length(int length) const {
+  PELAB_CHECK(length >= min_length(), "task '{}': length {} is below the minimum length {}",
+              info_.name, length, min_length());
+}
+
+void TaskBase::check_tokens(const std::vector<int32_t>& tokens, int length) const {
+  check_length(length);
+  PELAB_CHECK(static_cast<int64_t>(tokens.size()) == sequence_length(length),
+              "task '{}': an example of length {} has {} tokens, got {}", info_.name, length,
+              sequence_length(length), tokens.size());
+  for (size_t i = 0; i < tokens.size(); ++i)
+    PELAB_CHECK(tokens[i] >= 0 && tokens[i] < info_.vocab_in(),
+                "task '{}': token {} at position {} is outside the input vocabulary [0, {})",
+                info_.name, tokens[i], i, info_.vocab_in());
+}
+
+void TaskBase::expect_token(const std::vector<int32_t>& tokens, int pos, int32_t id) const {
+  PELAB_CHECK(tokens[pos] == id, "task '{}': expected '{}' at position {}, got '{}'", info_.name,
+              info_.input_symbols[id], pos, info_.input_symbols[tokens[pos]]);
+}
+
+void TaskBase::expect_below(const std::vector<int32_t>& tokens, int pos, int32_t limit) const {
+  PELAB_CHECK(tokens[pos] < limit, "task '{}': expected a data symbol at position {}, got '{}'",
+              info_.name, pos, info_.input_symbols[tokens[pos]]);
+}
+
+Example label(const Task& task, std::vector<int32_t> tokens, int length) {
+  const auto* base = dynamic_cast<const TaskBase*>(&task);
+  PELAB_ASSERT(base != nullptr);
+  Example example;
+  example.length = length;
+  example.targets = base->answer(tokens, length);
+  example.tokens = std::move(tokens);
+  return example;
+}
+
+std::vector<std::string> numbered_symbols(int count, const std::string& prefix) {
+  std::vector<std::string> names;
+  names.reserve(count);
+  for (int i = 0; i < count; ++i) names.push_back(prefix + std::to_string(i));
+  return names;
+}
+
+std::vector<int32_t> random_ids(Generator& rng, int count, int vocab) {
+  std::vector<int32_t> ids(count);
+  for (int32_t& id : ids) id = static_cast<int32_t>(rng.uniform_int(0, vocab - 1));
+  return ids;
+}
+
+std::vector<int32_t> label_at(int size, int pos, int32_t label) {
+  std::vector<int32_t> targets(size, kIgnore);
+  targets[pos] = label;
+  return targets;
+}
+
+TaskParam symbols_param(int64_t default_value) {
+  return {"symbols", default_value, 2, 64, "alphabet size: the input symbols are 0..symbols-1"};
+}
+
+AppendedQueriesTask::AppendedQueriesTask(std::string name, int symbols, AnswerLength answer_length,
+                                         std::string queries, Transform transform, std::string what,
+                                         std::string position_need)
+    : symbols_(symbols),
+      answer_length_(std::move(answer_length)),
+      transform_(std::move(transform)) {
+  info_.name = std::move(name);
+  info_.layout = TaskLayout::AppendedQueries;
+  info_.input_symbols = numbered_symbols(symbols);
+  info_.input_symbols.push_back("|");  // separator, id symbols
+  info_.input_symbols.push_back("?");  // query, id symbols + 1
+  info_.output_symbols = numbered_symbols(symbols);
+  info_.description = fmt::format(
+      "AppendedQueries. Input: n symbols x_1..x_n from {{0..{}}}, the separator '|', then {} "
+      "query tokens '?'. Target: {}, one symbol per query token. Scored: the query tokens "
+      "only (kIgnore on the input and the separator).",
+      symbols - 1, queries, what);
+  info_.position_need = std::move(position_need);
+}
+
+std::vector<int32_t> AppendedQueriesTask::draw(Generator& rng, int length) const {
+  std::vector<int32_t> tokens = random_ids(rng, length, symbols_);
+  tokens.push_back(symbols_);
+  tokens.resize(sequence_length(length), symbols_ + 1);
+  return tokens;
+}
+
+std::vector<int32_t> AppendedQueriesTask::answer(const std::vector<int32_t>& tokens,
+                                                 int length) const {
+  check_tokens(tokens, length);
+  for (int i = 0; i < length; ++i) expect_below(tokens, i, symbols_);
+  expect_token(tokens, length, symbols_);
+  for (int i = length + 1; i < static_cast<int>(tokens.size()); ++i)
+    expect_token(tokens, i, symbols_ + 1);
+  const std::vector<int32_t> x(tokens.begin(), tokens.begin() + length);
+  const std::vector<int32_t> y = transform_(x);
+  PELAB_ASSERT(static_cast<int>(y.size()) == answer_length_(length));
+  std::vector<int32_t> targets(tokens.size(), kIgnore);
+  std::copy(y.begin(), y.end(), targets.begin() + length + 1);
+  return targets;
+}
+
+StringClassificationTask::StringClassificationTask(std::string name,
+                                                   std::vector<std::string> alphabet,
+                                                   std::vector<std::string> labels,
+                                                   LabelOf label_of, std::string what,
+                                                   std::string position_need, int min_length)
+    : alphabet_(static_cast<int>(alphabet.size())),
+      label_of_(std::move(label_of)),
+      min_length_(min_length) {
+  info_.name = std::move(name);
+  info_.layout = TaskLayout::Classification;
+  std::string letters;
+  for (const std::string& a : alphabet) letters += (letters.empty() ? "" : ", ") + a;
+  info_.input_symbols = std::move(alphabet);
+  info_.input_symbols.push_back("?");  // the query, id |alphabet|
+  info_.output_symbols = std::move(labels);
+  info_.description = fmt::format(
+      "Classification. Input: n symbols drawn uniformly from {{{}}}, then one query token '?'. "
+      "Target: {}. Scored: the query token only (the last token); every other target is kIgnore.",
+      letters, what);
+  info_.position_need = std::move(position_need);
+}
+
+std::vector<int32_t> StringClassificationTask::draw(Generator& rng, int length) const {
+  std::vector<int32_t> tokens = random_ids(rng, length, alphabet_);
+  tokens.push_back(alphabet_);
+  return tokens;
+}
+
+std::vector<int32_t> StringClassificationTask::answer(const std::vector<int32_t>& tokens,
+                                                      int length) const {
+  check_tokens(tokens, length);
+  for (int i = 0; i < length; ++i) expect_below(tokens, i, alphabet_);
+  expect_token(tokens, length, alphabet_);
+  const int32_t label = label_of_(std::vector<int32_t>(tokens.begin(), tokens.begin() + length));
+  PELAB_ASSERT(label >= 0 && label < info_.vocab_out());
+  return label_at(length + 1, length, label);
+}
+
+}  // namespace pelab::tasks

@@ -1,0 +1,469 @@
+#include "pelab/experiment/config.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <yaml-cpp/emitter.h>
+
+#include "pelab/config/model_config_yaml.h"
+#include "pelab/config/yaml_reader.h"
+#include "pelab/core/error.h"
+#include "pelab/nn/encoder.h"
+#include "pelab/positional/scheme.h"
+#include "pelab/train/schedule.h"
+
+namespace pelab {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> kSections = {"model", "positional", "task", "training",
+                                            "evaluation", "sweep"};
+const std::vector<std::string> kTopKeys = {"name", "seed", "threads", "model", "positional",
+                                           "task", "training", "evaluation", "sweep"};
+const std::vector<std::string> kTaskKeys = {"name", "min_length", "max_length", "train_file",
+                                            "eval_file"};
+
+// A section written as a name (`positional: rotary`) is a config group: the file
+// <configs>/<section>/<name>.yaml holds the section's keys.
+struct Group {
+  YAML::Node node;
+  std::string source;
+};
+
+std::string group_path(const std::string& configs_dir, const std::string& section,
+                       const std::string& name) {
+  return (fs::path(configs_dir) / section / (name + ".yaml")).string();
+}
+
+std::vector<std::string> group_names(const std::string& configs_dir, const std::string& section) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(configs_dir) / section, ec))
+    if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Group load_group(const std::string& configs_dir, const std::string& section,
+                 const std::string& name, const std::string& where) {
+  const std::string path = group_path(configs_dir, section, name);
+  if (!fs::exists(path)) {
+    std::string valid;
+    for (const std::string& n : group_names(configs_dir, section)) valid += (valid.empty() ? "" : ", ") + n;
+    throw Error(fmt::format("{}: no config group '{}' ({} does not exist; valid: {})", where, name,
+                            path, valid.empty() ? "none" : valid));
+  }
+  return {load_yaml_file(path), path};
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// Sets root[a][b][c] = value for the dotted key "a.b.c", creating mappings on the way.
+void set_dotted(YAML::Node root, const std::string& dotted, const YAML::Node& value,
+                const std::string& origin) {
+  std::vector<std::string> parts;
+  std::stringstream ss(dotted);
+  for (std::string part; std::getline(ss, part, '.');) {
+    PELAB_CHECK(!part.empty(), "{}: '{}' is not a valid key", origin, dotted);
+    parts.push_back(part);
+  }
+  PELAB_CHECK(!parts.empty(), "{}: empty key", origin);
+  std::vector<YAML::Node> chain{root};
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node next = chain.back()[parts[i]];
+    if (!next.IsDefined() || next.IsNull()) {
+      chain.back()[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      next = chain.back()[parts[i]];
+    }
+    PELAB_CHECK(next.IsMap(), "{}: '{}' is not a section, so '{}' cannot be set", origin,
+                parts[i], dotted);
+    chain.push_back(next);
+  }
+  chain.back()[parts.back()] = value;
+}
+
+}  // namespace
+
+int64_t longest_sequence(const ExperimentConfig& c, const Task& task) {
+  int64_t n = c.task.max_length;
+  for (int64_t len : c.evaluation.lengths) n = std::max(n, len);
+  return task.sequence_length(static_cast<int>(n));
+}
+
+ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
+                                  const std::vector<std::string>& overrides,
+                                  const std::string& configs_dir) {
+  YAML::Node root = load_yaml_string(text, source);
+  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  PELAB_CHECK(root.IsMap(), "{}: a config is a mapping of sections ({})", source, join(kTopKeys));
+
+  // Overrides: parsed first, so that a group named on the command line is loaded like one
+  // named in the file.
+  auto origins = std::make_shared<KeyLocations>();
+  std::vector<std::pair<std::string, YAML::Node>> parsed;
+  for (const std::string& o : overrides) {
+    const size_t eq = o.find('=');
+    PELAB_CHECK(eq != std::string::npos && eq > 0,
+                "override '{}': expected key=value, e.g. model.heads=8", o);
+    const std::string key = o.substr(0, eq), value = o.substr(eq + 1);
+    const std::string origin = fmt::format("command line '{}'", o);
+    YAML::Node node;
+    try {
+      node = YAML::Load(value);
+    } catch (const YAML::Exception& e) {
+      throw Error(fmt::format("{}: the value is not valid YAML: {}", origin, e.msg));
+    }
+    PELAB_CHECK(!value.empty(), "{}: empty value", origin);
+    const std::string top = key.substr(0, key.find('.'));
+    if (std::find(kTopKeys.begin(), kTopKeys.end(), top) == kTopKeys.end()) {
+      const std::string near = nearest_name(top, kTopKeys);
+      throw Error(fmt::format("{}: unknown key '{}' ({}valid: {})", origin, top,
+                              near.empty() ? "" : "did you mean '" + near + "'? ", join(kTopKeys)));
+    }
+    parsed.emplace_back(key, node);
+    (*origins)[key] = origin;
+  }
+
+  // Groups: from the file, then from overrides of a whole section (`positional=alibi`).
+  std::map<std::string, std::string> section_source;
+  for (const std::string& section : kSections) {
+    section_source[section] = source;
+    YAML::Node given = root[section];
+    for (const auto& [key, node] : parsed)
+      if (key == section && node.IsScalar()) given = node;
+    if (given.IsDefined() && given.IsScalar() && section != "sweep") {
+      const std::string where = origins->count(section) ? (*origins)[section]
+                                                        : fmt::format("{}:{}: {}", source, given.Mark().line + 1, section);
+      Group g = load_group(configs_dir, section, given.Scalar(), where);
+      root[section] = g.node;
+      section_source[section] = g.source;
+    }
+  }
+  for (const auto& [key, node] : parsed) {
+    if (std::find(kSections.begin(), kSections.end(), key) != kSections.end() && node.IsScalar())
+      continue;  // a group, applied above
+    set_dotted(root, key, node, (*origins)[key]);
+  }
+
+  ExperimentConfig c;
+  c.source = source;
+  auto locations = std::make_shared<KeyLocations>();
+  MapReader top(root, source, "", origins, locations);
+  top.read("name", c.name);
+  int64_t seed = 0;
+  if (top.read("seed", seed)) {
+    if (seed < 0) top.fail("seed", fmt::format("must be >= 0, got {}", seed));
+    c.seed = static_cast<uint64_t>(seed);
+  }
+  top.read("threads", c.threads);
+  if (c.threads < 1 || c.threads > 256) top.fail("threads", fmt::format("must be in [1, 256], got {}", c.threads));
+
+  // Sections read with the file they came from (a group's own file and lines).
+  auto section_reader = [&](const std::string& name) {
+    const std::optional<YAML::Node> n = top.take(name);
+    return MapReader(n ? *n : YAML::Node(), section_source[name], name, origins, locations);
+  };
+  {
+    YAML::Node both(YAML::NodeType::Map);
+    MapReader model = section_reader("model");
+    MapReader positional = section_reader("positional");
+    // read_model_sections expects a root holding both; read each through its own reader.
+    ModelConfig& m = c.model;
+    model.read("vocab_in", m.vocab_in);
+    model.read("vocab_out", m.vocab_out);
+    model.read("d_model", m.d_model);
+    model.read("heads", m.heads);
+    model.read("layers", m.layers);
+    model.read("d_ff", m.d_ff);
+    model.read("dropout", m.dropout);
+    model.read("norm", m.norm);
+    model.read("causal", m.causal);
+    model.read("activation", m.activation);
+    double scale = 0;
+    if (model.read("embed_scale", scale)) m.embed_scale = scale;
+    model.finish({"vocab_in", "vocab_out", "d_model", "heads", "layers", "d_ff", "dropout", "norm",
+                  "causal", "activation", "embed_scale"});
+    PositionalConfig& p = m.positional;
+    for (const std::string& key : positional.keys_present()) p.keys_given.insert(key);
+    positional.read("type", p.type);
+    positional.read("combine", p.combine);
+    positional.read("dim", p.dim);
+    positional.read("scale", p.scale);
+    positional.read("base", p.base);
+    positional.read("max_len", p.max_len);
+    positional.read("max_distance", p.max_distance);
+    positional.read("num_buckets", p.num_buckets);
+    MapReader rnd = positional.section("randomize");
+    rnd.read("max_position", p.randomize.max_position);
+    rnd.read("at_eval", p.randomize.at_eval);
+    rnd.finish({"max_position", "at_eval"});
+    positional.finish({"type", "combine", "dim", "scale", "base", "max_len", "max_distance",
+                       "num_buckets", "randomize"});
+    // The scheme's own key list (so 'positional.base' under alibi is an error here, with a line).
+    const SchemeInfo* info = nullptr;
+    try {
+      info = &scheme_info(p.type);
+    } catch (const Error& e) {
+      positional.fail("type", fmt::format("unknown scheme '{}' (valid: {})", p.type, join(scheme_names())));
+    }
+    for (const std::string& key : p.keys_given) {
+      if (key == "type" || key == "randomize") continue;
+      if (std::find(info->keys.begin(), info->keys.end(), key) == info->keys.end())
+        positional.fail(key, fmt::format("the '{}' scheme does not take this key (it takes: {})",
+                                         p.type, info->keys.empty() ? "none" : join(info->keys)));
+    }
+  }
+  {
+    MapReader task = section_reader("task");
+    task.read("name", c.task.name);
+    task.read("min_length", c.task.min_length);
+    task.read("max_length", c.task.max_length);
+    task.read("train_file", c.task.train_file);
+    task.read("eval_file", c.task.eval_file);
+    std::vector<std::string> valid = kTaskKeys;
+    std::vector<TaskParam> params;
+    try {
+      params = task_params(c.task.name);
+    } catch (const Error&) {
+      task.fail("name", fmt::format("unknown task '{}' (valid: {})", c.task.name, join(task_names())));
+    }
+    for (const TaskParam& tp : params) {
+      valid.push_back(tp.name);
+      int64_t v = 0;
+      if (task.read(tp.name, v)) {
+        if (v < tp.min || v > tp.max)
+          task.fail(tp.name, fmt::format("{} is out of range [{}, {}] ({})", v, tp.min, tp.max, tp.help));
+        c.task.params[tp.name] = v;
+      }
+    }
+    task.finish(valid);
+  }
+  {
+    MapReader t = section_reader("training");
+    TrainingConfig& tr = c.training;
+    t.read("steps", tr.steps);
+    t.read("batch_size", tr.batch_size);
+    t.read("optimizer", tr.optimizer);
+    t.read("lr", tr.lr);
+    t.read("weight_decay", tr.weight_decay);
+    t.read("beta1", tr.beta1);
+    t.read("beta2", tr.beta2);
+    t.read("eps", tr.eps);
+    t.read("momentum", tr.momentum);
+    t.read("warmup", tr.warmup);
+    t.read("schedule", tr.schedule);
+    t.read("min_lr", tr.min_lr);
+    t.read("clip_norm", tr.clip_norm);
+    t.read("log_every", tr.log_every);
+    t.read("eval_every", tr.eval_every);
+    t.read("checkpoint_every", tr.checkpoint_every);
+    t.read("check_finite", tr.check_finite);
+    t.finish({"steps", "batch_size", "optimizer", "lr", "weight_decay", "beta1", "beta2", "eps",
+              "momentum", "warmup", "schedule", "min_lr", "clip_norm", "log_every", "eval_every",
+              "checkpoint_every", "check_finite"});
+    auto positive = [&](const char* key, double v) {
+      if (!(v > 0)) t.fail(key, fmt::format("must be positive, got {}", v));
+    };
+    positive("steps", static_cast<double>(tr.steps));
+    positive("batch_size", static_cast<double>(tr.batch_size));
+    positive("lr", tr.lr);
+    positive("eps", tr.eps);
+    positive("log_every", static_cast<double>(tr.log_every));
+    if (tr.optimizer != "sgd" && tr.optimizer != "adam" && tr.optimizer != "adamw")
+      t.fail("optimizer", fmt::format("'{}' is not valid (valid: sgd, adam, adamw)", tr.optimizer));
+    if (tr.schedule != "constant" && tr.schedule != "linear" && tr.schedule != "cosine")
+      t.fail("schedule", fmt::format("'{}' is not valid (valid: constant, linear, cosine)", tr.schedule));
+    if (tr.weight_decay < 0) t.fail("weight_decay", "must be >= 0");
+    if (tr.beta1 < 0 || tr.beta1 >= 1) t.fail("beta1", "must be in [0, 1)");
+    if (tr.beta2 < 0 || tr.beta2 >= 1) t.fail("beta2", "must be in [0, 1)");
+    if (tr.momentum < 0) t.fail("momentum", "must be >= 0");
+    if (tr.warmup < 0 || tr.warmup > tr.steps)
+      t.fail("warmup", fmt::format("must be in [0, training.steps = {}], got {}", tr.steps, tr.warmup));
+    if (tr.min_lr < 0 || tr.min_lr > tr.lr) t.fail("min_lr", fmt::format("must be in [0, lr = {}]", tr.lr));
+    if (tr.clip_norm < 0) t.fail("clip_norm", "must be >= 0 (0 = no clipping)");
+    if (tr.eval_every < 0) t.fail("eval_every", "must be >= 0 (0 = only at the end)");
+    if (tr.checkpoint_every < 0) t.fail("checkpoint_every", "must be >= 0 (0 = only at the end)");
+  }
+  {
+    MapReader e = section_reader("evaluation");
+    EvaluationConfig& ev = c.evaluation;
+    e.read("lengths", ev.lengths);
+    e.read("examples", ev.examples);
+    e.read("batch_size", ev.batch_size);
+    int64_t eval_seed = 0;
+    if (e.read("seed", eval_seed)) ev.seed = static_cast<uint64_t>(eval_seed);
+    e.finish({"lengths", "examples", "batch_size", "seed"});
+    if (ev.examples < 1) e.fail("examples", "must be at least 1");
+    if (ev.batch_size < 1) e.fail("batch_size", "must be at least 1");
+  }
+  {
+    const std::optional<YAML::Node> sweep = top.take("sweep");
+    if (sweep && sweep->IsDefined() && !sweep->IsNull()) {
+      MapReader s(*sweep, section_source["sweep"], "sweep", origins, locations);
+      for (const std::string& key : s.keys_present()) {
+        std::vector<std::string> values;
+        s.read(key, values);
+        if (values.empty()) s.fail(key, "a sweep axis needs at least one value");
+        c.sweep.axes.emplace_back(key, values);
+      }
+    }
+  }
+  top.finish(kTopKeys);
+
+  // ---- resolution and checks that involve several keys -----------------------------------
+  auto at = [&](const std::string& key) {
+    auto it = locations->find(key);
+    if (it != locations->end()) return it->second + ": " + key;
+    auto o = origins->find(key);
+    return (o != origins->end() ? o->second : source) + ": " + key;
+  };
+  std::unique_ptr<Task> task;
+  try {
+    task = make_task(c.task.name, c.task.params);
+  } catch (const Error& e) {
+    throw Error(at("task.name") + ": " + e.what());
+  }
+  if (c.task.min_length < task->min_length())
+    throw Error(fmt::format("{}: {} is below the task's shortest problem size {}", at("task.min_length"),
+                            c.task.min_length, task->min_length()));
+  if (c.task.max_length < c.task.min_length)
+    throw Error(fmt::format("{}: {} is below task.min_length = {}", at("task.max_length"),
+                            c.task.max_length, c.task.min_length));
+  if (c.evaluation.lengths.empty()) {  // the default ladder: inside training, then up to 4×
+    const int64_t mx = c.task.max_length;
+    std::set<int64_t> ladder{c.task.min_length, std::max(c.task.min_length, mx / 2), mx,
+                             mx + mx / 2, 2 * mx, 3 * mx, 4 * mx};
+    c.evaluation.lengths.assign(ladder.begin(), ladder.end());
+  }
+  std::sort(c.evaluation.lengths.begin(), c.evaluation.lengths.end());
+  c.evaluation.lengths.erase(std::unique(c.evaluation.lengths.begin(), c.evaluation.lengths.end()),
+                             c.evaluation.lengths.end());
+  for (int64_t n : c.evaluation.lengths)
+    if (n < task->min_length() || n > 100000)
+      throw Error(fmt::format("{}: length {} is outside [{}, 100000]", at("evaluation.lengths"), n,
+                              task->min_length()));
+  c.model.vocab_in = task->info().vocab_in();
+  c.model.vocab_out = task->info().vocab_out();
+
+  PositionalConfig& p = c.model.positional;
+  const int64_t longest = longest_sequence(c, *task);
+  const int64_t longest_train = task->sequence_length(static_cast<int>(c.task.max_length));
+  if (p.randomize.max_position > 0) {
+    const int64_t needed = p.randomize.at_eval ? longest : longest_train;
+    if (p.randomize.max_position < needed)
+      throw Error(fmt::format("{}: {} is shorter than the longest sequence it must number ({} tokens)",
+                              at("positional.randomize.max_position"), p.randomize.max_position, needed));
+  }
+  if (p.type == "learned") {
+    // The table must hold every position used: the longest sequence, or M when randomized.
+    const int64_t needed = std::max(longest, p.randomize.max_position);
+    if (p.max_len == 0) {
+      p.max_len = needed;
+      p.keys_given.insert("max_len");
+    } else if (p.max_len < needed) {
+      throw Error(fmt::format(
+          "{}: the learned table has {} rows but the run uses positions up to {} (sequences of "
+          "up to {} tokens); raise it or shorten evaluation.lengths",
+          at("positional.max_len"), p.max_len, needed - 1, longest));
+    }
+  }
+  // Checks that only building the model can do (heads dividing d_model, odd head width for
+  // rotary, ...), reported at the section they concern.
+  try {
+    validate_model_config(c.model);
+    Encoder probe(c.model, 0);
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    const std::string key = msg.substr(0, msg.find(':'));
+    const bool is_key = key.find(' ') == std::string::npos && key.find('.') != std::string::npos;
+    throw Error(fmt::format("{}: {}", is_key ? at(key).substr(0, at(key).rfind(": ")) : at("positional.type"),
+                            msg));
+  }
+  return c;
+}
+
+ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path, std::ios::binary);
+  PELAB_CHECK(in.good(), "{}: cannot open the config file", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  // Groups resolve from the configs/ folder the file sits in (or its parent's configs/).
+  fs::path dir = fs::path(path).parent_path();
+  fs::path configs = dir;
+  for (fs::path d = dir; !d.empty(); d = d.parent_path()) {
+    if (d.filename() == "configs") {
+      configs = d;
+      break;
+    }
+    if (fs::is_directory(d / "configs")) {
+      configs = d / "configs";
+      break;
+    }
+    if (d == d.parent_path()) break;
+  }
+  return parse_experiment(text.str(), path, overrides, configs.string());
+}
+
+std::string to_yaml(const ExperimentConfig& c) {
+  YAML::Emitter out;
+  out.SetDoublePrecision(17);
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << c.name;
+  out << YAML::Key << "seed" << YAML::Value << c.seed;
+  out << YAML::Key << "threads" << YAML::Value << c.threads;
+  out << YAML::EndMap;
+  std::string text = std::string(out.c_str()) + "\n" + model_sections_yaml(c.model);
+  YAML::Emitter rest;
+  rest.SetDoublePrecision(17);
+  rest << YAML::BeginMap;
+  rest << YAML::Key << "task" << YAML::Value << YAML::BeginMap;
+  rest << YAML::Key << "name" << YAML::Value << c.task.name;
+  for (const TaskParam& tp : task_params(c.task.name)) {
+    auto it = c.task.params.find(tp.name);
+    rest << YAML::Key << tp.name << YAML::Value << (it != c.task.params.end() ? it->second : tp.value);
+  }
+  rest << YAML::Key << "min_length" << YAML::Value << c.task.min_length;
+  rest << YAML::Key << "max_length" << YAML::Value << c.task.max_length;
+  if (!c.task.train_file.empty()) rest << YAML::Key << "train_file" << YAML::Value << c.task.train_file;
+  if (!c.task.eval_file.empty()) rest << YAML::Key << "eval_file" << YAML::Value << c.task.eval_file;
+  rest << YAML::EndMap;
+  const TrainingConfig& t = c.training;
+  rest << YAML::Key << "training" << YAML::Value << YAML::BeginMap;
+  rest << YAML::Key << "steps" << YAML::Value << t.steps << YAML::Key << "batch_size" << YAML::Value
+       << t.batch_size << YAML::Key << "optimizer" << YAML::Value << t.optimizer << YAML::Key << "lr"
+       << YAML::Value << t.lr << YAML::Key << "weight_decay" << YAML::Value << t.weight_decay
+       << YAML::Key << "beta1" << YAML::Value << t.beta1 << YAML::Key << "beta2" << YAML::Value
+       << t.beta2 << YAML::Key << "eps" << YAML::Value << t.eps << YAML::Key << "momentum"
+       << YAML::Value << t.momentum << YAML::Key << "warmup" << YAML::Value << t.warmup << YAML::Key
+       << "schedule" << YAML::Value << t.schedule << YAML::Key << "min_lr" << YAML::Value << t.min_lr
+       << YAML::Key << "clip_norm" << YAML::Value << t.clip_norm << YAML::Key << "log_every"
+       << YAML::Value << t.log_every << YAML::Key << "eval_every" << YAML::Value << t.eval_every
+       << YAML::Key << "checkpoint_every" << YAML::Value << t.checkpoint_every << YAML::Key
+       << "check_finite" << YAML::Value << t.check_finite;
+  rest << YAML::EndMap;
+  rest << YAML::Key << "evaluation" << YAML::Value << YAML::BeginMap;
+  rest << YAML::Key << "lengths" << YAML::Value << YAML::Flow << c.evaluation.lengths;
+  rest << YAML::Key << "examples" << YAML::Value << c.evaluation.examples;
+  rest << YAML::Key << "batch_size" << YAML::Value << c.evaluation.batch_size;
+  rest << YAML::Key << "seed" << YAML::Value << c.evaluation.seed;
+  rest << YAML::EndMap;
+  if (!c.sweep.axes.empty()) {
+    rest << YAML::Key << "sweep" << YAML::Value << YAML::BeginMap;
+    for (const auto& [key, values] : c.sweep.axes)
+      rest << YAML::Key << key << YAML::Value << YAML::Flow << values;
+    rest << YAML::EndMap;
+  }
+  rest << YAML::EndMap;
+  return text + rest.c_str() + "\n";
+}
+
+}  // namespace pelab

@@ -1,0 +1,94 @@
+#include "pelab/experiment/evaluate.h"
+
+#include <cmath>
+
+#include "pelab/autograd/autograd.h"
+#include "pelab/core/error.h"
+#include "pelab/data/batching.h"
+
+namespace pelab {
+
+Evaluation evaluate(const Encoder& model, const Task& task, const ExperimentConfig& config,
+                    std::vector<int64_t> lengths) {
+  if (lengths.empty()) lengths = config.evaluation.lengths;
+  NoGradGuard no_grad;
+  Evaluation out;
+  const RandomizeConfig& rnd = config.model.positional.randomize;
+  const bool random_positions = rnd.max_position > 0 && rnd.at_eval;
+  const int64_t V = config.model.vocab_out;
+  for (int64_t n : lengths) {
+    const std::vector<Example> examples =
+        evaluation_examples(task, n, config.evaluation.examples, config.evaluation.seed);
+    Generator position_rng(derive_seed(config.evaluation.seed ^ static_cast<uint64_t>(n), "eval-positions"));
+    LengthResult r;
+    r.length = n;
+    r.tokens = task.sequence_length(static_cast<int>(n));
+    r.in_training = n >= config.task.min_length && n <= config.task.max_length;
+    std::vector<PositionResult> positions;
+    int64_t correct = 0, perfect = 0;
+    double loss_sum = 0;
+    for (size_t start = 0; start < examples.size(); start += config.evaluation.batch_size) {
+      const size_t end = std::min(examples.size(), start + static_cast<size_t>(config.evaluation.batch_size));
+      const std::vector<Example> part(examples.begin() + start, examples.begin() + end);
+      const Batch batch = collate(part, random_positions ? &rnd : nullptr, &position_rng);
+      const Tensor logits = model.forward(batch).logits;  // [B, T, V]
+      const float* z = logits.data();
+      const int64_t T = batch.length();
+      for (size_t b = 0; b < part.size(); ++b) {
+        bool all_right = true;
+        for (int64_t t = 0; t < T; ++t) {
+          const int32_t y = batch.targets.values[b * T + t];
+          if (y == kIgnore) continue;
+          const float* row = z + (b * T + t) * V;
+          int64_t best = 0;
+          float mx = row[0];
+          for (int64_t c = 1; c < V; ++c)
+            if (row[c] > mx) mx = row[c], best = c;
+          double sum = 0;
+          for (int64_t c = 0; c < V; ++c) sum += std::exp(static_cast<double>(row[c] - mx));
+          const double loss = std::log(sum) - (row[y] - mx);
+          const bool right = best == y;
+          if (static_cast<int64_t>(positions.size()) <= t) positions.resize(t + 1);
+          PositionResult& p = positions[t];
+          p.length = n;
+          p.position = t;
+          p.scored += 1;
+          p.correct += right;
+          p.loss_sum += loss;
+          r.scored += 1;
+          correct += right;
+          loss_sum += loss;
+          all_right = all_right && right;
+        }
+        perfect += all_right;
+      }
+    }
+    r.examples = static_cast<int64_t>(examples.size());
+    r.token_accuracy = r.scored ? static_cast<double>(correct) / r.scored : 0.0;
+    r.sequence_accuracy = r.examples ? static_cast<double>(perfect) / r.examples : 0.0;
+    r.loss = r.scored ? loss_sum / r.scored : 0.0;
+    out.by_length.push_back(r);
+    for (const PositionResult& p : positions)
+      if (p.scored > 0) out.by_position.push_back(p);
+  }
+  return out;
+}
+
+std::string eval_csv(const Evaluation& e) {
+  std::string s = "length,tokens,examples,scored,token_accuracy,sequence_accuracy,loss,in_training\n";
+  for (const LengthResult& r : e.by_length)
+    s += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{}\n", r.length, r.tokens, r.examples,
+                     r.scored, r.token_accuracy, r.sequence_accuracy, r.loss,
+                     r.in_training ? "true" : "false");
+  return s;
+}
+
+std::string per_position_csv(const Evaluation& e) {
+  std::string s = "length,position,scored,accuracy,loss\n";
+  for (const PositionResult& p : e.by_position)
+    s += fmt::format("{},{},{},{:.6f},{:.6f}\n", p.length, p.position, p.scored,
+                     static_cast<double>(p.correct) / p.scored, p.loss_sum / p.scored);
+  return s;
+}
+
+}  // namespace pelab
