@@ -44,8 +44,7 @@ void read_model_sections(MapReader& root, ModelConfig& c) {
 
 std::string model_sections_yaml(const ModelConfig& c) {
   YAML::Emitter out;
-  out.SetDoublePrecision(17);
-  out << YAML::BeginMap;
+    out << YAML::BeginMap;
   out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "vocab_in" << YAML::Value << c.vocab_in;
   out << YAML::Key << "vocab_out" << YAML::Value << c.vocab_out;
@@ -53,11 +52,11 @@ std::string model_sections_yaml(const ModelConfig& c) {
   out << YAML::Key << "heads" << YAML::Value << c.heads;
   out << YAML::Key << "layers" << YAML::Value << c.layers;
   out << YAML::Key << "d_ff" << YAML::Value << c.ffn_width();
-  out << YAML::Key << "dropout" << YAML::Value << c.dropout;
+  out << YAML::Key << "dropout" << YAML::Value << yaml_number(c.dropout);
   out << YAML::Key << "norm" << YAML::Value << c.norm;
   out << YAML::Key << "causal" << YAML::Value << c.causal;
   out << YAML::Key << "activation" << YAML::Value << c.activation;
-  out << YAML::Key << "embed_scale" << YAML::Value << c.embedding_scale();
+  out << YAML::Key << "embed_scale" << YAML::Value << yaml_number(c.embedding_scale());
   out << YAML::EndMap;
   // Every key the scheme takes, resolved (defaults written out); no other key, so the text
   // reloads without errors.
@@ -69,7 +68,11 @@ std::string model_sections_yaml(const ModelConfig& c) {
   out << YAML::Key << "positional" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "type" << YAML::Value << p.type;
   auto emit = [&](const char* key, auto value) {
-    if (keys.count(key)) out << YAML::Key << key << YAML::Value << value;
+    if (!keys.count(key)) return;
+    if constexpr (std::is_floating_point_v<decltype(value)>)
+      out << YAML::Key << key << YAML::Value << yaml_number(value);
+    else
+      out << YAML::Key << key << YAML::Value << value;
   };
   emit("combine", p.combine);
   emit("dim", p.dim);

@@ -90,6 +90,8 @@ YAML::Node load_yaml_file(const std::string& path) {
   return load_yaml_string(s, path);
 }
 
+std::string yaml_number(double value) { return fmt::format("{}", value); }
+
 std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best;
   size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;

@@ -11,6 +11,7 @@
 #include "pelab/config/model_config_yaml.h"
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/error.h"
+#include "pelab/data/file_dataset.h"
 #include "pelab/nn/encoder.h"
 #include "pelab/positional/scheme.h"
 #include "pelab/train/schedule.h"
@@ -21,9 +22,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kSections = {"model", "positional", "task", "training",
-                                            "evaluation", "sweep"};
-const std::vector<std::string> kTopKeys = {"name", "seed", "threads", "model", "positional",
+const std::vector<std::string> kSections = {"model",    "positional", "task",
+                                            "training", "evaluation", "sweep"};
+const std::vector<std::string> kTopKeys = {"name", "seed",     "threads",    "model", "positional",
                                            "task", "training", "evaluation", "sweep"};
 const std::vector<std::string> kTaskKeys = {"name", "min_length", "max_length", "train_file",
                                             "eval_file"};
@@ -54,7 +55,8 @@ Group load_group(const std::string& configs_dir, const std::string& section,
   const std::string path = group_path(configs_dir, section, name);
   if (!fs::exists(path)) {
     std::string valid;
-    for (const std::string& n : group_names(configs_dir, section)) valid += (valid.empty() ? "" : ", ") + n;
+    for (const std::string& n : group_names(configs_dir, section))
+      valid += (valid.empty() ? "" : ", ") + n;
     throw Error(fmt::format("{}: no config group '{}' ({} does not exist; valid: {})", where, name,
                             path, valid.empty() ? "none" : valid));
   }
@@ -84,8 +86,8 @@ void set_dotted(YAML::Node root, const std::string& dotted, const YAML::Node& va
       chain.back()[parts[i]] = YAML::Node(YAML::NodeType::Map);
       next = chain.back()[parts[i]];
     }
-    PELAB_CHECK(next.IsMap(), "{}: '{}' is not a section, so '{}' cannot be set", origin,
-                parts[i], dotted);
+    PELAB_CHECK(next.IsMap(), "{}: '{}' is not a section, so '{}' cannot be set", origin, parts[i],
+                dotted);
     chain.push_back(next);
   }
   chain.back()[parts.back()] = value;
@@ -141,8 +143,10 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     for (const auto& [key, node] : parsed)
       if (key == section && node.IsScalar()) given = node;
     if (given.IsDefined() && given.IsScalar() && section != "sweep") {
-      const std::string where = origins->count(section) ? (*origins)[section]
-                                                        : fmt::format("{}:{}: {}", source, given.Mark().line + 1, section);
+      const std::string where =
+          origins->count(section)
+              ? (*origins)[section]
+              : fmt::format("{}:{}: {}", source, given.Mark().line + 1, section);
       Group g = load_group(configs_dir, section, given.Scalar(), where);
       root[section] = g.node;
       section_source[section] = g.source;
@@ -165,7 +169,8 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     c.seed = static_cast<uint64_t>(seed);
   }
   top.read("threads", c.threads);
-  if (c.threads < 1 || c.threads > 256) top.fail("threads", fmt::format("must be in [1, 256], got {}", c.threads));
+  if (c.threads < 1 || c.threads > 256)
+    top.fail("threads", fmt::format("must be in [1, 256], got {}", c.threads));
 
   // Sections read with the file they came from (a group's own file and lines).
   auto section_reader = [&](const std::string& name) {
@@ -173,7 +178,6 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     return MapReader(n ? *n : YAML::Node(), section_source[name], name, origins, locations);
   };
   {
-    YAML::Node both(YAML::NodeType::Map);
     MapReader model = section_reader("model");
     MapReader positional = section_reader("positional");
     // read_model_sections expects a root holding both; read each through its own reader.
@@ -213,7 +217,8 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     try {
       info = &scheme_info(p.type);
     } catch (const Error& e) {
-      positional.fail("type", fmt::format("unknown scheme '{}' (valid: {})", p.type, join(scheme_names())));
+      positional.fail("type",
+                      fmt::format("unknown scheme '{}' (valid: {})", p.type, join(scheme_names())));
     }
     for (const std::string& key : p.keys_given) {
       if (key == "type" || key == "randomize") continue;
@@ -234,14 +239,16 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     try {
       params = task_params(c.task.name);
     } catch (const Error&) {
-      task.fail("name", fmt::format("unknown task '{}' (valid: {})", c.task.name, join(task_names())));
+      task.fail("name", fmt::format("unknown task '{}' (valid: {}, file)", c.task.name,
+                                    join(task_names())));
     }
     for (const TaskParam& tp : params) {
       valid.push_back(tp.name);
       int64_t v = 0;
       if (task.read(tp.name, v)) {
         if (v < tp.min || v > tp.max)
-          task.fail(tp.name, fmt::format("{} is out of range [{}, {}] ({})", v, tp.min, tp.max, tp.help));
+          task.fail(tp.name,
+                    fmt::format("{} is out of range [{}, {}] ({})", v, tp.min, tp.max, tp.help));
         c.task.params[tp.name] = v;
       }
     }
@@ -281,14 +288,17 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     if (tr.optimizer != "sgd" && tr.optimizer != "adam" && tr.optimizer != "adamw")
       t.fail("optimizer", fmt::format("'{}' is not valid (valid: sgd, adam, adamw)", tr.optimizer));
     if (tr.schedule != "constant" && tr.schedule != "linear" && tr.schedule != "cosine")
-      t.fail("schedule", fmt::format("'{}' is not valid (valid: constant, linear, cosine)", tr.schedule));
+      t.fail("schedule",
+             fmt::format("'{}' is not valid (valid: constant, linear, cosine)", tr.schedule));
     if (tr.weight_decay < 0) t.fail("weight_decay", "must be >= 0");
     if (tr.beta1 < 0 || tr.beta1 >= 1) t.fail("beta1", "must be in [0, 1)");
     if (tr.beta2 < 0 || tr.beta2 >= 1) t.fail("beta2", "must be in [0, 1)");
     if (tr.momentum < 0) t.fail("momentum", "must be >= 0");
     if (tr.warmup < 0 || tr.warmup > tr.steps)
-      t.fail("warmup", fmt::format("must be in [0, training.steps = {}], got {}", tr.steps, tr.warmup));
-    if (tr.min_lr < 0 || tr.min_lr > tr.lr) t.fail("min_lr", fmt::format("must be in [0, lr = {}]", tr.lr));
+      t.fail("warmup",
+             fmt::format("must be in [0, training.steps = {}], got {}", tr.steps, tr.warmup));
+    if (tr.min_lr < 0 || tr.min_lr > tr.lr)
+      t.fail("min_lr", fmt::format("must be in [0, lr = {}]", tr.lr));
     if (tr.clip_norm < 0) t.fail("clip_norm", "must be >= 0 (0 = no clipping)");
     if (tr.eval_every < 0) t.fail("eval_every", "must be >= 0 (0 = only at the end)");
     if (tr.checkpoint_every < 0) t.fail("checkpoint_every", "must be >= 0 (0 = only at the end)");
@@ -326,22 +336,59 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     auto o = origins->find(key);
     return (o != origins->end() ? o->second : source) + ": " + key;
   };
+  // task.name: file reads task.train_file and task.eval_file: relative to the YAML file that
+  // gives them (the working directory for command-line overrides), saved absolute so that a
+  // run's config.yaml reloads from anywhere. Loading binds them for make_task("file", ...).
+  const bool from_files = c.task.name == kFileTaskName;
+  for (std::string* path : {&c.task.train_file, &c.task.eval_file}) {
+    const std::string key = path == &c.task.train_file ? "task.train_file" : "task.eval_file";
+    if (!from_files && !path->empty())
+      throw Error(fmt::format("{}: only read when task.name is 'file'", at(key)));
+    if (!from_files) continue;
+    if (path->empty())
+      throw Error(
+          fmt::format("{}: the 'file' task needs task.train_file and task.eval_file (a "
+                      "dataset file each; see datasets/README.md)",
+                      at("task.name")));
+    const fs::path base =
+        origins->count(key) ? fs::path() : fs::path(section_source["task"]).parent_path();
+    *path = fs::absolute(base / *path).lexically_normal().string();
+  }
+  if (from_files)
+    c.task.params = load_file_task(c.task.train_file, c.task.eval_file, at("task.train_file"),
+                                   at("task.eval_file"));
   std::unique_ptr<Task> task;
   try {
     task = make_task(c.task.name, c.task.params);
   } catch (const Error& e) {
     throw Error(at("task.name") + ": " + e.what());
   }
+  // A file task's defaults come from its files: training sizes = the training file's range,
+  // evaluation lengths = every size in the evaluation file.
+  const auto* file_task = dynamic_cast<const FileTask*>(task.get());
+  if (file_task) {
+    const std::vector<int> train_sizes = file_task->train_sizes(),
+                           eval_sizes = file_task->eval_sizes();
+    if (!locations->count("task.min_length")) c.task.min_length = train_sizes.front();
+    if (!locations->count("task.max_length")) c.task.max_length = train_sizes.back();
+    if (c.evaluation.lengths.empty())
+      c.evaluation.lengths.assign(eval_sizes.begin(), eval_sizes.end());
+  }
   if (c.task.min_length < task->min_length())
-    throw Error(fmt::format("{}: {} is below the task's shortest problem size {}", at("task.min_length"),
-                            c.task.min_length, task->min_length()));
+    throw Error(fmt::format("{}: {} is below the task's shortest problem size {}",
+                            at("task.min_length"), c.task.min_length, task->min_length()));
   if (c.task.max_length < c.task.min_length)
     throw Error(fmt::format("{}: {} is below task.min_length = {}", at("task.max_length"),
                             c.task.max_length, c.task.min_length));
   if (c.evaluation.lengths.empty()) {  // the default ladder: inside training, then up to 4×
     const int64_t mx = c.task.max_length;
-    std::set<int64_t> ladder{c.task.min_length, std::max(c.task.min_length, mx / 2), mx,
-                             mx + mx / 2, 2 * mx, 3 * mx, 4 * mx};
+    std::set<int64_t> ladder{c.task.min_length,
+                             std::max(c.task.min_length, mx / 2),
+                             mx,
+                             mx + mx / 2,
+                             2 * mx,
+                             3 * mx,
+                             4 * mx};
     c.evaluation.lengths.assign(ladder.begin(), ladder.end());
   }
   std::sort(c.evaluation.lengths.begin(), c.evaluation.lengths.end());
@@ -351,6 +398,15 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     if (n < task->min_length() || n > 100000)
       throw Error(fmt::format("{}: length {} is outside [{}, 100000]", at("evaluation.lengths"), n,
                               task->min_length()));
+  if (file_task) {
+    const std::string range = file_task->check_training_range(c.task.min_length, c.task.max_length);
+    if (!range.empty())
+      throw Error(fmt::format(
+          "{}: {}", at(locations->count("task.max_length") ? "task.max_length" : "task.min_length"),
+          range));
+    const std::string lengths = file_task->check_evaluation_lengths(c.evaluation.lengths);
+    if (!lengths.empty()) throw Error(fmt::format("{}: {}", at("evaluation.lengths"), lengths));
+  }
   c.model.vocab_in = task->info().vocab_in();
   c.model.vocab_out = task->info().vocab_out();
 
@@ -360,8 +416,9 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   if (p.randomize.max_position > 0) {
     const int64_t needed = p.randomize.at_eval ? longest : longest_train;
     if (p.randomize.max_position < needed)
-      throw Error(fmt::format("{}: {} is shorter than the longest sequence it must number ({} tokens)",
-                              at("positional.randomize.max_position"), p.randomize.max_position, needed));
+      throw Error(
+          fmt::format("{}: {} is shorter than the longest sequence it must number ({} tokens)",
+                      at("positional.randomize.max_position"), p.randomize.max_position, needed));
   }
   if (p.type == "learned") {
     // The table must hold every position used: the longest sequence, or M when randomized.
@@ -385,13 +442,14 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     const std::string msg = e.what();
     const std::string key = msg.substr(0, msg.find(':'));
     const bool is_key = key.find(' ') == std::string::npos && key.find('.') != std::string::npos;
-    throw Error(fmt::format("{}: {}", is_key ? at(key).substr(0, at(key).rfind(": ")) : at("positional.type"),
-                            msg));
+    throw Error(fmt::format(
+        "{}: {}", is_key ? at(key).substr(0, at(key).rfind(": ")) : at("positional.type"), msg));
   }
   return c;
 }
 
-ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+ExperimentConfig load_experiment(const std::string& path,
+                                 const std::vector<std::string>& overrides) {
   std::ifstream in(path, std::ios::binary);
   PELAB_CHECK(in.good(), "{}: cannot open the config file", path);
   std::stringstream text;
@@ -415,7 +473,6 @@ ExperimentConfig load_experiment(const std::string& path, const std::vector<std:
 
 std::string to_yaml(const ExperimentConfig& c) {
   YAML::Emitter out;
-  out.SetDoublePrecision(17);
   out << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << c.name;
   out << YAML::Key << "seed" << YAML::Value << c.seed;
@@ -423,32 +480,34 @@ std::string to_yaml(const ExperimentConfig& c) {
   out << YAML::EndMap;
   std::string text = std::string(out.c_str()) + "\n" + model_sections_yaml(c.model);
   YAML::Emitter rest;
-  rest.SetDoublePrecision(17);
   rest << YAML::BeginMap;
   rest << YAML::Key << "task" << YAML::Value << YAML::BeginMap;
   rest << YAML::Key << "name" << YAML::Value << c.task.name;
   for (const TaskParam& tp : task_params(c.task.name)) {
     auto it = c.task.params.find(tp.name);
-    rest << YAML::Key << tp.name << YAML::Value << (it != c.task.params.end() ? it->second : tp.value);
+    rest << YAML::Key << tp.name << YAML::Value
+         << (it != c.task.params.end() ? it->second : tp.value);
   }
   rest << YAML::Key << "min_length" << YAML::Value << c.task.min_length;
   rest << YAML::Key << "max_length" << YAML::Value << c.task.max_length;
-  if (!c.task.train_file.empty()) rest << YAML::Key << "train_file" << YAML::Value << c.task.train_file;
-  if (!c.task.eval_file.empty()) rest << YAML::Key << "eval_file" << YAML::Value << c.task.eval_file;
+  if (!c.task.train_file.empty())
+    rest << YAML::Key << "train_file" << YAML::Value << c.task.train_file;
+  if (!c.task.eval_file.empty())
+    rest << YAML::Key << "eval_file" << YAML::Value << c.task.eval_file;
   rest << YAML::EndMap;
   const TrainingConfig& t = c.training;
   rest << YAML::Key << "training" << YAML::Value << YAML::BeginMap;
   rest << YAML::Key << "steps" << YAML::Value << t.steps << YAML::Key << "batch_size" << YAML::Value
-       << t.batch_size << YAML::Key << "optimizer" << YAML::Value << t.optimizer << YAML::Key << "lr"
-       << YAML::Value << t.lr << YAML::Key << "weight_decay" << YAML::Value << t.weight_decay
-       << YAML::Key << "beta1" << YAML::Value << t.beta1 << YAML::Key << "beta2" << YAML::Value
-       << t.beta2 << YAML::Key << "eps" << YAML::Value << t.eps << YAML::Key << "momentum"
-       << YAML::Value << t.momentum << YAML::Key << "warmup" << YAML::Value << t.warmup << YAML::Key
-       << "schedule" << YAML::Value << t.schedule << YAML::Key << "min_lr" << YAML::Value << t.min_lr
-       << YAML::Key << "clip_norm" << YAML::Value << t.clip_norm << YAML::Key << "log_every"
-       << YAML::Value << t.log_every << YAML::Key << "eval_every" << YAML::Value << t.eval_every
-       << YAML::Key << "checkpoint_every" << YAML::Value << t.checkpoint_every << YAML::Key
-       << "check_finite" << YAML::Value << t.check_finite;
+       << t.batch_size << YAML::Key << "optimizer" << YAML::Value << t.optimizer << YAML::Key
+       << "lr" << YAML::Value << yaml_number(t.lr) << YAML::Key << "weight_decay" << YAML::Value
+       << yaml_number(t.weight_decay) << YAML::Key << "beta1" << YAML::Value << yaml_number(t.beta1) << YAML::Key << "beta2"
+       << YAML::Value << yaml_number(t.beta2) << YAML::Key << "eps" << YAML::Value << yaml_number(t.eps) << YAML::Key
+       << "momentum" << YAML::Value << yaml_number(t.momentum) << YAML::Key << "warmup" << YAML::Value
+       << t.warmup << YAML::Key << "schedule" << YAML::Value << t.schedule << YAML::Key << "min_lr"
+       << YAML::Value << yaml_number(t.min_lr) << YAML::Key << "clip_norm" << YAML::Value << yaml_number(t.clip_norm)
+       << YAML::Key << "log_every" << YAML::Value << t.log_every << YAML::Key << "eval_every"
+       << YAML::Value << t.eval_every << YAML::Key << "checkpoint_every" << YAML::Value
+       << t.checkpoint_every << YAML::Key << "check_finite" << YAML::Value << t.check_finite;
   rest << YAML::EndMap;
   rest << YAML::Key << "evaluation" << YAML::Value << YAML::BeginMap;
   rest << YAML::Key << "lengths" << YAML::Value << YAML::Flow << c.evaluation.lengths;

@@ -22,6 +22,9 @@ namespace pelab {
 YAML::Node load_yaml_string(const std::string& text, const std::string& source);
 YAML::Node load_yaml_file(const std::string& path);
 
+// A number as YAML text: the shortest form that reads back to the same double.
+std::string yaml_number(double value);
+
 // The candidate closest to `word` by edit distance, or "" if none is close.
 std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates);
 
