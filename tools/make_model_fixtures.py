@@ -3,7 +3,7 @@
 
 Each case is one small safetensors file holding a model config, its parameters, a
 padded batch, the logits, the loss and d loss / d parameter, so the C++ model can be
-checked without Python.  The model follows /work/shared/MODEL.md ("the contract")
+checked without Python.  The model follows docs/model.md ("the contract")
 literally; every section cited as "MODEL.md §..." below is a heading of that file.
 
     /usr/bin/python3 tools/make_model_fixtures.py [--out tests/fixtures/model]
