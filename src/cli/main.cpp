@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   try {
     pelab::cli::add_run_commands(app, action);
     pelab::cli::add_bench_commands(app, action);
+    pelab::cli::add_sweep_commands(app, action);
+    pelab::cli::add_data_commands(app, action);
     app.parse(argc, argv);
     return action ? action() : 0;
   } catch (const CLI::ParseError& e) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "data/task_base.h"
+#include "pelab/data/file_dataset.h"
 
 // One line per task, in the order task_names() lists them.
 #define PELAB_TASKS(X)  \
@@ -61,7 +62,8 @@ const TaskDef& find_task(const std::string& name) {
   const std::vector<TaskDef>& table = task_table();
   const auto it = std::find_if(table.begin(), table.end(),
                                [&](const TaskDef& def) { return def.name == name; });
-  PELAB_CHECK(it != table.end(), "unknown task '{}'; valid tasks: {}", name, join(task_names()));
+  PELAB_CHECK(it != table.end(), "unknown task '{}'; valid tasks: {} (or 'file' for dataset files)",
+              name, join(task_names()));
   return *it;
 }
 
@@ -80,6 +82,9 @@ const char* to_string(TaskLayout layout) {
 }
 
 std::unique_ptr<Task> make_task(const std::string& name, const TaskParams& params) {
+  // 'file' is not a generated task (not in the table or task_names()): its files are bound
+  // by the config loader (see pelab/data/file_dataset.h).
+  if (name == kFileTaskName) return make_registered_file_task(params);
   const TaskDef& def = find_task(name);
   std::vector<std::string> valid;
   for (const TaskParam& p : def.params) valid.push_back(p.name);
@@ -110,6 +115,7 @@ std::vector<std::string> task_names() {
 }
 
 std::vector<TaskParam> task_params(const std::string& name) {
+  if (name == kFileTaskName) return {};  // takes task.train_file and task.eval_file instead
   return find_task(name).params;
 }
 

@@ -1,0 +1,141 @@
+// Comparing runs: the completed runs under some directories are grouped by every config key
+// that differs between them except `seed` (typically positional.type), and each group's
+// accuracy per evaluated length is summarised over its seeds (mean ± sample std).
+//
+// Outputs (write_comparison):
+//   compare.md    a Markdown table: one row per group, one column per length ("0.98 ± 0.01";
+//                 lengths marked * were in training), then in-distribution and extrapolation
+//                 means; then the runs left out (failed, incomplete, not started)
+//   compare.csv   long format: group,length,in_training,mean,std,n,seeds,values
+//                 (seeds and values ';'-separated, in the same order; std empty when n < 2)
+//   compare.json  everything, including the summaries and accuracy by position
+//   accuracy_by_length.{png,svg,gp}, accuracy_by_position.{png,svg,gp}   (with gnuplot)
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pelab {
+
+enum class Metric { sequence_accuracy, token_accuracy };
+Metric parse_metric(const std::string& name);  // throws Error naming the valid ones
+std::string metric_name(Metric m);
+
+// One run directory found under the compared directories.
+struct RunRecord {
+  struct Point {
+    int64_t length = 0;
+    bool in_training = false;
+    double sequence_accuracy = 0;
+    double token_accuracy = 0;
+  };
+  std::string dir;
+  std::string status;  // completed | failed | incomplete | running | not started
+  std::string detail;  // why it is not completed (one line)
+  uint64_t seed = 0;
+  std::map<std::string, std::string> config;  // config.yaml flattened: "positional.type" → "rotary"
+  std::vector<std::string> config_order;      // its keys in file order
+  std::vector<Point> eval;                    // from summary.json
+  int64_t train_min_length = 0, train_max_length = 0;
+  int64_t order = -1;  // the run's index in its sweep.json (-1 if none)
+};
+
+// Every run directory under `dirs` (a directory holding summary.json, config.yaml or
+// status.json), plus runs listed in a sweep.json that have no directory yet ("not started").
+// Sorted by sweep order, then by path (numbers in names compare as numbers).
+std::vector<RunRecord> find_runs(const std::vector<std::string>& dirs);
+
+// Reads one run directory (the status is derived from summary.json / status.json / files).
+RunRecord read_run(const std::string& dir);
+
+// The "key.sub: value" pairs of a YAML mapping, in document order (sequences as "[a, b]").
+std::vector<std::pair<std::string, std::string>> flatten_yaml(const std::string& text);
+
+// mean, sample standard deviation (n - 1; NaN when n < 2) and count.
+struct Stat {
+  double mean = 0;
+  double std = 0;
+  int64_t n = 0;
+  std::vector<uint64_t> seeds;
+  std::vector<double> values;
+};
+Stat summarize(const std::vector<double>& values, const std::vector<uint64_t>& seeds = {});
+
+struct GroupLength {
+  int64_t length = 0;
+  bool in_training = false;
+  Stat stat;
+};
+
+struct PositionStat {
+  int64_t position = 0;
+  double mean = 0, std = 0;
+  int64_t n = 0;
+};
+
+struct Group {
+  std::string label;  // values of the group keys joined by " / " (or the experiment's name)
+  std::vector<std::pair<std::string, std::string>> keys;  // group key → value ("—" if absent)
+  std::vector<std::string> runs;                          // run directories
+  std::vector<GroupLength> lengths;                       // ascending
+  Stat in_distribution, extrapolation;                    // per seed: the mean over those lengths
+  int64_t train_max_length = 0;
+  // Token accuracy by position at the longest length the comparison evaluated, averaged over
+  // seeds (from per_position.csv; empty if the group did not evaluate that length).
+  std::vector<PositionStat> by_position;
+  int64_t last_train_position = -1;  // the last position of the longest training length
+};
+
+struct Comparison {
+  Metric metric = Metric::sequence_accuracy;
+  std::vector<std::string> dirs;        // what was compared
+  std::vector<std::string> group_keys;  // the config keys that tell the groups apart
+  std::vector<Group> groups;
+  std::vector<int64_t> lengths;     // every evaluated length, ascending
+  int64_t position_length = 0;      // the length of the by-position summaries
+  std::vector<RunRecord> excluded;  // not completed (listed, not dropped silently)
+  int64_t completed_runs = 0;
+};
+
+// The config keys that tell `runs` apart (not seed, not sweep.*), reduced to the fewest that
+// give the same grouping (positional.base, present only for rotary, goes with positional.type).
+// Preferred: keys named in the run directories ("key=value" components), positional.type,
+// task.name, keys every run has.
+std::vector<std::string> grouping_keys(const std::vector<RunRecord>& runs);
+
+// Groups the completed runs and summarises them; the others go to `excluded`. The group keys
+// are computed over every run that has a config.yaml (failed ones too).
+// `read_positions` reads each run's per_position.csv (off for synthetic runs without one).
+Comparison compare_runs(const std::vector<RunRecord>& runs, Metric metric,
+                        bool read_positions = true);
+
+// "0.98 ± 0.01" ("0.98" when n = 1, "—" when n = 0).
+std::string format_stat(const Stat& s, int decimals = 2);
+
+std::string comparison_markdown(const Comparison& c);
+std::string comparison_csv(const Comparison& c);
+std::string comparison_json(const Comparison& c);  // pretty JSON text
+
+struct CompareOptions {
+  std::vector<std::string> dirs;
+  std::string out_dir;  // default: dirs[0]
+  Metric metric = Metric::sequence_accuracy;
+  bool plots = true;
+  std::string gnuplot = "gnuplot";
+};
+
+struct CompareOutput {
+  Comparison comparison;
+  std::string markdown;              // the table (as printed)
+  std::vector<std::string> written;  // files written
+  std::string plot_message;          // "" or one line (e.g. gnuplot is missing)
+};
+
+// find_runs + compare_runs + compare.{md,csv,json} + plots into out_dir. Throws Error when no
+// run directory is found at all.
+CompareOutput run_compare(const CompareOptions& options);
+
+}  // namespace pelab

@@ -1,0 +1,110 @@
+// Sweeps: the runs of one config are the product of its `sweep:` axes, e.g.
+//
+//   sweep:
+//     positional.type: [none, rotary]
+//     seed: [0, 1, 2]
+//
+// gives 6 runs, each a `pelab train` of the same config with the axis values as overrides,
+// in <out>/positional.type=none/seed=0 ... (one directory level per axis, in axis order).
+//
+// Runs execute as child processes (`<exe> train CONFIG k=v... --out DIR --no-progress`,
+// stdout and stderr to DIR/stdout.log), `jobs` at a time, so a crash in one run cannot take
+// the sweep down. Re-running a sweep skips completed runs (summary.json says "completed"),
+// resumes runs that have a checkpoint but no summary, and redoes failed or missing ones.
+//
+// Files a sweep writes:
+//   <out>/sweep.json       the config, overrides, axes and runs (name, values, overrides)
+//   <out>/.sweep.lock      flock'ed while a sweep runs there (a second one is refused)
+//   <run>/stdout.log       the run's stdout and stderr
+//   <run>/status.json      {"status": "running" | "completed" | "failed" | "interrupted",
+//                           "exit_code", "signal", "error" (last line of stdout.log),
+//                           "seconds", "command"}
+// SIGINT/SIGTERM: stop launching, forward SIGINT to the running children (they save a
+// checkpoint and exit), wait for them; a second signal kills them (their last checkpoint is
+// kept; the next sweep resumes from it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pelab/experiment/config.h"
+
+namespace pelab {
+
+struct SweepRun {
+  std::vector<std::pair<std::string, std::string>> values;  // axis key, value (axis order)
+  std::string name;                                         // "positional.type=none/seed=0"
+  std::string dir;                                          // <out>/<name>
+  std::vector<std::string> overrides;  // the sweep's overrides, then the axis values
+};
+
+// The runs of `axes` (the product, first axis outermost), under `out_dir`. Each run's
+// overrides are `base_overrides`, then "key=value" per axis, then "sweep={}" (a run is a plain
+// training run: its config.yaml holds no sweep section, so adding seeds later keeps the
+// existing runs valid). A value is used verbatim in the override; in the directory name
+// characters other than [A-Za-z0-9._+,=-] become '_'. Two runs with the same directory, an
+// axis without values or an empty key are errors.
+std::vector<SweepRun> expand_sweep(
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& axes,
+    const std::string& out_dir, const std::vector<std::string>& base_overrides = {});
+
+// The directory name of one axis value: "key=value" with the value made path-safe.
+std::string sweep_dir_component(const std::string& key, const std::string& value);
+
+// What a sweep does with a run directory.
+enum class RunAction { skip, resume, fresh };
+
+struct RunPlan {
+  RunAction action = RunAction::fresh;
+  std::string reason;            // "completed", "failed before (exit 1)", "checkpoint", "new", ...
+  bool config_mismatch = false;  // the directory holds a run of a different config
+};
+
+// Decides from the files in `dir`:
+//   summary.json with "status": "completed"     → skip (config_mismatch if its config.yaml
+//                                                  exists and differs)
+//   status.json with "status": "failed"         → fresh (redo)
+//   checkpoint.safetensors and the same config  → resume
+//   anything else (nothing, a changed config)   → fresh
+// `config_yaml` is the run's resolved config (to_yaml); empty = do not compare.
+RunPlan plan_run(const std::string& dir, const std::string& config_yaml);
+
+// The first line where two config texts differ, as "line N: 'a' vs 'b'" ("" if equal).
+std::string first_difference(const std::string& a, const std::string& b);
+
+// The last non-empty line of a text file ("" if there is none or it cannot be read).
+std::string last_line(const std::string& path);
+
+struct SweepOptions {
+  std::string config_path;
+  std::vector<std::string> overrides;
+  std::string out_dir;  // default: runs/<name>
+  int64_t jobs = 0;     // concurrent runs; 0 = sweep.parallel if set, else cores / config threads
+  std::string executable = "/proc/self/exe";  // the pelab binary the runs execute
+  bool progress = true;        // an updating line on a terminal (periodic lines otherwise)
+  double report_seconds = 60;  // the period of progress lines when not on a terminal
+};
+
+struct SweepResult {
+  std::string out_dir;
+  int64_t total = 0;      // runs in the sweep
+  int64_t skipped = 0;    // already completed
+  int64_t completed = 0;  // completed by this sweep
+  int64_t failed = 0;
+  int64_t interrupted = 0;  // stopped (signal); resumed by the next sweep
+  int64_t not_started = 0;  // never launched (the sweep was interrupted)
+  bool stopped = false;     // the sweep itself got SIGINT/SIGTERM
+  int exit_code() const { return failed ? 1 : (interrupted || not_started || stopped) ? 3 : 0; }
+  std::string tally() const;  // the one-line summary
+};
+
+// Validates every run's config (an error names the run and the key), then runs the sweep.
+// Progress and per-run lines go to stderr.
+SweepResult run_sweep(const SweepOptions& options);
+
+// The default number of concurrent runs: usable cores / threads per run, at least 1.
+int64_t default_jobs(int64_t threads_per_run);
+
+}  // namespace pelab

@@ -1,0 +1,174 @@
+// `pelab gen`: writes a generated task's examples as a dataset file (datasets/README.md), to
+// inspect a task or to train on it through `task.name: file`.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <iostream>
+
+#include "commands.h"
+#include "pelab/core/error.h"
+#include "pelab/core/rng.h"
+#include "pelab/data/file_dataset.h"
+#include "pelab/data/task.h"
+#include "pelab/io/atomic_file.h"
+
+namespace pelab::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+int64_t parse_int(const std::string& text, const std::string& what) {
+  int64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  PELAB_CHECK(ec == std::errc() && ptr == text.data() + text.size() && !text.empty(),
+              "{}: '{}' is not an integer", what, text);
+  return value;
+}
+
+// "1,2,5-8" (CLI11 has split at the commas) → sorted distinct sizes.
+std::vector<int64_t> parse_lengths(const std::vector<std::string>& items) {
+  std::vector<int64_t> lengths;
+  for (const std::string& item : items) {
+    const size_t dash = item.find('-', 1);
+    if (dash == std::string::npos) {
+      lengths.push_back(parse_int(item, "--lengths"));
+      continue;
+    }
+    const int64_t lo = parse_int(item.substr(0, dash), "--lengths");
+    const int64_t hi = parse_int(item.substr(dash + 1), "--lengths");
+    PELAB_CHECK(lo <= hi && hi - lo < 100000, "--lengths: '{}' is not a range lo-hi", item);
+    for (int64_t n = lo; n <= hi; ++n) lengths.push_back(n);
+  }
+  std::sort(lengths.begin(), lengths.end());
+  lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+  PELAB_CHECK(!lengths.empty(), "--lengths: give at least one problem size, e.g. 1,2,3 or 1-8");
+  return lengths;
+}
+
+TaskParams parse_params(const std::vector<std::string>& items) {
+  TaskParams params;
+  for (const std::string& item : items) {
+    const size_t eq = item.find('=');
+    PELAB_CHECK(eq != std::string::npos && eq > 0,
+                "--param '{}': expected key=value, e.g. --param symbols=4", item);
+    const std::string key = item.substr(0, eq);
+    PELAB_CHECK(!params.count(key), "--param: '{}' is given twice", key);
+    params[key] = parse_int(item.substr(eq + 1), fmt::format("--param {}", key));
+  }
+  return params;
+}
+
+}  // namespace
+
+void add_data_commands(CLI::App& app, Action& action) {
+  struct GenArgs {
+    std::string task;
+    std::vector<std::string> params;
+    std::vector<std::string> lengths;
+    int64_t count = 0;
+    uint64_t seed = 0;
+    std::string format;
+    std::string out;
+  };
+  auto ga = std::make_shared<GenArgs>();
+  CLI::App* gen =
+      app.add_subcommand("gen",
+                         "Write a generated task's examples as a dataset file (JSONL or TSV; see "
+                         "datasets/README.md), to inspect it or train on it with task.name: file");
+  gen->add_option("task", ga->task, "the task to generate (e.g. copy, shift, parity)")->required();
+  gen->add_option("--param", ga->params, "a task parameter key=value (repeat for more)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  gen->add_option("--lengths", ga->lengths, "problem sizes, e.g. 1,2,3 or 1-8")
+      ->required()
+      ->delimiter(',');
+  gen->add_option("--count", ga->count, "examples per length")
+      ->required()
+      ->check(CLI::Range(int64_t{1}, kDatasetMaxExamples));
+  gen->add_option("--seed", ga->seed, "random seed (default 0)");
+  gen->add_option("--format", ga->format,
+                  "jsonl or tsv (default: from --out's extension, else jsonl)");
+  gen->add_option("--out", ga->out, "the file to write ('-' for standard output)")->required();
+  gen->callback([ga, &action] {
+    action = [ga] {
+      PELAB_CHECK(ga->task != kFileTaskName,
+                  "'file' is not a generated task; pelab gen writes a generated task as a file");
+      const std::unique_ptr<Task> task = make_task(ga->task, parse_params(ga->params));
+      const std::vector<int64_t> lengths = parse_lengths(ga->lengths);
+      // The format: --format, else the extension of --out, else JSONL. The reader goes by the
+      // extension, so the two must agree.
+      const std::optional<DatasetFormat> by_name =
+          ga->out == "-" ? std::nullopt : dataset_format_of_path(ga->out);
+      DatasetFormat format = DatasetFormat::Jsonl;
+      if (by_name.has_value()) format = by_name.value();
+      if (!ga->format.empty()) {
+        const DatasetFormat asked = parse_dataset_format(ga->format);
+        PELAB_CHECK(format == asked || !by_name.has_value(),
+                    "--format {} does not match the extension of {} (the reader goes by the "
+                    "extension); name it .{}",
+                    ga->format, ga->out, to_string(asked));
+        format = asked;
+      }
+      // Bounds: what the reader accepts (examples, tokens, bytes), checked before generating.
+      PELAB_CHECK(ga->count <= kDatasetMaxExamples &&
+                      ga->count * static_cast<int64_t>(lengths.size()) <= kDatasetMaxExamples,
+                  "--count {} × {} lengths is more than the {} examples a dataset file may hold",
+                  ga->count, lengths.size(), kDatasetMaxExamples);
+      int64_t tokens = 0;
+      for (int64_t n : lengths) {
+        PELAB_CHECK(n >= task->min_length() && n <= kDatasetMaxTokens,
+                    "--lengths: {} is outside [{}, {}]", n, task->min_length(), kDatasetMaxTokens);
+        const int64_t t = task->sequence_length(static_cast<int>(n));
+        PELAB_CHECK(t <= kDatasetMaxTokens,
+                    "--lengths: size {} gives {} tokens; a dataset example may have {}", n, t,
+                    kDatasetMaxTokens);
+        tokens += t * ga->count;
+      }
+      PELAB_CHECK(tokens * 2 <= kDatasetMaxFileBytes,
+                  "{} examples of up to {} tokens would exceed the {} MiB limit of a dataset "
+                  "file; lower --count or --lengths",
+                  ga->count * static_cast<int64_t>(lengths.size()),
+                  task->sequence_length(static_cast<int>(lengths.back())),
+                  kDatasetMaxFileBytes >> 20);
+
+      Generator rng(derive_seed(ga->seed, "gen"));
+      std::vector<Example> examples;
+      examples.reserve(static_cast<size_t>(ga->count) * lengths.size());
+      for (int64_t n : lengths)
+        for (int64_t i = 0; i < ga->count; ++i)
+          examples.push_back(task->sample(rng, static_cast<int>(n)));
+      TaskLayout layout = TaskLayout::Tagging;
+      const std::string text = format_dataset(task->info(), examples, format, &layout);
+      PELAB_CHECK(static_cast<int64_t>(text.size()) <= kDatasetMaxFileBytes,
+                  "the file would have {} bytes, more than the {} MiB limit of a dataset file; "
+                  "lower --count or --lengths",
+                  text.size(), kDatasetMaxFileBytes >> 20);
+      const std::string sizes =
+          FileTask::describe_sizes(std::vector<int>(lengths.begin(), lengths.end()));
+      const std::string summary = fmt::format(
+          "{} examples of {} (sizes {}, {} each, seed {}; {} layout, {} input and {} output "
+          "symbols)",
+          examples.size(), ga->task, sizes, ga->count, ga->seed, dataset_layout_name(layout),
+          task->info().vocab_in(), task->info().vocab_out());
+      if (ga->out == "-") {
+        std::cout << text << std::flush;
+        fmt::print(stderr, "wrote {}\n", summary);
+        return 0;
+      }
+      const fs::path parent = fs::path(ga->out).parent_path();
+      if (!parent.empty()) {
+        std::error_code ec;
+        fs::create_directories(parent, ec);
+        PELAB_CHECK(!ec, "{}: cannot create the directory: {}", parent.string(), ec.message());
+      }
+      write_file_atomic(ga->out, text);
+      fmt::print("{}: wrote {}\n", ga->out, summary);
+      return 0;
+    };
+  });
+}
+
+}  // namespace pelab::cli

@@ -1,0 +1,654 @@
+#include "pelab/experiment/compare.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "pelab/config/yaml_reader.h"
+#include "pelab/core/error.h"
+#include "pelab/experiment/plot.h"
+#include "pelab/io/atomic_file.h"
+
+namespace pelab {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+const char* const kAbsent = "—";
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+json read_json(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return json(json::value_t::discarded);
+  std::stringstream s;
+  s << in.rdbuf();
+  return json::parse(s.str(), nullptr, false);
+}
+
+std::string json_string(const json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// Path order with numbers compared as numbers ("seed=2" before "seed=10").
+bool natural_less(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const bool da = std::isdigit(static_cast<unsigned char>(a[i]));
+    const bool db = std::isdigit(static_cast<unsigned char>(b[j]));
+    if (da && db) {
+      size_t ie = i, je = j;
+      while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
+      while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
+      std::string na = a.substr(i, ie - i), nb = b.substr(j, je - j);
+      na.erase(0, std::min(na.find_first_not_of('0'), na.size()));
+      nb.erase(0, std::min(nb.find_first_not_of('0'), nb.size()));
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = ie;
+      j = je;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+void flatten(const YAML::Node& node, const std::string& prefix,
+             std::vector<std::pair<std::string, std::string>>& out) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      const std::string key = kv.first.as<std::string>();
+      flatten(kv.second, prefix.empty() ? key : prefix + "." + key, out);
+    }
+  } else if (node.IsSequence()) {
+    YAML::Emitter e;
+    e << YAML::Flow << node;
+    out.emplace_back(prefix, e.c_str());
+  } else if (node.IsScalar()) {
+    out.emplace_back(prefix, node.Scalar());
+  } else {
+    out.emplace_back(prefix, "");
+  }
+}
+
+double mean_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char ch : s) out += ch == '|' ? std::string("\\|") : std::string(1, ch);
+  return out;
+}
+
+json number_or_null(double x) {
+  return std::isfinite(x) ? json(x) : json(nullptr);
+}
+
+json stat_json(const Stat& s) {
+  return {{"mean", s.n ? number_or_null(s.mean) : json(nullptr)},
+          {"std", number_or_null(s.std)},
+          {"n", s.n},
+          {"seeds", s.seeds},
+          {"values", s.values}};
+}
+
+}  // namespace
+
+Metric parse_metric(const std::string& name) {
+  if (name == "sequence_accuracy") return Metric::sequence_accuracy;
+  if (name == "token_accuracy") return Metric::token_accuracy;
+  throw Error(fmt::format("unknown metric '{}' (valid: sequence_accuracy, token_accuracy)", name));
+}
+
+std::string metric_name(Metric m) {
+  return m == Metric::sequence_accuracy ? "sequence_accuracy" : "token_accuracy";
+}
+
+std::vector<std::pair<std::string, std::string>> flatten_yaml(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const YAML::Node root = load_yaml_string(text, "config.yaml");
+  if (root.IsDefined() && !root.IsNull()) flatten(root, "", out);
+  return out;
+}
+
+RunRecord read_run(const std::string& dir) {
+  RunRecord r;
+  r.dir = dir;
+  const fs::path d(dir);
+  const std::string config = read_text(d / "config.yaml");
+  if (!config.empty()) {
+    try {
+      for (auto& [k, v] : flatten_yaml(config)) {
+        r.config_order.push_back(k);
+        r.config[k] = v;
+      }
+    } catch (const Error&) {
+      r.status = "incomplete";
+      r.detail = "config.yaml cannot be read";
+    }
+  }
+  if (auto it = r.config.find("seed"); it != r.config.end()) {
+    try {
+      r.seed = std::stoull(it->second);
+    } catch (const std::exception&) {
+    }
+  }
+  if (!r.status.empty()) return r;
+
+  const json summary = read_json(d / "summary.json");
+  if (json_string(summary, "status") == "completed") {
+    if (config.empty()) {
+      r.status = "incomplete";
+      r.detail = "summary.json but no config.yaml";
+      return r;
+    }
+    try {
+      r.seed = summary.value("seed", r.seed);
+      if (summary.contains("train_lengths") && summary["train_lengths"].size() == 2) {
+        r.train_min_length = summary["train_lengths"][0].get<int64_t>();
+        r.train_max_length = summary["train_lengths"][1].get<int64_t>();
+      }
+      for (const json& e : summary.at("eval")) {
+        RunRecord::Point p;
+        p.length = e.at("length").get<int64_t>();
+        p.in_training = e.value("in_training", false);
+        p.sequence_accuracy = e.at("sequence_accuracy").get<double>();
+        p.token_accuracy = e.at("token_accuracy").get<double>();
+        r.eval.push_back(p);
+      }
+    } catch (const json::exception& e) {
+      r.status = "incomplete";
+      r.detail = fmt::format("summary.json is malformed ({})", e.what());
+      r.eval.clear();
+      return r;
+    }
+    std::sort(r.eval.begin(), r.eval.end(),
+              [](const auto& a, const auto& b) { return a.length < b.length; });
+    r.status = "completed";
+    return r;
+  }
+  if (!summary.is_discarded() && summary.is_object()) {
+    r.status = "incomplete";
+    r.detail = fmt::format("summary.json says '{}'", json_string(summary, "status"));
+    return r;
+  }
+  const json status = read_json(d / "status.json");
+  const std::string s = json_string(status, "status");
+  if (s == "failed") {
+    r.status = "failed";
+    std::string how;
+    if (status.contains("exit_code") && status["exit_code"].is_number_integer())
+      how = fmt::format("exit {}", status["exit_code"].get<int>());
+    else if (status.contains("signal"))
+      how = "signal " + json_string(status, "signal");
+    const std::string error = json_string(status, "error");
+    r.detail = how + (error.empty() ? "" : std::string(how.empty() ? "" : ": ") + error);
+    return r;
+  }
+  std::error_code ec;
+  const bool checkpoint = fs::exists(d / "checkpoint.safetensors", ec);
+  r.status = s == "running" ? "running" : "incomplete";
+  if (s == "running")
+    r.detail = "running (or its sweep was killed), no summary.json yet";
+  else if (s == "interrupted")
+    r.detail = "interrupted; the next sweep resumes it";
+  else if (checkpoint)
+    r.detail = "a checkpoint but no summary.json (resume with --resume)";
+  else
+    r.detail = "no summary.json";
+  return r;
+}
+
+std::vector<RunRecord> find_runs(const std::vector<std::string>& dirs) {
+  std::vector<RunRecord> runs;
+  std::set<std::string> seen;
+  std::map<std::string, int64_t> order;  // normalized run dir → index in its sweep.json
+  std::vector<std::string> expected;     // runs listed by sweep.json files
+  auto key_of = [](const fs::path& p) { return fs::weakly_canonical(p).string(); };
+
+  std::function<void(const fs::path&, int)> visit = [&](const fs::path& d, int depth) {
+    std::error_code ec;
+    if (fs::exists(d / "sweep.json", ec)) {
+      const json manifest = read_json(d / "sweep.json");
+      if (manifest.is_object() && manifest.contains("runs") && manifest["runs"].is_array()) {
+        int64_t i = 0;
+        for (const json& r : manifest["runs"]) {
+          const std::string name = json_string(r, "name");
+          if (name.empty()) continue;
+          const fs::path p = d / name;
+          order.emplace(key_of(p), i++);
+          expected.push_back(p.string());
+        }
+      }
+    }
+    if (fs::exists(d / "summary.json", ec) || fs::exists(d / "config.yaml", ec) ||
+        fs::exists(d / "status.json", ec)) {
+      if (seen.insert(key_of(d)).second) runs.push_back(read_run(d.string()));
+      return;
+    }
+    if (depth >= 8) return;
+    std::vector<fs::path> subdirs;
+    for (const auto& e : fs::directory_iterator(d, ec))
+      if (e.is_directory(ec)) subdirs.push_back(e.path());
+    for (const fs::path& s : subdirs) visit(s, depth + 1);
+  };
+  for (const std::string& dir : dirs) {
+    std::error_code ec;
+    PELAB_CHECK(fs::is_directory(dir, ec), "{}: not a directory", dir);
+    visit(fs::path(dir), 0);
+  }
+  for (const std::string& e : expected)
+    if (!seen.count(key_of(e))) {
+      RunRecord r;
+      r.dir = e;
+      r.status = "not started";
+      r.detail = "listed in sweep.json, no run directory yet";
+      seen.insert(key_of(e));
+      runs.push_back(r);
+    }
+  for (RunRecord& r : runs)
+    if (auto it = order.find(key_of(r.dir)); it != order.end()) r.order = it->second;
+  std::stable_sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) {
+    if ((a.order >= 0) != (b.order >= 0)) return a.order >= 0;
+    if (a.order >= 0 && a.order != b.order) return a.order < b.order;
+    return natural_less(a.dir, b.dir);
+  });
+  return runs;
+}
+
+Stat summarize(const std::vector<double>& values, const std::vector<uint64_t>& seeds) {
+  Stat s;
+  s.values = values;
+  s.seeds = seeds;
+  s.n = static_cast<int64_t>(values.size());
+  s.mean = mean_of(values);
+  if (s.n < 2) {
+    s.std = std::numeric_limits<double>::quiet_NaN();
+  } else {
+    double ss = 0;
+    for (double v : values) ss += (v - s.mean) * (v - s.mean);
+    s.std = std::sqrt(ss / static_cast<double>(s.n - 1));
+  }
+  return s;
+}
+
+std::vector<std::string> grouping_keys(const std::vector<RunRecord>& runs) {
+  if (runs.size() < 2) return {};
+  // Every key, in first-seen file order.
+  std::vector<std::string> keys;
+  std::set<std::string> known;
+  for (const RunRecord& r : runs)
+    for (const std::string& k : r.config_order)
+      if (known.insert(k).second) keys.push_back(k);
+  auto value = [](const RunRecord& r, const std::string& k) {
+    auto it = r.config.find(k);
+    return it == r.config.end() ? std::string("\x01") : it->second;
+  };
+  // Keys named in the run directories ("…/positional.type=rotary/seed=0").
+  std::set<std::string> axis_keys;
+  for (const RunRecord& r : runs)
+    for (const auto& part : fs::path(r.dir))
+      if (const std::string s = part.string(); s.find('=') != std::string::npos)
+        axis_keys.insert(s.substr(0, s.find('=')));
+
+  struct Candidate {
+    std::string key;
+    int rank;
+    size_t order;
+  };
+  std::vector<Candidate> differing;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::string& k = keys[i];
+    if (k == "seed" || k == "sweep" || k.rfind("sweep.", 0) == 0) continue;
+    bool differs = false, everywhere = true;
+    for (const RunRecord& r : runs) {
+      differs = differs || value(r, k) != value(runs[0], k);
+      everywhere = everywhere && r.config.count(k);
+    }
+    if (!differs) continue;
+    const int rank = axis_keys.count(k)                             ? 0
+                     : (k == "positional.type" || k == "task.name") ? 1
+                     : everywhere                                   ? 2
+                                                                    : 3;
+    differing.push_back({k, rank, i});
+  }
+  std::stable_sort(differing.begin(), differing.end(), [](const Candidate& a, const Candidate& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.order < b.order;
+  });
+  // The grouping a set of keys induces: the group index of each run.
+  auto partition = [&](const std::vector<Candidate>& ks) {
+    std::map<std::vector<std::string>, size_t> ids;
+    std::vector<size_t> p;
+    for (const RunRecord& r : runs) {
+      std::vector<std::string> v;
+      for (const Candidate& c : ks) v.push_back(value(r, c.key));
+      p.push_back(ids.emplace(v, ids.size()).first->second);
+    }
+    return p;
+  };
+  const std::vector<size_t> full = partition(differing);
+  for (size_t i = differing.size(); i-- > 0;) {
+    std::vector<Candidate> fewer = differing;
+    fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(i));
+    if (partition(fewer) == full) differing = std::move(fewer);
+  }
+  std::vector<std::string> out;
+  for (const Candidate& c : differing) out.push_back(c.key);
+  return out;
+}
+
+Comparison compare_runs(const std::vector<RunRecord>& runs, Metric metric, bool read_positions) {
+  Comparison c;
+  c.metric = metric;
+  std::vector<RunRecord> done;
+  for (const RunRecord& r : runs) (r.status == "completed" ? done : c.excluded).push_back(r);
+  c.completed_runs = static_cast<int64_t>(done.size());
+  // The keys come from every run with a config, so that a group keeps its label when some of
+  // its runs failed (a failed rotary run next to a completed one is still "rotary").
+  std::vector<RunRecord> configured;
+  for (const RunRecord& r : runs)
+    if (!r.config.empty()) configured.push_back(r);
+  c.group_keys = grouping_keys(configured);
+
+  auto pick = [&](const RunRecord::Point& p) {
+    return metric == Metric::sequence_accuracy ? p.sequence_accuracy : p.token_accuracy;
+  };
+  std::map<std::vector<std::string>, size_t> index;
+  std::vector<std::vector<const RunRecord*>> members;
+  for (const RunRecord& r : done) {
+    std::vector<std::string> v;
+    for (const std::string& k : c.group_keys) {
+      auto it = r.config.find(k);
+      v.push_back(it == r.config.end() ? kAbsent : it->second);
+    }
+    auto [it, fresh] = index.emplace(v, c.groups.size());
+    if (fresh) {
+      Group g;
+      for (size_t i = 0; i < v.size(); ++i) {
+        g.keys.emplace_back(c.group_keys[i], v[i]);
+        g.label += std::string(i ? " / " : "") + v[i];
+      }
+      if (g.label.empty()) {
+        auto name = r.config.find("name");
+        g.label = name != r.config.end() ? name->second : "all runs";
+      }
+      c.groups.push_back(g);
+      members.emplace_back();
+    }
+    members[it->second].push_back(&r);
+  }
+
+  std::set<int64_t> all_lengths;
+  for (size_t gi = 0; gi < c.groups.size(); ++gi) {
+    Group& g = c.groups[gi];
+    std::vector<const RunRecord*> rs = members[gi];
+    std::stable_sort(rs.begin(), rs.end(),
+                     [](const RunRecord* a, const RunRecord* b) { return a->seed < b->seed; });
+    std::set<int64_t> lengths;
+    for (const RunRecord* r : rs) {
+      g.runs.push_back(r->dir);
+      g.train_max_length = std::max(g.train_max_length, r->train_max_length);
+      for (const auto& p : r->eval) lengths.insert(p.length);
+    }
+    for (int64_t n : lengths) {
+      GroupLength gl;
+      gl.length = n;
+      std::vector<double> values;
+      std::vector<uint64_t> seeds;
+      for (const RunRecord* r : rs)
+        for (const auto& p : r->eval)
+          if (p.length == n) {
+            values.push_back(pick(p));
+            seeds.push_back(r->seed);
+            gl.in_training = gl.in_training || p.in_training;
+          }
+      gl.stat = summarize(values, seeds);
+      g.lengths.push_back(gl);
+      all_lengths.insert(n);
+    }
+    std::vector<double> in_values, out_values;
+    std::vector<uint64_t> in_seeds, out_seeds;
+    for (const RunRecord* r : rs) {
+      std::vector<double> in, out;
+      for (const auto& p : r->eval) (p.in_training ? in : out).push_back(pick(p));
+      if (!in.empty()) {
+        in_values.push_back(mean_of(in));
+        in_seeds.push_back(r->seed);
+      }
+      if (!out.empty()) {
+        out_values.push_back(mean_of(out));
+        out_seeds.push_back(r->seed);
+      }
+    }
+    g.in_distribution = summarize(in_values, in_seeds);
+    g.extrapolation = summarize(out_values, out_seeds);
+  }
+  c.lengths.assign(all_lengths.begin(), all_lengths.end());
+  if (!c.lengths.empty()) c.position_length = c.lengths.back();
+
+  if (read_positions && c.position_length > 0) {
+    for (size_t gi = 0; gi < c.groups.size(); ++gi) {
+      Group& g = c.groups[gi];
+      std::map<int64_t, std::vector<double>> by_position;
+      int64_t last_train = -1;
+      for (const RunRecord* r : members[gi]) {
+        std::ifstream in(fs::path(r->dir) / "per_position.csv");
+        std::string line;
+        if (!std::getline(in, line)) continue;  // header: length,position,scored,accuracy,loss
+        while (std::getline(in, line)) {
+          std::stringstream ss(line);
+          std::string f[5];
+          for (auto& x : f) std::getline(ss, x, ',');
+          try {
+            const int64_t length = std::stoll(f[0]), position = std::stoll(f[1]);
+            if (length == c.position_length) by_position[position].push_back(std::stod(f[3]));
+            if (length == g.train_max_length) last_train = std::max(last_train, position);
+          } catch (const std::exception&) {
+            break;  // a malformed file: use what was read
+          }
+        }
+      }
+      for (const auto& [position, values] : by_position) {
+        const Stat s = summarize(values);
+        g.by_position.push_back({position, s.mean, s.std, s.n});
+      }
+      g.last_train_position = last_train;
+    }
+  }
+  return c;
+}
+
+std::string format_stat(const Stat& s, int decimals) {
+  if (s.n == 0) return kAbsent;
+  if (s.n < 2 || !std::isfinite(s.std)) return fmt::format("{:.{}f}", s.mean, decimals);
+  return fmt::format("{:.{}f} ± {:.{}f}", s.mean, decimals, s.std, decimals);
+}
+
+std::string comparison_markdown(const Comparison& c) {
+  std::string md;
+  const std::string metric = c.metric == Metric::sequence_accuracy ? "Sequence" : "Token";
+  md += fmt::format("## {} accuracy by length\n\n", metric);
+  if (c.groups.empty()) {
+    md += "No completed runs.\n";
+  } else {
+    // A length is marked in the header when every group that evaluated it trained on it; if
+    // the groups disagree, the cells are marked instead.
+    std::map<int64_t, int> in_count, eval_count;
+    for (const Group& g : c.groups)
+      for (const GroupLength& gl : g.lengths) {
+        eval_count[gl.length]++;
+        in_count[gl.length] += gl.in_training;
+      }
+    auto header_marked = [&](int64_t n) { return in_count[n] > 0 && in_count[n] == eval_count[n]; };
+    auto mixed = [&](int64_t n) { return in_count[n] > 0 && in_count[n] < eval_count[n]; };
+    md += fmt::format(
+        "{} completed run{} in {} group{} (mean ± std over seeds; n = seeds). Lengths marked * "
+        "were in training; in-distribution and extrapolation average each seed over the "
+        "lengths inside and beyond training.\n\n",
+        c.completed_runs, c.completed_runs == 1 ? "" : "s", c.groups.size(),
+        c.groups.size() == 1 ? "" : "s");
+    std::string first = "group";
+    if (!c.group_keys.empty()) {
+      first.clear();
+      for (const std::string& k : c.group_keys)
+        first += std::string(first.empty() ? "" : " / ") + k;
+    }
+    md += "| " + md_cell(first) + " | n |";
+    for (int64_t n : c.lengths) md += fmt::format(" {}{} |", n, header_marked(n) ? "*" : "");
+    md += " in-distribution | extrapolation |\n|---|--:|";
+    for (size_t i = 0; i < c.lengths.size(); ++i) md += "--:|";
+    md += "--:|--:|\n";
+    for (const Group& g : c.groups) {
+      const int64_t n_runs = static_cast<int64_t>(g.runs.size());
+      md += fmt::format("| {} | {} |", md_cell(g.label), n_runs);
+      for (int64_t n : c.lengths) {
+        auto it = std::find_if(g.lengths.begin(), g.lengths.end(),
+                               [&](const GroupLength& gl) { return gl.length == n; });
+        if (it == g.lengths.end()) {
+          md += fmt::format(" {} |", kAbsent);
+          continue;
+        }
+        std::string cell = format_stat(it->stat);
+        if (mixed(n) && it->in_training) cell += "*";
+        if (it->stat.n != n_runs) cell += fmt::format(" (n={})", it->stat.n);
+        md += " " + cell + " |";
+      }
+      auto summary_cell = [&](const Stat& s) {
+        std::string cell = format_stat(s);
+        if (s.n && s.n != n_runs) cell += fmt::format(" (n={})", s.n);
+        return cell;
+      };
+      md += fmt::format(" {} | {} |\n", summary_cell(g.in_distribution),
+                        summary_cell(g.extrapolation));
+    }
+  }
+  if (!c.excluded.empty()) {
+    md += fmt::format("\nNot included ({} run{}):\n\n", c.excluded.size(),
+                      c.excluded.size() == 1 ? "" : "s");
+    for (const RunRecord& r : c.excluded)
+      md += fmt::format("- `{}`: {}{}\n", r.dir, r.status, r.detail.empty() ? "" : ": " + r.detail);
+  }
+  return md;
+}
+
+std::string comparison_csv(const Comparison& c) {
+  std::string s = "group,length,in_training,mean,std,n,seeds,values\n";
+  for (const Group& g : c.groups)
+    for (const GroupLength& gl : g.lengths) {
+      std::string seeds, values;
+      for (size_t i = 0; i < gl.stat.values.size(); ++i) {
+        seeds += std::string(i ? ";" : "") + std::to_string(gl.stat.seeds[i]);
+        values += std::string(i ? ";" : "") + fmt::format("{:.6f}", gl.stat.values[i]);
+      }
+      s += fmt::format("{},{},{},{:.6f},{},{},{},{}\n", csv_field(g.label), gl.length,
+                       gl.in_training ? "true" : "false", gl.stat.mean,
+                       std::isfinite(gl.stat.std) ? fmt::format("{:.6f}", gl.stat.std) : "",
+                       gl.stat.n, seeds, values);
+    }
+  return s;
+}
+
+std::string comparison_json(const Comparison& c) {
+  json j = {{"metric", metric_name(c.metric)},
+            {"dirs", c.dirs},
+            {"group_keys", c.group_keys},
+            {"lengths", c.lengths},
+            {"completed_runs", c.completed_runs},
+            {"position_length", c.position_length},
+            {"groups", json::array()},
+            {"excluded", json::array()}};
+  for (const Group& g : c.groups) {
+    json keys = json::object();
+    for (const auto& [k, v] : g.keys) keys[k] = v;
+    json lengths = json::array();
+    for (const GroupLength& gl : g.lengths) {
+      json x = stat_json(gl.stat);
+      x["length"] = gl.length;
+      x["in_training"] = gl.in_training;
+      lengths.push_back(x);
+    }
+    json positions = json::array();
+    for (const PositionStat& p : g.by_position)
+      positions.push_back(
+          {{"position", p.position}, {"mean", p.mean}, {"std", number_or_null(p.std)}, {"n", p.n}});
+    j["groups"].push_back({{"label", g.label},
+                           {"keys", keys},
+                           {"runs", g.runs},
+                           {"train_max_length", g.train_max_length},
+                           {"lengths", lengths},
+                           {"in_distribution", stat_json(g.in_distribution)},
+                           {"extrapolation", stat_json(g.extrapolation)},
+                           {"by_position", positions},
+                           {"last_train_position", g.last_train_position}});
+  }
+  for (const RunRecord& r : c.excluded)
+    j["excluded"].push_back({{"dir", r.dir}, {"status", r.status}, {"detail", r.detail}});
+  return j.dump(2) + "\n";
+}
+
+CompareOutput run_compare(const CompareOptions& o) {
+  PELAB_CHECK(!o.dirs.empty(), "compare: no directory given");
+  const std::vector<RunRecord> runs = find_runs(o.dirs);
+  std::string where;
+  for (const std::string& d : o.dirs) where += std::string(where.empty() ? "" : ", ") + d;
+  PELAB_CHECK(!runs.empty(), "no run directories under {} (a run directory holds summary.json)",
+              where);
+  CompareOutput out;
+  out.comparison = compare_runs(runs, o.metric);
+  out.comparison.dirs = o.dirs;
+  out.markdown = comparison_markdown(out.comparison);
+  const fs::path dir = o.out_dir.empty() ? fs::path(o.dirs[0]) : fs::path(o.out_dir);
+  fs::create_directories(dir);
+  std::string md = out.markdown;
+  if (o.plots && out.comparison.completed_runs > 0) {
+    const PlotResult plots = write_plots(out.comparison, dir.string(), o.gnuplot);
+    out.plot_message = plots.message;
+    out.written = plots.written;
+    for (const char* name : {"accuracy_by_length.png", "accuracy_by_position.png"})
+      if (std::find(plots.written.begin(), plots.written.end(), (dir / name).string()) !=
+          plots.written.end())
+        md += fmt::format("\n![{}]({})\n", fs::path(name).stem().string(), name);
+  }
+  write_file_atomic((dir / "compare.md").string(), md);
+  write_file_atomic((dir / "compare.csv").string(), comparison_csv(out.comparison));
+  write_file_atomic((dir / "compare.json").string(), comparison_json(out.comparison));
+  std::vector<std::string> written;
+  for (const char* name : {"compare.md", "compare.csv", "compare.json"})
+    written.push_back((dir / name).string());
+  written.insert(written.end(), out.written.begin(), out.written.end());
+  out.written = std::move(written);
+  return out;
+}
+
+}  // namespace pelab

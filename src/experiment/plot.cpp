@@ -1,0 +1,310 @@
+#include "pelab/experiment/plot.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "pelab/core/error.h"
+#include "pelab/io/atomic_file.h"
+
+extern char** environ;
+
+namespace pelab {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct ProcessResult {
+  int exit_code = -1;  // -1: could not start or killed by a signal
+  std::string output;  // stdout and stderr
+  std::string error;   // why it could not start
+};
+
+// Runs argv (argv[0] a path) in `cwd` with stdin from /dev/null, capturing its output.
+ProcessResult run_process(const std::vector<std::string>& args, const std::string& cwd) {
+  ProcessResult result;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    result.error = std::strerror(errno);
+    return result;
+  }
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, copy[0].c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    result.error = std::strerror(rc);
+    return result;
+  }
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n > 0) {
+      if (result.output.size() < (1 << 20)) result.output.append(buf, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// A gnuplot string literal (single quotes: only '' needs escaping).
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("''") : std::string(1, ch);
+  return q + "'";
+}
+
+std::string number(double x) {
+  return std::isfinite(x) ? fmt::format("{:.6g}", x) : "0";
+}
+
+std::string group_title(const Group& g) {
+  return g.label.empty() ? "all runs" : g.label;
+}
+
+// Wraps one plot command into a script drawing it once per output.
+std::string render(const std::string& body, const std::string& plot,
+                   const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::string s = body;
+  for (const auto& [terminal, file] : outputs) {
+    s += "set terminal " + terminal + "\n";
+    s += "set termoption noenhanced\n";
+    s += "set output " + quoted(file) + "\n";
+    s += plot + "\n";
+    s += "unset output\n";
+  }
+  return s;
+}
+
+// gnuplot reports an error as the offending line, a caret, then "file" line N: what.
+std::string last_line_of(const std::string& text) {
+  std::stringstream ss(text);
+  std::string last;
+  for (std::string line; std::getline(ss, line);) {
+    const size_t start = line.find_first_not_of(" \t\r");
+    if (start != std::string::npos && line.find_first_not_of(" \t\r^") != std::string::npos)
+      last = line.substr(start);
+  }
+  return last;
+}
+
+}  // namespace
+
+GnuplotInfo probe_gnuplot(const std::string& gnuplot) {
+  GnuplotInfo info;
+  if (gnuplot.find('/') != std::string::npos) {
+    if (::access(gnuplot.c_str(), X_OK) == 0) info.path = gnuplot;
+  } else if (const char* path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    for (std::string dir; std::getline(ss, dir, ':');) {
+      const fs::path candidate = fs::path(dir.empty() ? "." : dir) / gnuplot;
+      if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) {
+        info.path = candidate.string();
+        break;
+      }
+    }
+  }
+  if (info.path.empty()) return info;
+  const ProcessResult r = run_process({info.path, "-e", "set terminal"}, "");
+  if (r.exit_code != 0 && r.output.empty()) return info;
+  info.found = true;
+  std::set<std::string> terminals;
+  std::stringstream ss(r.output);
+  for (std::string line; std::getline(ss, line);) {
+    std::stringstream words(line);
+    std::string first;
+    if (words >> first) terminals.insert(first);
+  }
+  info.png_terminal = terminals.count("pngcairo") ? "pngcairo"
+                      : terminals.count("png")    ? "png"
+                                                  : "";
+  info.svg = terminals.count("svg") > 0;
+  return info;
+}
+
+std::string length_plot_script(const Comparison& c,
+                               const std::vector<std::pair<std::string, std::string>>& outputs) {
+  const std::string metric =
+      c.metric == Metric::sequence_accuracy ? "sequence accuracy" : "token accuracy";
+  std::string s = "# pelab compare: " + metric +
+                  " by length, one line per group (mean over seeds, error bars = std)\n";
+  s += "# Rerun with: gnuplot accuracy_by_length.gp\n";
+  for (size_t i = 0; i < c.groups.size(); ++i) {
+    s += fmt::format("$g{} << EOD\n# length mean std n\n", i);
+    for (const GroupLength& gl : c.groups[i].lengths)
+      s += fmt::format("{} {} {} {}\n", gl.length, number(gl.stat.mean), number(gl.stat.std),
+                       gl.stat.n);
+    s += "EOD\n";
+  }
+  s += "set title " +
+       quoted(fmt::format(
+           "{} by length (mean ± std over seeds)",
+           c.metric == Metric::sequence_accuracy ? "Sequence accuracy" : "Token accuracy")) +
+       "\n";
+  s += "set xlabel 'problem size n'\nset ylabel " + quoted(metric) + "\n";
+  s +=
+      "set yrange [0:1.05]\nset grid\nset key outside right top\nset border 3\nset tics nomirror\n";
+  const bool log_x =
+      !c.lengths.empty() && c.lengths.front() > 0 && c.lengths.back() >= 4 * c.lengths.front();
+  if (log_x) {
+    s += "set logscale x 2\n";
+    s += fmt::format("set xrange [{}:{}]\n", number(c.lengths.front() / 1.25),
+                     number(c.lengths.back() * 1.25));
+  } else if (!c.lengths.empty()) {
+    const double pad =
+        std::max<double>(1, 0.05 * static_cast<double>(c.lengths.back() - c.lengths.front()));
+    s += fmt::format("set xrange [{}:{}]\n", number(c.lengths.front() - pad),
+                     number(c.lengths.back() + pad));
+  }
+  if (!c.lengths.empty()) {
+    std::string tics;
+    for (int64_t n : c.lengths) tics += std::string(tics.empty() ? "" : ", ") + std::to_string(n);
+    s += "set xtics (" + tics + ")\n";
+  }
+  std::set<int64_t> train_max;
+  for (const Group& g : c.groups)
+    if (g.train_max_length > 0) train_max.insert(g.train_max_length);
+  int arrow = 1;
+  for (int64_t n : train_max) {
+    s += fmt::format(
+        "set arrow {} from {}, graph 0 to {}, graph 1 nohead dashtype 2 lw 1.5 lc rgb 'gray40'\n",
+        arrow, n, n);
+    s += fmt::format("set label {} {} at {}, graph 0.96 offset 0.5,0 left textcolor rgb 'gray30'\n",
+                     arrow, quoted(fmt::format("longest training length ({})", n)), n);
+    ++arrow;
+  }
+  std::string plot = "plot ";
+  for (size_t i = 0; i < c.groups.size(); ++i)
+    plot += fmt::format("{}$g{} using 1:2:3 with yerrorlines lc {} lw 2 pt 7 ps 1 title {}",
+                        i ? ", \\\n     " : "", i, i + 1, quoted(group_title(c.groups[i])));
+  return render(s, plot, outputs);
+}
+
+std::string position_plot_script(const Comparison& c,
+                                 const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::string s = fmt::format(
+      "# pelab compare: token accuracy by position at length {}, one line per group (mean over "
+      "seeds, band = std)\n# Rerun with: gnuplot accuracy_by_position.gp\n",
+      c.position_length);
+  std::vector<size_t> shown;
+  for (size_t i = 0; i < c.groups.size(); ++i) {
+    if (c.groups[i].by_position.empty()) continue;
+    shown.push_back(i);
+    s += fmt::format("$g{} << EOD\n# position mean std n\n", i);
+    for (const PositionStat& p : c.groups[i].by_position)
+      s += fmt::format("{} {} {} {}\n", p.position, number(p.mean), number(p.std), p.n);
+    s += "EOD\n";
+  }
+  s += "set title " +
+       quoted(fmt::format("Token accuracy by position at length {} (mean over seeds)",
+                          c.position_length)) +
+       "\n";
+  s += "set xlabel 'position (token index)'\nset ylabel 'token accuracy'\nset autoscale xfix\n";
+  s +=
+      "set yrange [0:1.05]\nset grid\nset key outside right top\nset border 3\nset tics nomirror\n";
+  int64_t last_train = -1;
+  for (size_t i : shown) last_train = std::max(last_train, c.groups[i].last_train_position);
+  if (last_train >= 0) {
+    s += fmt::format(
+        "set arrow 1 from {}, graph 0 to {}, graph 1 nohead dashtype 2 lw 1.5 lc rgb 'gray40'\n",
+        last_train, last_train);
+    s += fmt::format(
+        "set label 1 'last position in training' at {}, graph 0.96 offset 0.5,0 left "
+        "textcolor rgb 'gray30'\n",
+        last_train);
+  }
+  std::string plot = "plot ";
+  bool first = true;
+  for (size_t i : shown) {
+    plot += fmt::format(
+        "{}$g{} using 1:($2-$3 < 0 ? 0 : $2-$3):($2+$3 > 1 ? 1 : $2+$3) with filledcurves lc {} fs "
+        "transparent solid 0.15 "
+        "notitle, \\\n     $g{} using 1:2 with lines lc {} lw 2 title {}",
+        first ? "" : ", \\\n     ", i, i + 1, i, i + 1, quoted(group_title(c.groups[i])));
+    first = false;
+  }
+  return render(s, plot, outputs);
+}
+
+PlotResult write_plots(const Comparison& c, const std::string& out_dir,
+                       const std::string& gnuplot) {
+  PlotResult result;
+  if (c.groups.empty()) return result;
+  const GnuplotInfo info = probe_gnuplot(gnuplot);
+  if (!info.found) {
+    result.message = fmt::format(
+        "gnuplot not found ('{}'); no plots (install gnuplot-nox for them); tables written",
+        gnuplot);
+    return result;
+  }
+  if (info.png_terminal.empty() && !info.svg) {
+    result.message = "gnuplot has neither a PNG nor an SVG terminal; no plots";
+    return result;
+  }
+  bool any_position = false;
+  for (const Group& g : c.groups) any_position = any_position || !g.by_position.empty();
+  std::vector<std::string> problems;
+  for (const std::string stem : {"accuracy_by_length", "accuracy_by_position"}) {
+    if (stem == "accuracy_by_position" && !any_position) continue;
+    std::vector<std::pair<std::string, std::string>> outputs;
+    if (!info.png_terminal.empty())
+      outputs.emplace_back(info.png_terminal + " size 1000,600" +
+                               (info.png_terminal == "pngcairo" ? " font 'sans,11'" : ""),
+                           stem + ".png");
+    if (info.svg)
+      outputs.emplace_back("svg size 1000,600 font 'sans,13' background rgb 'white'",
+                           stem + ".svg");
+    const std::string script = stem == "accuracy_by_length" ? length_plot_script(c, outputs)
+                                                            : position_plot_script(c, outputs);
+    const std::string script_path = (fs::path(out_dir) / (stem + ".gp")).string();
+    write_file_atomic(script_path, script);
+    result.written.push_back(script_path);
+    const ProcessResult r = run_process({info.path, stem + ".gp"}, out_dir);
+    if (r.exit_code != 0) {
+      problems.push_back(fmt::format("gnuplot failed on {}: {}", script_path,
+                                     r.error.empty() ? last_line_of(r.output) : r.error));
+      continue;
+    }
+    for (const auto& [terminal, file] : outputs) {
+      const fs::path p = fs::path(out_dir) / file;
+      std::error_code ec;
+      if (fs::exists(p, ec) && fs::file_size(p, ec) > 0)
+        result.written.push_back(p.string());
+      else
+        problems.push_back(fmt::format("gnuplot wrote no {}", p.string()));
+    }
+  }
+  if (info.png_terminal.empty()) problems.push_back("gnuplot has no PNG terminal; SVG only");
+  for (const std::string& p : problems)
+    result.message += std::string(result.message.empty() ? "" : "; ") + p;
+  return result;
+}
+
+}  // namespace pelab
