@@ -146,6 +146,7 @@ class Parser {
   Parser(const std::string& text, std::string source, std::optional<DatasetDefaults> defaults)
       : text_(text), defaults_(std::move(defaults)) {
     out_.source = std::move(source);
+    if (defaults_) out_.unscored = defaults_->unscored;  // until the header says otherwise
   }
 
   ParsedDataset run() {
@@ -233,7 +234,6 @@ class Parser {
     const std::string problem = symbol_problem(symbol);
     if (!problem.empty()) fail(line, "unscored: " + problem);
     out_.unscored = symbol;
-    unscored_declared_ = true;
   }
 
   std::vector<std::string> symbol_list(int64_t line, const std::string& key,
@@ -284,7 +284,6 @@ class Parser {
       else
         out_.layout = TaskLayout::Tagging;
     }
-    if (!unscored_declared_ && defaults_) out_.unscored = defaults_->unscored;
   }
 
   // ---- JSONL -----------------------------------------------------------------------------------
@@ -628,7 +627,6 @@ class Parser {
   std::unordered_map<std::string, int32_t> declared_in_, declared_out_;
   std::set<std::string> tsv_keys_;
   bool layout_known_ = false;
-  bool unscored_declared_ = false;
   bool seen_line_ = false;  // JSONL: a non-blank line was read
   bool header_finished_ = false;
 };

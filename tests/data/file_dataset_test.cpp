@@ -580,6 +580,18 @@ TEST(FileTaskData, EvaluationFileWithoutHeaderInheritsTheLayout) {
   EXPECT_EQ(task->sequence_length(3), 5);
 }
 
+TEST(FileTaskData, EvaluationFileInheritsTheUnscoredMarker) {
+  // The training file marks unscored targets with '.', so '_' can be a class; an evaluation
+  // file without its own #unscored reads '_' as that class too, even with a vocabulary header.
+  const ParsedDataset train = parse_dataset_text("#unscored .\n0 1\t. _\n1 0\t. 0\n", "train.tsv");
+  const ParsedDataset eval =
+      parse_dataset_text("#input_symbols 0 1\n#output_symbols 0 _\n0 0 1\t. _ 0\n", "eval.tsv",
+                         {train.layout, train.unscored});
+  const FileTask task(build_file_task_data(train, eval));
+  EXPECT_EQ(task.info().output_symbols, (std::vector<std::string>{"0", "_"}));
+  EXPECT_EQ(task.data().eval[0].targets, (std::vector<int32_t>{kIgnore, 1, 0}));
+}
+
 TEST(FileTaskSampling, DrawsTheSizeAskedAndEvaluatesTheFile) {
   std::string train_text, eval_text;
   for (int i = 0; i < 10; ++i) {
