@@ -137,6 +137,12 @@ const YAML::Node* MapReader::find(const std::string& key) const {
   return nullptr;
 }
 
+std::vector<std::string> MapReader::keys_in_file_order() const {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : entries_) keys.push_back(key);
+  return keys;
+}
+
 bool MapReader::has(const std::string& key) const { return find(key) != nullptr; }
 
 std::string MapReader::where(const std::string& key) const {

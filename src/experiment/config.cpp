@@ -77,6 +77,11 @@ void set_dotted(YAML::Node root, const std::string& dotted, const YAML::Node& va
   for (std::string part; std::getline(ss, part, '.');) {
     PELAB_CHECK(!part.empty(), "{}: '{}' is not a valid key", origin, dotted);
     parts.push_back(part);
+    // A sweep axis is itself a dotted key: `sweep.positional.type=[...]` sets one axis.
+    if (parts.size() == 1 && part == "sweep" && ss.rdbuf()->in_avail() > 0) {
+      parts.push_back(dotted.substr(6));
+      break;
+    }
   }
   PELAB_CHECK(!parts.empty(), "{}: empty key", origin);
   std::vector<YAML::Node> chain{root};
@@ -319,7 +324,11 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     const std::optional<YAML::Node> sweep = top.take("sweep");
     if (sweep && sweep->IsDefined() && !sweep->IsNull()) {
       MapReader s(*sweep, section_source["sweep"], "sweep", origins, locations);
-      for (const std::string& key : s.keys_present()) {
+      // Axes in file order (run directories nest in that order); `parallel` is a setting.
+      s.read("parallel", c.sweep.parallel);
+      if (c.sweep.parallel < 0) s.fail("parallel", "must be >= 0 (0 = as many as cores allow)");
+      for (const std::string& key : s.keys_in_file_order()) {
+        if (key == "parallel") continue;
         std::vector<std::string> values;
         s.read(key, values);
         if (values.empty()) s.fail(key, "a sweep axis needs at least one value");

@@ -63,6 +63,7 @@ class MapReader {
   std::string where(const std::string& key) const;
   [[noreturn]] void fail(const std::string& key, const std::string& what) const;
   const std::set<std::string>& keys_present() const { return present_; }
+  std::vector<std::string> keys_in_file_order() const;
   const std::string& source() const { return source_; }
   const std::string& path() const { return path_; }
 
