@@ -2,12 +2,15 @@
 
 #include <yaml-cpp/emitter.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "pelab/positional/scheme.h"
 
 namespace pelab {
 
-void read_model_sections(MapReader& root, ModelConfig& c) {
-  MapReader m = root.section("model");
+void read_model_section(MapReader& m, ModelConfig& c) {
   m.read("vocab_in", c.vocab_in);
   m.read("vocab_out", c.vocab_out);
   m.read("d_model", c.d_model);
@@ -22,9 +25,9 @@ void read_model_sections(MapReader& root, ModelConfig& c) {
   if (m.read("embed_scale", scale)) c.embed_scale = scale;
   m.finish({"vocab_in", "vocab_out", "d_model", "heads", "layers", "d_ff", "dropout", "norm",
             "causal", "activation", "embed_scale"});
+}
 
-  PositionalConfig& p = c.positional;
-  MapReader r = root.section("positional");
+void read_positional_section(MapReader& r, PositionalConfig& p) {
   for (const std::string& key : r.keys_present()) p.keys_given.insert(key);
   r.read("type", p.type);
   r.read("combine", p.combine);
@@ -40,6 +43,30 @@ void read_model_sections(MapReader& root, ModelConfig& c) {
   rnd.finish({"max_position", "at_eval"});
   r.finish({"type", "combine", "dim", "scale", "base", "max_len", "max_distance", "num_buckets",
             "randomize"});
+  // The scheme's own key list: a key the scheme does not take is an error at its line.
+  const std::vector<std::string> names = scheme_names();
+  if (std::find(names.begin(), names.end(), p.type) == names.end()) {
+    std::string valid;
+    for (const std::string& n : names) valid += (valid.empty() ? "" : ", ") + n;
+    r.fail("type", fmt::format("unknown scheme '{}' (valid: {})", p.type, valid));
+  }
+  const SchemeInfo& info = scheme_info(p.type);
+  for (const std::string& key : p.keys_given) {
+    if (key == "type" || key == "randomize") continue;
+    if (std::find(info.keys.begin(), info.keys.end(), key) == info.keys.end()) {
+      std::string takes;
+      for (const std::string& k : info.keys) takes += (takes.empty() ? "" : ", ") + k;
+      r.fail(key, fmt::format("the '{}' scheme does not take this key (it takes: {})", p.type,
+                              takes.empty() ? "none" : takes));
+    }
+  }
+}
+
+void read_model_sections(MapReader& root, ModelConfig& c) {
+  MapReader model = root.section("model");
+  read_model_section(model, c);
+  MapReader positional = root.section("positional");
+  read_positional_section(positional, c.positional);
 }
 
 std::string model_sections_yaml(const ModelConfig& c) {

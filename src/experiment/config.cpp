@@ -184,53 +184,9 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   };
   {
     MapReader model = section_reader("model");
+    read_model_section(model, c.model);
     MapReader positional = section_reader("positional");
-    // read_model_sections expects a root holding both; read each through its own reader.
-    ModelConfig& m = c.model;
-    model.read("vocab_in", m.vocab_in);
-    model.read("vocab_out", m.vocab_out);
-    model.read("d_model", m.d_model);
-    model.read("heads", m.heads);
-    model.read("layers", m.layers);
-    model.read("d_ff", m.d_ff);
-    model.read("dropout", m.dropout);
-    model.read("norm", m.norm);
-    model.read("causal", m.causal);
-    model.read("activation", m.activation);
-    double scale = 0;
-    if (model.read("embed_scale", scale)) m.embed_scale = scale;
-    model.finish({"vocab_in", "vocab_out", "d_model", "heads", "layers", "d_ff", "dropout", "norm",
-                  "causal", "activation", "embed_scale"});
-    PositionalConfig& p = m.positional;
-    for (const std::string& key : positional.keys_present()) p.keys_given.insert(key);
-    positional.read("type", p.type);
-    positional.read("combine", p.combine);
-    positional.read("dim", p.dim);
-    positional.read("scale", p.scale);
-    positional.read("base", p.base);
-    positional.read("max_len", p.max_len);
-    positional.read("max_distance", p.max_distance);
-    positional.read("num_buckets", p.num_buckets);
-    MapReader rnd = positional.section("randomize");
-    rnd.read("max_position", p.randomize.max_position);
-    rnd.read("at_eval", p.randomize.at_eval);
-    rnd.finish({"max_position", "at_eval"});
-    positional.finish({"type", "combine", "dim", "scale", "base", "max_len", "max_distance",
-                       "num_buckets", "randomize"});
-    // The scheme's own key list (so 'positional.base' under alibi is an error here, with a line).
-    const SchemeInfo* info = nullptr;
-    try {
-      info = &scheme_info(p.type);
-    } catch (const Error& e) {
-      positional.fail("type",
-                      fmt::format("unknown scheme '{}' (valid: {})", p.type, join(scheme_names())));
-    }
-    for (const std::string& key : p.keys_given) {
-      if (key == "type" || key == "randomize") continue;
-      if (std::find(info->keys.begin(), info->keys.end(), key) == info->keys.end())
-        positional.fail(key, fmt::format("the '{}' scheme does not take this key (it takes: {})",
-                                         p.type, info->keys.empty() ? "none" : join(info->keys)));
-    }
+    read_positional_section(positional, c.model.positional);
   }
   {
     MapReader task = section_reader("task");

@@ -9,6 +9,9 @@
 
 namespace pelab {
 
+// Read one section on top of the values already in the struct; unknown keys are errors.
+void read_model_section(MapReader& model, ModelConfig& config);
+void read_positional_section(MapReader& positional, PositionalConfig& config);
 // Reads root.model and root.positional (both optional) on top of `config`'s values.
 void read_model_sections(MapReader& root, ModelConfig& config);
 // Every key, resolved (defaults written out), as `model:` and `positional:` sections.
