@@ -438,6 +438,11 @@ TEST(ClipGradNorm, ScalesOnlyAboveMaxNorm) {
   p[0].zero_grad();
   EXPECT_EQ(clip_grad_norm(p, 1.0f), 0.0f);
   expect_error([&] { clip_grad_norm(p, 0.0f); }, {"max_norm"});
+  expect_error([&] { clip_grad_norm(p, NAN); }, {"max_norm"});
+  // +inf: measure only (the trainer logs the norm with clipping off).
+  p[0].set_grad(Tensor::full({2, 3}, 1e30f));
+  EXPECT_FLOAT_EQ(clip_grad_norm(p, INFINITY), std::sqrt(6.0f) * 1e30f);
+  EXPECT_EQ(p[0].grad().to_vector()[0], 1e30f);
 }
 
 TEST(ClipGradNorm, NonFiniteNormIsReturnedAndGradsKept) {

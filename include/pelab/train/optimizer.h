@@ -154,7 +154,7 @@ class AdamW final : public Adam {
 // gradient is scaled in place by coef (in float32, as PyTorch, which multiplies by
 // min(coef, 1)). Returns the norm before clipping (0 without gradients). A non-finite norm
 // is returned as is and the gradients are left untouched: the caller decides (PyTorch
-// would scale them by NaN or 0).
+// would scale them by NaN or 0). max_norm must be > 0; +inf measures without clipping.
 float clip_grad_norm(const std::vector<Tensor>& params, float max_norm);
 
 }  // namespace pelab
