@@ -61,9 +61,74 @@ TaskParams parse_params(const std::vector<std::string>& items) {
   return params;
 }
 
+// The task reference as Markdown (docs/tasks.md is this output plus measured results): what
+// each task reads and predicts, its layout, parameters, and what it needs from position.
+std::string task_reference_markdown() {
+  std::string out;
+  for (const std::string& name : task_names()) {
+    const std::unique_ptr<Task> task = make_task(name);
+    const TaskInfo& info = task->info();
+    out += fmt::format("### {}\n\n", name);
+    out += fmt::format("{}\n\n", info.description);
+    out += fmt::format("*Position:* {}\n\n", info.position_need);
+    std::string params;
+    for (const TaskParam& p : task_params(name))
+      params += fmt::format("{}`{}` = {} ({}, in [{}, {}])", params.empty() ? "" : "; ", p.name,
+                            p.value, p.help, p.min, p.max);
+    const int n = std::max(task->min_length(), 8);
+    out += fmt::format(
+        "*Layout:* {}; {} input and {} output symbols; problem size n = {} gives {} tokens. "
+        "*Parameters:* {}.\n\n",
+        to_string(info.layout), info.vocab_in(), info.vocab_out(), n, task->sequence_length(n),
+        params.empty() ? "none" : params);
+  }
+  return out;
+}
+
+void add_tasks_command(CLI::App& app, Action& action) {
+  auto name = std::make_shared<std::string>();
+  auto markdown = std::make_shared<bool>(false);
+  CLI::App* cmd = app.add_subcommand(
+      "tasks",
+      "List the generated tasks, or describe one: input, target, scored positions, "
+      "parameters and what it needs from position");
+  cmd->add_option("task", *name, "a task to describe (default: list them all)");
+  cmd->add_flag("--markdown", *markdown, "every task's full description as Markdown");
+  cmd->callback([name, markdown, &action] {
+    action = [name, markdown] {
+      if (*markdown) {
+        fmt::print("{}", task_reference_markdown());
+        return 0;
+      }
+      if (name->empty()) {
+        for (const std::string& task : task_names()) {
+          const std::unique_ptr<Task> generator = make_task(task);
+          const TaskInfo& info = generator->info();
+          // The first sentence of the description that says what is read.
+          const std::string& text = info.description;
+          const size_t from = std::min(text.find("Input"), text.size());
+          const size_t to = text.find(". ", from);
+          fmt::print("{:<20} {:<17} {}\n", task, to_string(info.layout),
+                     text.substr(from, to == std::string::npos ? to : to + 1 - from));
+        }
+        fmt::print("\n`pelab tasks NAME` describes one; `task.name: file` reads your own data.\n");
+        return 0;
+      }
+      const std::unique_ptr<Task> task = make_task(*name);
+      const TaskInfo& info = task->info();
+      fmt::print("{} ({} layout)\n\n{}\n\nPosition: {}\n\nParameters:\n", *name,
+                 to_string(info.layout), info.description, info.position_need);
+      for (const TaskParam& p : task_params(*name))
+        fmt::print("  task.{} = {}  {} (in [{}, {}])\n", p.name, p.value, p.help, p.min, p.max);
+      return 0;
+    };
+  });
+}
+
 }  // namespace
 
 void add_data_commands(CLI::App& app, Action& action) {
+  add_tasks_command(app, action);
   struct GenArgs {
     std::string task;
     std::vector<std::string> params;
