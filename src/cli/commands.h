@@ -15,5 +15,6 @@ void add_bench_commands(CLI::App& app, Action& action);
 void add_run_commands(CLI::App& app, Action& action);
 void add_sweep_commands(CLI::App& app, Action& action);
 void add_data_commands(CLI::App& app, Action& action);
+void add_analyze_commands(CLI::App& app, Action& action);
 
 }  // namespace pelab::cli

@@ -253,57 +253,95 @@ std::string position_plot_script(const Comparison& c,
   return render(s, plot, outputs);
 }
 
+namespace {
+
+// Draws one figure's rendered script (from `script_for(outputs)`) into out_dir; appends what
+// it wrote to `result` and any trouble to `problems`.
+template <typename ScriptFor>
+void draw(const GnuplotInfo& info, const std::string& out_dir, const std::string& stem,
+          const std::string& size, ScriptFor script_for, PlotResult& result,
+          std::vector<std::string>& problems) {
+  std::vector<std::pair<std::string, std::string>> outputs;
+  if (!info.png_terminal.empty())
+    outputs.emplace_back(info.png_terminal + " size " + size +
+                             (info.png_terminal == "pngcairo" ? " font 'sans,11'" : ""),
+                         stem + ".png");
+  if (info.svg)
+    outputs.emplace_back("svg size " + size + " font 'sans,13' background rgb 'white'",
+                         stem + ".svg");
+  const std::string script = script_for(outputs);
+  const std::string script_path = (fs::path(out_dir) / (stem + ".gp")).string();
+  write_file_atomic(script_path, script);
+  result.written.push_back(script_path);
+  const ProcessResult r = run_process({info.path, stem + ".gp"}, out_dir);
+  if (r.exit_code != 0) {
+    problems.push_back(fmt::format("gnuplot failed on {}: {}", script_path,
+                                   r.error.empty() ? last_line_of(r.output) : r.error));
+    return;
+  }
+  for (const auto& [terminal, file] : outputs) {
+    const fs::path p = fs::path(out_dir) / file;
+    std::error_code ec;
+    if (fs::exists(p, ec) && fs::file_size(p, ec) > 0)
+      result.written.push_back(p.string());
+    else
+      problems.push_back(fmt::format("gnuplot wrote no {}", p.string()));
+  }
+}
+
+// "" when gnuplot can draw, else why not.
+std::string gnuplot_problem(const GnuplotInfo& info, const std::string& gnuplot) {
+  if (!info.found)
+    return fmt::format(
+        "gnuplot not found ('{}'); no plots (install gnuplot-nox for them); tables written",
+        gnuplot);
+  if (info.png_terminal.empty() && !info.svg)
+    return "gnuplot has neither a PNG nor an SVG terminal; no plots";
+  return "";
+}
+
+std::string join_problems(const GnuplotInfo& info, std::vector<std::string> problems) {
+  if (info.png_terminal.empty()) problems.push_back("gnuplot has no PNG terminal; SVG only");
+  std::string message;
+  for (const std::string& p : problems) message += (message.empty() ? "" : "; ") + p;
+  return message;
+}
+
+}  // namespace
+
 PlotResult write_plots(const Comparison& c, const std::string& out_dir,
                        const std::string& gnuplot) {
   PlotResult result;
   if (c.groups.empty()) return result;
   const GnuplotInfo info = probe_gnuplot(gnuplot);
-  if (!info.found) {
-    result.message = fmt::format(
-        "gnuplot not found ('{}'); no plots (install gnuplot-nox for them); tables written",
-        gnuplot);
-    return result;
-  }
-  if (info.png_terminal.empty() && !info.svg) {
-    result.message = "gnuplot has neither a PNG nor an SVG terminal; no plots";
-    return result;
-  }
+  result.message = gnuplot_problem(info, gnuplot);
+  if (!result.message.empty()) return result;
   bool any_position = false;
   for (const Group& g : c.groups) any_position = any_position || !g.by_position.empty();
   std::vector<std::string> problems;
-  for (const std::string stem : {"accuracy_by_length", "accuracy_by_position"}) {
-    if (stem == "accuracy_by_position" && !any_position) continue;
-    std::vector<std::pair<std::string, std::string>> outputs;
-    if (!info.png_terminal.empty())
-      outputs.emplace_back(info.png_terminal + " size 1000,600" +
-                               (info.png_terminal == "pngcairo" ? " font 'sans,11'" : ""),
-                           stem + ".png");
-    if (info.svg)
-      outputs.emplace_back("svg size 1000,600 font 'sans,13' background rgb 'white'",
-                           stem + ".svg");
-    const std::string script = stem == "accuracy_by_length" ? length_plot_script(c, outputs)
-                                                            : position_plot_script(c, outputs);
-    const std::string script_path = (fs::path(out_dir) / (stem + ".gp")).string();
-    write_file_atomic(script_path, script);
-    result.written.push_back(script_path);
-    const ProcessResult r = run_process({info.path, stem + ".gp"}, out_dir);
-    if (r.exit_code != 0) {
-      problems.push_back(fmt::format("gnuplot failed on {}: {}", script_path,
-                                     r.error.empty() ? last_line_of(r.output) : r.error));
-      continue;
-    }
-    for (const auto& [terminal, file] : outputs) {
-      const fs::path p = fs::path(out_dir) / file;
-      std::error_code ec;
-      if (fs::exists(p, ec) && fs::file_size(p, ec) > 0)
-        result.written.push_back(p.string());
-      else
-        problems.push_back(fmt::format("gnuplot wrote no {}", p.string()));
-    }
-  }
-  if (info.png_terminal.empty()) problems.push_back("gnuplot has no PNG terminal; SVG only");
-  for (const std::string& p : problems)
-    result.message += std::string(result.message.empty() ? "" : "; ") + p;
+  draw(
+      info, out_dir, "accuracy_by_length", "1000,600",
+      [&](const auto& outputs) { return length_plot_script(c, outputs); }, result, problems);
+  if (any_position)
+    draw(
+        info, out_dir, "accuracy_by_position", "1000,600",
+        [&](const auto& outputs) { return position_plot_script(c, outputs); }, result, problems);
+  result.message = join_problems(info, problems);
+  return result;
+}
+
+PlotResult draw_figure(const std::string& body, const std::string& plot,
+                       const std::string& out_dir, const std::string& stem,
+                       const std::string& size, const std::string& gnuplot) {
+  PlotResult result;
+  const GnuplotInfo info = probe_gnuplot(gnuplot);
+  result.message = gnuplot_problem(info, gnuplot);
+  if (!result.message.empty()) return result;
+  std::vector<std::string> problems;
+  draw(
+      info, out_dir, stem, size,
+      [&](const auto& outputs) { return render(body, plot, outputs); }, result, problems);
+  result.message = join_problems(info, problems);
   return result;
 }
 

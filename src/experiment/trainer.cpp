@@ -126,6 +126,10 @@ std::string environment_json(const ExperimentConfig& c) {
   return env.dump(2) + "\n";
 }
 
+std::unique_ptr<Encoder> initial_model(const ExperimentConfig& config) {
+  return std::make_unique<Encoder>(config.model, derive_seed(config.seed, "init"));
+}
+
 TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
   PELAB_CHECK(!options.run_dir.empty(), "no run directory given");
   fs::create_directories(options.run_dir);
@@ -161,7 +165,8 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
   }
 
   const std::unique_ptr<Task> task = make_task(c.task.name, c.task.params);
-  Encoder model(c.model, derive_seed(c.seed, "init"));
+  const std::unique_ptr<Encoder> initial = initial_model(c);
+  Encoder& model = *initial;
   const std::unique_ptr<Optimizer> optimizer = make_optimizer(c, model);
   LrScheduleOptions so;
   so.lr = c.training.lr;

@@ -8,9 +8,11 @@
 // Ctrl-C / SIGTERM finishes the current step, saves and exits; --resume continues exactly.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "pelab/experiment/config.h"
+#include "pelab/nn/encoder.h"
 
 namespace pelab {
 
@@ -26,6 +28,9 @@ struct TrainResult {
   int64_t steps_done = 0;
   double final_loss = 0;
 };
+
+// The model a run starts from: the config's model, initialised from its seed.
+std::unique_ptr<Encoder> initial_model(const ExperimentConfig& config);
 
 TrainResult train_run(const ExperimentConfig& config, const TrainOptions& options);
 

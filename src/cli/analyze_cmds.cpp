@@ -1,0 +1,134 @@
+// `pelab analyze`: analyses of a model's positional machinery that the claims report is built
+// from, for users to call on their own models.
+//   analyze encoding CONFIG|RUN   an absolute encoding: heat map, dot products by distance,
+//                                 shift maps, uniqueness and norms, dimensions in use
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "commands.h"
+#include "pelab/analysis/encoding.h"
+#include "pelab/core/error.h"
+#include "pelab/experiment/config.h"
+#include "pelab/experiment/trainer.h"
+#include "pelab/nn/checkpoint.h"
+
+namespace pelab::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A trained run (its directory or checkpoint file) or an experiment config (the model as
+// initialised from its seed), with overrides for configs.
+std::unique_ptr<Encoder> model_from(const std::string& source,
+                                    const std::vector<std::string>& overrides,
+                                    std::string& described) {
+  std::error_code ec;
+  const bool dir = fs::is_directory(source, ec);
+  const bool checkpoint = !dir && fs::path(source).extension() == ".safetensors";
+  if (dir || checkpoint) {
+    PELAB_CHECK(overrides.empty(),
+                "{}: overrides apply to configs; a trained run is analysed as it is", source);
+    const std::string path = dir ? (fs::path(source) / "checkpoint.safetensors").string() : source;
+    PELAB_CHECK(fs::exists(path, ec), "{}: no checkpoint.safetensors (is it a run directory?)",
+                source);
+    described = fmt::format("the trained model of {}", path);
+    return load_model(path);
+  }
+  const ExperimentConfig config = load_experiment(source, overrides);
+  described = fmt::format("the model of {} as initialised from seed {}", source, config.seed);
+  return initial_model(config);
+}
+
+std::string out_dir_for(const std::string& out, const std::string& what,
+                        const std::string& scheme) {
+  return out.empty() ? fmt::format("runs/analysis/{}-{}", what, scheme) : out;
+}
+
+}  // namespace
+
+void add_analyze_commands(CLI::App& app, Action& action) {
+  CLI::App* analyze = app.add_subcommand(
+      "analyze", "Analyses of positional machinery: encoding (attention and positions follow)");
+  analyze->require_subcommand(1);
+
+  struct EncodingArgs {
+    std::string source;
+    std::vector<std::string> overrides;
+    EncodingAnalysisOptions options;
+    std::string out;
+  };
+  auto ea = std::make_shared<EncodingArgs>();
+  CLI::App* encoding = analyze->add_subcommand(
+      "encoding",
+      "An absolute encoding (sinusoidal, learned, index, normalized, binary) as the model adds "
+      "it: heat map, P(ref)·P(j) by position, shift maps T(Δ), uniqueness and norms, dimensions "
+      "in use");
+  encoding
+      ->add_option("source", ea->source,
+                   "an experiment config (the model at initialisation) or a trained run")
+      ->required();
+  encoding->add_option("overrides", ea->overrides,
+                       "key=value overrides for a config, e.g. positional=sinusoidal "
+                       "model.d_model=128");
+  encoding->add_option("--positions", ea->options.positions, "positions encoded (default 256)")
+      ->check(CLI::Range(int64_t{2}, int64_t{8192}));
+  encoding->add_option("--reference", ea->options.reference,
+                       "the reference position of the dot products (default: positions / 2)");
+  encoding->add_option("--shifts", ea->options.shifts, "shifts Δ of the shift maps")
+      ->delimiter(',');
+  encoding
+      ->add_option("--moving-lengths", ea->options.moving_lengths,
+                   "lengths at which to count the dimensions in use (default 64,256,1024)")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{2}, int64_t{65536}));
+  encoding->add_option("--threshold", ea->options.moving_threshold,
+                       "a dimension is in use when its values move by more than this share of "
+                       "the table's largest value (default 0.1)");
+  encoding->add_option("--out", ea->out,
+                       "directory for encoding.json, encoding.csv and the figures (default "
+                       "runs/analysis/encoding-<scheme>)");
+  encoding->callback([ea, &action] {
+    action = [ea] {
+      std::string described;
+      const std::unique_ptr<Encoder> model = model_from(ea->source, ea->overrides, described);
+      const EncodingAnalysis a = analyze_encoding(*model, ea->options);
+      const std::string out = out_dir_for(ea->out, "encoding", a.scheme);
+      const WrittenFiles written = write_encoding_analysis(a, out);
+      const EncodingSummary& s = a.summary;
+      fmt::print("{} encoding, width {}, {} positions ({})\n", a.scheme, a.width,
+                 a.options.positions, described);
+      fmt::print("  uniqueness: smallest distance between two positions {:.4g} ({} and {})\n",
+                 s.min_distance, s.closest_i, s.closest_j);
+      fmt::print("  norms: encoding {:.4g} (min {:.4g}, max {:.4g}); token embedding {:.4g}\n",
+                 s.mean_norm, s.min_norm, s.max_norm, s.token_norm);
+      fmt::print(
+          "  P({0})·P(j): largest at j = {1}; {2} of {3} steps away from {0} do not fall "
+          "(largest rise {4:.4g}{5})\n",
+          a.options.reference, a.falloff.argmax, a.falloff.rises, a.falloff.steps,
+          a.falloff.largest_rise,
+          a.falloff.first_rise >= 0 ? fmt::format(", first at distance {}", a.falloff.first_rise)
+                                    : std::string());
+      if (a.sinusoidal_shift_error >= 0)
+        fmt::print("  PE(x+Δ) = PE(x)·T(Δ): largest error {:.3g} over x and Δ\n",
+                   a.sinusoidal_shift_error);
+      std::string fitted;
+      for (const auto& [delta, r] : a.fitted_shift_residuals)
+        fitted += fmt::format("{}Δ={}: {:.3g}", fitted.empty() ? "" : ", ", delta, r);
+      if (!fitted.empty()) fmt::print("  best linear shift map, relative residual: {}\n", fitted);
+      std::string moving;
+      for (const auto& [length, share] : a.moving)
+        moving += fmt::format("{}{:.0f}% at {}", moving.empty() ? "" : ", ", 100 * share, length);
+      fmt::print("  dimensions in use (moving > {} of the largest value): {}\n",
+                 a.options.moving_threshold, moving.empty() ? "none measurable" : moving);
+      for (const std::string& skip : a.skipped) fmt::print("  skipped {}\n", skip);
+      fmt::print("wrote {} files to {}\n", written.files.size(), out);
+      if (!written.message.empty()) fmt::print("note: {}\n", written.message);
+      return 0;
+    };
+  });
+}
+
+}  // namespace pelab::cli
