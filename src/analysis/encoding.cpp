@@ -304,12 +304,12 @@ std::string num(double x) {
 
 }  // namespace
 
-WrittenFiles write_encoding_analysis(const EncodingAnalysis& a, const std::string& out_dir) {
+PlotResult write_encoding_analysis(const EncodingAnalysis& a, const std::string& out_dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   PELAB_CHECK(!ec, "{}: cannot create the directory: {}", out_dir, ec.message());
-  WrittenFiles out;
+  PlotResult out;
   const Matrix& P = a.encoding;
 
   nlohmann::json j;
@@ -340,7 +340,7 @@ WrittenFiles write_encoding_analysis(const EncodingAnalysis& a, const std::strin
   j["skipped"] = a.skipped;
   const std::string json_path = (fs::path(out_dir) / "encoding.json").string();
   write_file_atomic(json_path, j.dump(2) + "\n");
-  out.files.push_back(json_path);
+  out.written.push_back(json_path);
 
   std::string csv = "position";
   for (int64_t c = 0; c < P.cols; ++c) csv += fmt::format(",d{}", c);
@@ -355,7 +355,7 @@ WrittenFiles write_encoding_analysis(const EncodingAnalysis& a, const std::strin
   }
   const std::string csv_path = (fs::path(out_dir) / "encoding.csv").string();
   write_file_atomic(csv_path, csv);
-  out.files.push_back(csv_path);
+  out.written.push_back(csv_path);
 
   // The heat map: positions down, dimensions across.
   std::string body = fmt::format(
@@ -378,7 +378,7 @@ WrittenFiles write_encoding_analysis(const EncodingAnalysis& a, const std::strin
   body += fmt::format("set cbrange [{}:{}]\n", num(-largest), num(largest > 0 ? largest : 1));
   std::vector<std::string> problems;
   auto collect = [&](const PlotResult& r) {
-    out.files.insert(out.files.end(), r.written.begin(), r.written.end());
+    out.written.insert(out.written.end(), r.written.begin(), r.written.end());
     if (!r.message.empty()) problems.push_back(r.message);
   };
   collect(draw_figure(body, "plot $P matrix with image notitle", out_dir, "encoding_heatmap",

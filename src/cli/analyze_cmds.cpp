@@ -2,14 +2,18 @@
 // from, for users to call on their own models.
 //   analyze encoding CONFIG|RUN   an absolute encoding: heat map, dot products by distance,
 //                                 shift maps, uniqueness and norms, dimensions in use
+//   analyze attention RUN         attention weights per layer and head, and by distance
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <memory>
 
 #include "commands.h"
+#include "pelab/analysis/attention.h"
 #include "pelab/analysis/encoding.h"
 #include "pelab/core/error.h"
+#include "pelab/data/file_dataset.h"
 #include "pelab/experiment/config.h"
 #include "pelab/experiment/trainer.h"
 #include "pelab/nn/checkpoint.h"
@@ -40,6 +44,15 @@ std::unique_ptr<Encoder> model_from(const std::string& source,
   const ExperimentConfig config = load_experiment(source, overrides);
   described = fmt::format("the model of {} as initialised from seed {}", source, config.seed);
   return initial_model(config);
+}
+
+// A trained run's directory (or its checkpoint file) → the directory.
+fs::path run_dir_of(const std::string& run) {
+  std::error_code ec;
+  const fs::path dir = fs::is_directory(run, ec) ? fs::path(run) : fs::path(run).parent_path();
+  PELAB_CHECK(fs::exists(dir / "checkpoint.safetensors", ec) && fs::exists(dir / "config.yaml", ec),
+              "{}: not a run directory (it needs checkpoint.safetensors and config.yaml)", run);
+  return dir;
 }
 
 std::string out_dir_for(const std::string& out, const std::string& what,
@@ -96,7 +109,7 @@ void add_analyze_commands(CLI::App& app, Action& action) {
       const std::unique_ptr<Encoder> model = model_from(ea->source, ea->overrides, described);
       const EncodingAnalysis a = analyze_encoding(*model, ea->options);
       const std::string out = out_dir_for(ea->out, "encoding", a.scheme);
-      const WrittenFiles written = write_encoding_analysis(a, out);
+      const PlotResult written = write_encoding_analysis(a, out);
       const EncodingSummary& s = a.summary;
       fmt::print("{} encoding, width {}, {} positions ({})\n", a.scheme, a.width,
                  a.options.positions, described);
@@ -124,7 +137,61 @@ void add_analyze_commands(CLI::App& app, Action& action) {
       fmt::print("  dimensions in use (moving > {} of the largest value): {}\n",
                  a.options.moving_threshold, moving.empty() ? "none measurable" : moving);
       for (const std::string& skip : a.skipped) fmt::print("  skipped {}\n", skip);
-      fmt::print("wrote {} files to {}\n", written.files.size(), out);
+      fmt::print("wrote {} files to {}\n", written.written.size(), out);
+      if (!written.message.empty()) fmt::print("note: {}\n", written.message);
+      return 0;
+    };
+  });
+
+  struct AttentionArgs {
+    std::string run;
+    AttentionAnalysisOptions options;
+    std::string out;
+  };
+  auto aa = std::make_shared<AttentionArgs>();
+  CLI::App* attention = analyze->add_subcommand(
+      "attention",
+      "A trained run's attention weights per layer and head on inputs from its task's "
+      "evaluation set, and the mean weight by relative distance j − i");
+  attention->add_option("run", aa->run, "a run directory")->required();
+  attention->add_option("--length", aa->options.length, "problem size n of the inputs (default 8)");
+  attention
+      ->add_option("--examples", aa->options.examples, "inputs averaged by distance (default 64)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  attention->add_option("--shown", aa->options.shown,
+                        "which input (0-based) is drawn head by head (default 0)");
+  attention->add_option("--out", aa->out, "output directory (default RUN/analysis/attention)");
+  attention->callback([aa, &action] {
+    action = [aa] {
+      const fs::path dir = run_dir_of(aa->run);
+      const ExperimentConfig config = load_experiment((dir / "config.yaml").string());
+      PELAB_CHECK(config.task.name != kFileTaskName,
+                  "{}: analyze attention draws inputs from a generated task; this run reads "
+                  "files",
+                  aa->run);
+      const std::unique_ptr<Encoder> model = load_model((dir / "checkpoint.safetensors").string());
+      const std::unique_ptr<Task> task = make_task(config.task.name, config.task.params);
+      AttentionAnalysisOptions options = aa->options;
+      options.eval_seed = config.evaluation.seed;
+      const AttentionAnalysis a = analyze_attention(*model, *task, options);
+      const std::string out = aa->out.empty() ? (dir / "analysis" / "attention").string() : aa->out;
+      const PlotResult written = write_attention_analysis(a, out);
+      fmt::print("{}: {} layers × {} heads on {} inputs of size {} ({} tokens)\n", aa->run,
+                 a.layers, a.heads, options.examples, options.length, a.tokens);
+      for (int64_t l = 0; l < a.layers; ++l) {
+        std::string line;
+        for (int64_t h = 0; h < a.heads; ++h) {
+          const std::vector<double>& curve = a.by_distance[static_cast<size_t>(l * a.heads + h)];
+          size_t best = 0;
+          for (size_t k = 0; k < curve.size(); ++k)
+            if (std::isfinite(curve[k]) && (!std::isfinite(curve[best]) || curve[k] > curve[best]))
+              best = k;
+          line +=
+              fmt::format("{}h{} {:+d} ({:.2f})", h ? ", " : "", h, a.distances[best], curve[best]);
+        }
+        fmt::print("  layer {}: most-attended distance per head: {}\n", l, line);
+      }
+      fmt::print("wrote {} files to {}\n", written.written.size(), out);
       if (!written.message.empty()) fmt::print("note: {}\n", written.message);
       return 0;
     };

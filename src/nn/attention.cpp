@@ -236,14 +236,14 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
   return z;
 }
 
-Tensor attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
-                          const IntTensor& key_mask, std::shared_ptr<const AttentionTerms> terms,
-                          const AttentionOptions& options) {
-  const Dims n = check_inputs(q, k, v, key_mask, options);
+Tensor attention_weights(const Tensor& q, const Tensor& k, const IntTensor& key_mask,
+                         std::shared_ptr<const AttentionTerms> terms,
+                         const AttentionOptions& options) {
+  const Dims n = check_inputs(q, k, k, key_mask, options);
   auto heads_first = [&](const Tensor& x) {  // [B, T, d] → [B, H, T, d_h]
     return permute(reshape(x, {n.B, n.T, n.H, n.dh}), {0, 2, 1, 3});
   };
-  const Tensor qh = heads_first(q), kh = heads_first(k), vh = heads_first(v);
+  const Tensor qh = heads_first(q), kh = heads_first(k);
   Tensor S = mul_scalar(matmul(qh, transpose(kh, -1, -2)), n.scale);
   if (terms && terms->has_bias()) S = add(S, terms->composed_bias(qh));
   // masked[b, 0, i, j] = 1 where key j is padding or (causal) j > i.
@@ -255,7 +255,15 @@ Tensor attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
             (!key_mask.values[b * n.T + j] || (options.causal && j > i)) ? 1.0f : 0.0f;
   S = masked_fill(S, Tensor::from_vector({n.B, 1, n.T, n.T}, masked),
                   -std::numeric_limits<float>::infinity());
-  Tensor alpha = softmax(S, -1);
+  return softmax(S, -1);
+}
+
+Tensor attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
+                          const IntTensor& key_mask, std::shared_ptr<const AttentionTerms> terms,
+                          const AttentionOptions& options) {
+  const Dims n = check_inputs(q, k, v, key_mask, options);
+  const Tensor vh = permute(reshape(v, {n.B, n.T, n.H, n.dh}), {0, 2, 1, 3});  // [B, H, T, d_h]
+  Tensor alpha = attention_weights(q, k, key_mask, terms, options);
   if (options.dropout > 0.0f) alpha = dropout(alpha, options.dropout, options.dropout_seed);
   Tensor z = matmul(alpha, vh);
   if (terms && terms->has_values()) z = add(z, terms->composed_values(alpha));

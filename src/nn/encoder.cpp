@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "pelab/autograd/autograd.h"
 #include "pelab/core/error.h"
 #include "pelab/core/rng.h"
 
@@ -86,6 +87,8 @@ Tensor Encoder::attention_block(const Tensor& x, const Batch& batch, int l, bool
   options.causal = config_.causal;
   options.dropout = training ? static_cast<float>(config_.dropout) : 0.0f;
   options.dropout_seed = site_seed(dropout_seed, 1 + 3 * l);
+  if (attention_record_)
+    attention_record_->push_back(attention_weights(q, k, batch.key_mask, terms, options));
   const Tensor z = attention_impl_ == AttentionImpl::Fused
                        ? attention(q, k, v, batch.key_mask, terms, options)
                        : attention_composed(q, k, v, batch.key_mask, terms, options);
@@ -96,6 +99,20 @@ Tensor Encoder::ffn_block(const Tensor& x, const Layer& layer) const {
   const Tensor hidden = linear(x, layer.fc1.weight, layer.fc1.bias);
   const Tensor act = config_.activation == "gelu" ? gelu(hidden) : relu(hidden);
   return linear(act, layer.fc2.weight, layer.fc2.bias);
+}
+
+std::vector<Tensor> Encoder::attention_maps(const Batch& batch) const {
+  NoGradGuard no_grad;
+  std::vector<Tensor> maps;
+  attention_record_ = &maps;
+  try {
+    forward(batch, false);
+  } catch (...) {
+    attention_record_ = nullptr;
+    throw;
+  }
+  attention_record_ = nullptr;
+  return maps;
 }
 
 Encoder::Output Encoder::forward(const Batch& batch, bool training, uint64_t dropout_seed) const {

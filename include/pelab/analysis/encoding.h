@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "pelab/experiment/plot.h"
 #include "pelab/nn/encoder.h"
 
 namespace pelab {
@@ -99,10 +100,6 @@ EncodingAnalysis analyze_encoding(const Encoder& model, const EncodingAnalysisOp
 
 // Writes encoding.json, encoding.csv and the figures (encoding_heatmap, dot_by_distance) into
 // out_dir; returns the files written and one line about any plotting trouble in `message`.
-struct WrittenFiles {
-  std::vector<std::string> files;
-  std::string message;
-};
-WrittenFiles write_encoding_analysis(const EncodingAnalysis& analysis, const std::string& out_dir);
+PlotResult write_encoding_analysis(const EncodingAnalysis& analysis, const std::string& out_dir);
 
 }  // namespace pelab

@@ -72,6 +72,12 @@ struct AttentionOptions {
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const IntTensor& key_mask,
                  std::shared_ptr<const AttentionTerms> terms, const AttentionOptions& options);
 
+// α [B, H, T, T]: the attention weights before dropout, from small differentiable ops
+// (materialises [B, H, T, T]; analyses and the oracle below).
+Tensor attention_weights(const Tensor& q, const Tensor& k, const IntTensor& key_mask,
+                         std::shared_ptr<const AttentionTerms> terms,
+                         const AttentionOptions& options);
+
 // The same from small differentiable ops (materialises [B, H, T, T]); the test oracle.
 Tensor attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
                           const IntTensor& key_mask, std::shared_ptr<const AttentionTerms> terms,

@@ -30,6 +30,10 @@ class Encoder {
   // training = true turns dropout on; its masks are a pure function of dropout_seed.
   Output forward(const Batch& batch, bool training = false, uint64_t dropout_seed = 0) const;
 
+  // The attention weights α of every layer, [B, H, T, T] each, in evaluation mode (no
+  // dropout, no gradients): what `pelab analyze attention` plots.
+  std::vector<Tensor> attention_maps(const Batch& batch) const;
+
   // Fused attention (default) or the composed oracle, for tests.
   enum class AttentionImpl { Fused, Composed };
   void set_attention_impl(AttentionImpl impl) { attention_impl_ = impl; }
@@ -65,6 +69,8 @@ class Encoder {
   Norm ln_f_;  // pre-LN only
   Linear head_;
   AttentionImpl attention_impl_ = AttentionImpl::Fused;
+  // Set only inside attention_maps(): where attention_block records each layer's α.
+  mutable std::vector<Tensor>* attention_record_ = nullptr;
 };
 
 }  // namespace pelab
