@@ -3,6 +3,8 @@
 //   analyze encoding CONFIG|RUN   an absolute encoding: heat map, dot products by distance,
 //                                 shift maps, uniqueness and norms, dimensions in use
 //   analyze attention RUN         attention weights per layer and head, and by distance
+//   analyze positions RUN         accuracy and loss by position against training counts, and
+//                                 the overlap of position and token subspaces
 #include <fmt/format.h>
 
 #include <cmath>
@@ -12,6 +14,7 @@
 #include "commands.h"
 #include "pelab/analysis/attention.h"
 #include "pelab/analysis/encoding.h"
+#include "pelab/analysis/positions.h"
 #include "pelab/core/error.h"
 #include "pelab/data/file_dataset.h"
 #include "pelab/experiment/config.h"
@@ -64,7 +67,7 @@ std::string out_dir_for(const std::string& out, const std::string& what,
 
 void add_analyze_commands(CLI::App& app, Action& action) {
   CLI::App* analyze = app.add_subcommand(
-      "analyze", "Analyses of positional machinery: encoding (attention and positions follow)");
+      "analyze", "Analyses of positional machinery: encoding, attention, positions");
   analyze->require_subcommand(1);
 
   struct EncodingArgs {
@@ -190,6 +193,56 @@ void add_analyze_commands(CLI::App& app, Action& action) {
               fmt::format("{}h{} {:+d} ({:.2f})", h ? ", " : "", h, a.distances[best], curve[best]);
         }
         fmt::print("  layer {}: most-attended distance per head: {}\n", l, line);
+      }
+      fmt::print("wrote {} files to {}\n", written.written.size(), out);
+      if (!written.message.empty()) fmt::print("note: {}\n", written.message);
+      return 0;
+    };
+  });
+
+  struct PositionsArgs {
+    std::string run;
+    std::vector<int64_t> lengths;
+    std::string out;
+  };
+  auto pa = std::make_shared<PositionsArgs>();
+  CLI::App* positions = analyze->add_subcommand(
+      "positions",
+      "A trained run's accuracy and loss at each position, inside and beyond the trained lengths, "
+      "against how often training scored that position; and whether its absolute encoding "
+      "shares a subspace with the token embeddings");
+  positions->add_option("run", pa->run, "a run directory")->required();
+  positions
+      ->add_option("--lengths", pa->lengths,
+                   "problem sizes to evaluate (default: the run's evaluation lengths)")
+      ->delimiter(',');
+  positions->add_option("--out", pa->out, "output directory (default RUN/analysis/positions)");
+  positions->callback([pa, &action] {
+    action = [pa] {
+      const fs::path dir = run_dir_of(pa->run);
+      const ExperimentConfig config = load_experiment((dir / "config.yaml").string());
+      PELAB_CHECK(config.task.name != kFileTaskName,
+                  "{}: analyze positions replays a generated task's training data; this run "
+                  "reads files",
+                  pa->run);
+      const std::unique_ptr<Encoder> model = load_model((dir / "checkpoint.safetensors").string());
+      const std::unique_ptr<Task> task = make_task(config.task.name, config.task.params);
+      const PositionsAnalysis a = analyze_positions(*model, *task, config, pa->lengths);
+      const std::string out = pa->out.empty() ? (dir / "analysis" / "positions").string() : pa->out;
+      const PlotResult written = write_positions_analysis(a, out);
+      fmt::print("{}: {} positions evaluated; trained on n = {}..{}\n", pa->run, a.rows.size(),
+                 a.train_min_length, a.train_max_length);
+      if (!a.counts.empty())
+        fmt::print("  training scored position 0 {} times, position {} {} times\n",
+                   a.counts.front().scored, a.counts.back().position, a.counts.back().scored);
+      if (a.overlap) {
+        const SubspaceOverlap& o = *a.overlap;
+        fmt::print(
+            "  subspaces: {:.1f}% of the encoding's energy lies in the {}-dim token span "
+            "(chance {:.1f}%); {:.1f}% of the tokens' in the encoding's {} principal "
+            "directions (chance {:.1f}%)\n",
+            100 * o.position_in_tokens, o.token_rank, 100 * o.position_in_tokens_chance,
+            100 * o.tokens_in_position, o.position_rank, 100 * o.tokens_in_position_chance);
       }
       fmt::print("wrote {} files to {}\n", written.written.size(), out);
       if (!written.message.empty()) fmt::print("note: {}\n", written.message);

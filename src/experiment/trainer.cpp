@@ -126,6 +126,19 @@ std::string environment_json(const ExperimentConfig& c) {
   return env.dump(2) + "\n";
 }
 
+TrainingStream::TrainingStream(const ExperimentConfig& config, const Task& task)
+    : config_(config), task_(task), rng_(derive_seed(config.seed, "data")) {}
+
+Batch TrainingStream::next(std::vector<Example>* examples) {
+  std::vector<Example> drawn = sample_examples(task_, config_.training.batch_size,
+                                               config_.task.min_length, config_.task.max_length,
+                                               rng_);
+  const RandomizeConfig& rnd = config_.model.positional.randomize;
+  Batch batch = collate(drawn, rnd.max_position > 0 ? &rnd : nullptr, &rng_);
+  if (examples) *examples = std::move(drawn);
+  return batch;
+}
+
 std::unique_ptr<Encoder> initial_model(const ExperimentConfig& config) {
   return std::make_unique<Encoder>(config.model, derive_seed(config.seed, "init"));
 }
@@ -175,7 +188,8 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
   so.decay = parse_lr_decay(c.training.schedule);
   so.min_lr = c.training.min_lr;
   const LrSchedule schedule(so);
-  Generator data_rng(derive_seed(c.seed, "data"));
+  TrainingStream stream(c, *task);
+  Generator& data_rng = stream.rng();
   int64_t step = 0;
 
   auto save_checkpoint = [&]() {
@@ -233,12 +247,10 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
   auto window_start = start;
   double last_loss = 0;
   const uint64_t dropout_base = derive_seed(c.seed, "dropout");
-  const RandomizeConfig& rnd = c.model.positional.randomize;
 
   while (step < c.training.steps) {
-    const std::vector<Example> examples =
-        sample_examples(*task, c.training.batch_size, c.task.min_length, c.task.max_length, data_rng);
-    const Batch batch = collate(examples, rnd.max_position > 0 ? &rnd : nullptr, &data_rng);
+    std::vector<Example> examples;
+    const Batch batch = stream.next(&examples);
     const Encoder::Output out = model.forward(batch, true, mix64(dropout_base ^ static_cast<uint64_t>(step)));
     PELAB_CHECK(out.loss.defined(), "step {}: the batch has no scored position", step);
     const float loss = out.loss.item();

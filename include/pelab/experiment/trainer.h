@@ -11,7 +11,10 @@
 #include <memory>
 #include <string>
 
+#include "pelab/core/rng.h"
+#include "pelab/data/task.h"
 #include "pelab/experiment/config.h"
+#include "pelab/nn/batch.h"
 #include "pelab/nn/encoder.h"
 
 namespace pelab {
@@ -27,6 +30,21 @@ struct TrainResult {
   bool completed = false;    // false when interrupted (resume later)
   int64_t steps_done = 0;
   double final_loss = 0;
+};
+
+// The training data of a run, batch after batch, exactly as the trainer draws it (the
+// analyses replay it to count how often each position was trained on).
+class TrainingStream {
+ public:
+  TrainingStream(const ExperimentConfig& config, const Task& task);
+  // The next batch; its examples too when `examples` is given.
+  Batch next(std::vector<Example>* examples = nullptr);
+  Generator& rng() { return rng_; }  // its state is saved in checkpoints
+
+ private:
+  const ExperimentConfig& config_;
+  const Task& task_;
+  Generator rng_;
 };
 
 // The model a run starts from: the config's model, initialised from its seed.
