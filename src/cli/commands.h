@@ -16,5 +16,6 @@ void add_run_commands(CLI::App& app, Action& action);
 void add_sweep_commands(CLI::App& app, Action& action);
 void add_data_commands(CLI::App& app, Action& action);
 void add_analyze_commands(CLI::App& app, Action& action);
+void add_reproduce_command(CLI::App& app, Action& action);
 
 }  // namespace pelab::cli

@@ -1,0 +1,49 @@
+// The pieces every claim shares (internal to src/claims/).
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+#include <string>
+
+#include "pelab/claims/reproduce.h"
+#include "pelab/config/yaml_reader.h"
+
+namespace pelab::claims {
+
+// A claim's config file: statement, sources, the verdict rule in words, and its settings
+// (with the `quick:` values already applied when --quick).
+struct ClaimConfig {
+  std::string id;
+  std::string path;
+  std::string statement;
+  std::string sources;
+  std::string rule;
+  YAML::Node settings;
+};
+
+struct ClaimContext {
+  const ClaimConfig& config;
+  const ReproduceOptions& options;
+  std::string dir;      // OUT/<id>: the claim's files
+  std::string rel_dir;  // <id>: the same, relative to OUT (for links in the report)
+  // The settings, read strictly: unknown keys are errors naming the config's file and line.
+  MapReader settings() const { return MapReader(config.settings, config.path, "settings"); }
+};
+
+// A claim's measurement and verdict: fills verdict, because, numbers, details, figures.
+using ClaimFn = std::function<void(const ClaimContext&, ClaimResult&)>;
+
+struct ClaimDef {
+  std::string id;
+  ClaimFn run;
+};
+
+// The claims, in order (one registration function per file of claims).
+void add_encoding_claims(std::vector<ClaimDef>& defs);  // C8, C9, C10
+void add_rotary_claims(std::vector<ClaimDef>& defs);    // C11, C12
+
+// Markdown helpers.
+std::string fmt_number(double x);  // 4 significant digits, scientific when tiny
+
+}  // namespace pelab::claims

@@ -1,0 +1,163 @@
+// C8, C9, C10: properties of the sinusoidal table itself (note 002). No training: the table
+// is read through the sinusoidal scheme's input hook, exactly as a model adds it.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "claims/claim.h"
+#include "pelab/analysis/encoding.h"
+#include "pelab/core/error.h"
+
+namespace pelab::claims {
+
+namespace {
+
+// An encoder whose only use is to hold the sinusoidal scheme at width d.
+Encoder sinusoidal_model(int64_t d_model, double base) {
+  ModelConfig m;
+  m.vocab_in = 2;
+  m.vocab_out = 2;
+  m.d_model = d_model;
+  m.heads = 1;
+  m.layers = 1;
+  m.positional.type = "sinusoidal";
+  m.positional.base = base;
+  return Encoder(m, 0);
+}
+
+void c8(const ClaimContext& ctx, ClaimResult& r) {
+  MapReader s = ctx.settings();
+  int64_t d_model = 128, positions = 1024;
+  double base = 10000, supported_below = 1e-4, refuted_above = 1e-2;
+  std::vector<int64_t> shifts;
+  s.read("d_model", d_model);
+  s.read("positions", positions);
+  s.read("base", base);
+  s.read("shifts", shifts);
+  s.read("supported_below", supported_below);
+  s.read("refuted_above", refuted_above);
+  s.finish({"d_model", "positions", "base", "shifts", "supported_below", "refuted_above"});
+  const Encoder model = sinusoidal_model(d_model, base);
+  const Matrix P = absolute_encoding(model, positions);
+  double worst = 0;
+  std::string table = "| Δ | largest \\|PE(x+Δ) − PE(x)·T(Δ)\\| over x |\n|--:|--:|\n";
+  nlohmann::json per_shift = nlohmann::json::array();
+  for (int64_t delta : shifts) {
+    const double e = sinusoidal_shift_error(P, {delta}, base);
+    worst = std::max(worst, e);
+    table += fmt::format("| {} | {} |\n", delta, fmt_number(e));
+    per_shift.push_back({{"shift", delta}, {"error", e}});
+  }
+  r.numbers = {{"largest_error", worst},
+               {"per_shift", per_shift},
+               {"d_model", d_model},
+               {"positions", positions}};
+  r.verdict = worst < supported_below ? Verdict::Supported
+              : worst > refuted_above ? Verdict::Refuted
+                                      : Verdict::Mixed;
+  r.because = fmt::format("largest error {} over positions 0..{} and {} shifts", fmt_number(worst),
+                          positions - 1, shifts.size());
+  r.details = fmt::format(
+      "The sinusoidal table of width {} (pelab's float32 table, base {}) at positions "
+      "0..{}; T(Δ) built from MODEL.md's frequencies as block-diagonal 2×2 rotations "
+      "[[cos Δω, −sin Δω], [sin Δω, cos Δω]] (row-vector convention), in double precision. "
+      "What remains is the float32 rounding of the table.\n\n{}",
+      d_model, base, positions - 1, table);
+}
+
+void c9(const ClaimContext& ctx, ClaimResult& r) {
+  MapReader s = ctx.settings();
+  int64_t d_model = 128, positions = 256, reference = 128;
+  double base = 10000;
+  s.read("d_model", d_model);
+  s.read("positions", positions);
+  s.read("reference", reference);
+  s.read("base", base);
+  s.finish({"d_model", "positions", "reference", "base"});
+  const Encoder model = sinusoidal_model(d_model, base);
+  EncodingAnalysisOptions o;
+  o.positions = positions;
+  o.reference = reference;
+  o.moving_lengths = {};
+  const EncodingAnalysis a = analyze_encoding(model, o);
+  const PlotResult files = write_encoding_analysis(a, ctx.dir);
+  const Falloff& f = a.falloff;
+  r.numbers = {{"argmax", f.argmax},
+               {"reference", reference},
+               {"steps", f.steps},
+               {"rises", f.rises},
+               {"largest_rise", f.largest_rise},
+               {"first_rise_distance", f.first_rise},
+               {"peak", a.dots[static_cast<size_t>(reference)]}};
+  if (f.argmax != reference)
+    r.verdict = Verdict::Refuted;
+  else
+    r.verdict = f.rises == 0 ? Verdict::Supported : Verdict::Mixed;
+  r.because = fmt::format(
+      "largest at j = {} (reference {}); {} of {} steps away from the reference rise instead of "
+      "falling, the first at distance {}, the largest by {} ({}% of the peak {})",
+      f.argmax, reference, f.rises, f.steps, f.first_rise, fmt_number(f.largest_rise),
+      fmt_number(100 * f.largest_rise / a.dots[static_cast<size_t>(reference)]),
+      fmt_number(a.dots[static_cast<size_t>(reference)]));
+  r.figures = {ctx.rel_dir + "/dot_by_distance.png"};
+  r.details = fmt::format(
+      "P({0})·P(j) for j = 0..{1}, d_model = {2} (the note's settings). The curve "
+      "(`{3}/encoding.json`, key "
+      "`dot_with_reference`):\n\n![P({0})·P(j)]({3}/dot_by_distance.png)\n",
+      reference, positions - 1, d_model, ctx.rel_dir);
+  (void)files;
+}
+
+void c10(const ClaimContext& ctx, ClaimResult& r) {
+  MapReader s = ctx.settings();
+  int64_t d_model = 128;
+  double base = 10000, threshold = 0.1, most = 0.5;
+  std::vector<int64_t> lengths;
+  s.read("d_model", d_model);
+  s.read("base", base);
+  s.read("lengths", lengths);
+  s.read("threshold", threshold);
+  s.read("most", most);
+  s.finish({"d_model", "base", "lengths", "threshold", "most"});
+  PELAB_CHECK(!lengths.empty(), "{}: settings.lengths: give at least one length", ctx.config.path);
+  const Encoder model = sinusoidal_model(d_model, base);
+  EncodingAnalysisOptions o;
+  o.positions = 256;
+  o.moving_lengths = lengths;
+  o.moving_threshold = threshold;
+  const EncodingAnalysis a = analyze_encoding(model, o);
+  write_encoding_analysis(a, ctx.dir);
+  std::string table = "| positions in use | dimensions that move by more than " +
+                      fmt_number(threshold) + " | share |\n|--:|--:|--:|\n";
+  nlohmann::json shares = nlohmann::json::array();
+  int64_t barely_most = 0;  // lengths at which most dimensions barely move
+  for (const auto& [length, share] : a.moving) {
+    table += fmt::format("| {} | {} of {} | {}% |\n", length,
+                         static_cast<int64_t>(std::llround(share * static_cast<double>(d_model))),
+                         d_model, fmt_number(100 * share));
+    shares.push_back({{"length", length}, {"moving_share", share}});
+    if (1 - share > most) ++barely_most;
+  }
+  r.numbers = {{"d_model", d_model}, {"threshold", threshold}, {"moving", shares}};
+  const int64_t n = static_cast<int64_t>(a.moving.size());
+  r.verdict = barely_most == n   ? Verdict::Supported
+              : barely_most == 0 ? Verdict::Refuted
+                                 : Verdict::Mixed;
+  r.because = fmt::format("most dimensions barely move at {} of {} lengths", barely_most, n);
+  r.figures = {ctx.rel_dir + "/encoding_heatmap.png"};
+  r.details = fmt::format(
+      "The sinusoidal table at d_model = {}: a dimension is *in use* over the first L positions "
+      "when its values span more than {} (the table's values lie in [−1, 1]).\n\n{}\n"
+      "![The sinusoidal table]({}/encoding_heatmap.png)\n",
+      d_model, fmt_number(threshold), table, ctx.rel_dir);
+}
+
+}  // namespace
+
+void add_encoding_claims(std::vector<ClaimDef>& defs) {
+  defs.push_back({"C8", c8});
+  defs.push_back({"C9", c9});
+  defs.push_back({"C10", c10});
+}
+
+}  // namespace pelab::claims

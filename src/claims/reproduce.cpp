@@ -1,0 +1,192 @@
+#include "pelab/claims/reproduce.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "claims/claim.h"
+#include "pelab/core/error.h"
+#include "pelab/io/atomic_file.h"
+
+namespace pelab {
+
+namespace fs = std::filesystem;
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::Supported:
+      return "supported";
+    case Verdict::Refuted:
+      return "refuted";
+    case Verdict::Mixed:
+      return "mixed";
+  }
+  return "?";
+}
+
+namespace claims {
+
+std::string fmt_number(double x) {
+  if (!std::isfinite(x)) return "n/a";
+  if (x != 0 && std::abs(x) < 1e-3) return fmt::format("{:.2e}", x);
+  return fmt::format("{:.4g}", x);
+}
+
+namespace {
+
+const std::vector<ClaimDef>& claim_table() {
+  static const std::vector<ClaimDef> table = [] {
+    std::vector<ClaimDef> defs;
+    add_encoding_claims(defs);
+    add_rotary_claims(defs);
+    return defs;
+  }();
+  return table;
+}
+
+// configs/claims/c08.yaml for C8: zero-padded so the files sort in claim order.
+std::string config_path(const std::string& configs_dir, const std::string& id) {
+  return (fs::path(configs_dir) / "claims" / fmt::format("c{:02d}.yaml", std::stoi(id.substr(1))))
+      .string();
+}
+
+std::string text_of(const YAML::Node& node) {
+  if (node.IsSequence()) {
+    std::string s;
+    for (const YAML::Node& item : node) s += (s.empty() ? "" : ", ") + item.as<std::string>();
+    return s;
+  }
+  return node.as<std::string>();
+}
+
+ClaimConfig read_claim_config(const std::string& path, const std::string& id, bool quick) {
+  const YAML::Node root = load_yaml_file(path);
+  MapReader r(root, path, "");
+  ClaimConfig c;
+  c.id = id;
+  c.path = path;
+  std::string claim;
+  PELAB_CHECK(r.read("claim", claim), "{}: the key 'claim' (the claim's id, {}) is missing", path,
+              id);
+  if (claim != id) r.fail("claim", fmt::format("this file is {}'s config, not '{}'", id, claim));
+  PELAB_CHECK(r.read("statement", c.statement), "{}: the key 'statement' is missing", path);
+  PELAB_CHECK(r.read("verdict", c.rule), "{}: the key 'verdict' (the rule, in words) is missing",
+              path);
+  const std::optional<YAML::Node> sources = r.take("sources");
+  PELAB_CHECK(sources.has_value(), "{}: the key 'sources' (the notes) is missing", path);
+  c.sources = text_of(*sources);
+  const std::optional<YAML::Node> settings = r.take("settings");
+  c.settings = settings ? *settings : YAML::Node(YAML::NodeType::Map);
+  const std::optional<YAML::Node> quick_settings = r.take("quick");
+  r.finish({"claim", "statement", "sources", "verdict", "settings", "quick"});
+  if (quick && quick_settings) {
+    for (const auto& kv : *quick_settings) {
+      const std::string key = kv.first.as<std::string>();
+      PELAB_CHECK(c.settings[key].IsDefined(),
+                  "{}:{}: quick.{}: not a key of settings (quick only changes settings)", path,
+                  kv.first.Mark().line + 1, key);
+      c.settings[key] = kv.second;
+    }
+  }
+  return c;
+}
+
+std::string verdict_badge(Verdict v) {
+  switch (v) {
+    case Verdict::Supported:
+      return "**supported**";
+    case Verdict::Refuted:
+      return "**refuted**";
+    case Verdict::Mixed:
+      return "**mixed**";
+  }
+  return "?";
+}
+
+}  // namespace
+}  // namespace claims
+
+std::vector<std::string> claim_ids() {
+  std::vector<std::string> ids;
+  for (const claims::ClaimDef& d : claims::claim_table()) ids.push_back(d.id);
+  return ids;
+}
+
+std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
+  using namespace claims;
+  const std::vector<std::string> known = claim_ids();
+  for (const std::string& id : options.only)
+    PELAB_CHECK(std::find(known.begin(), known.end(), id) != known.end(),
+                "--only: '{}' is not a claim pelab measures (valid: {})", id,
+                fmt::join(known, ", "));
+  // Every config is read before anything runs, so a bad one stops the run at once.
+  std::vector<std::pair<const ClaimDef*, ClaimConfig>> chosen;
+  for (const ClaimDef& def : claim_table()) {
+    if (!options.only.empty() &&
+        std::find(options.only.begin(), options.only.end(), def.id) == options.only.end())
+      continue;
+    chosen.emplace_back(
+        &def, read_claim_config(config_path(options.configs_dir, def.id), def.id, options.quick));
+  }
+  std::error_code ec;
+  fs::create_directories(options.out, ec);
+  PELAB_CHECK(!ec, "{}: cannot create the directory: {}", options.out, ec.message());
+
+  std::vector<ClaimResult> results;
+  for (const auto& [def, config] : chosen) {
+    ClaimResult r;
+    r.id = def->id;
+    r.statement = config.statement;
+    r.sources = config.sources;
+    r.config = config.path;
+    r.rule = config.rule;
+    const ClaimContext ctx{config, options, (fs::path(options.out) / def->id).string(), def->id};
+    fs::create_directories(ctx.dir, ec);
+    PELAB_CHECK(!ec, "{}: cannot create the directory: {}", ctx.dir, ec.message());
+    def->run(ctx, r);
+    results.push_back(std::move(r));
+  }
+
+  // claims.json and report.md
+  nlohmann::json j;
+  j["quick"] = options.quick;
+  j["claims"] = nlohmann::json::array();
+  std::string md = "# The notes' claims, reproduced\n\n";
+  md += fmt::format(
+      "Made by `pelab reproduce{}`. Each claim's config (under `configs/claims/`) states the "
+      "verdict rule; the code applies it to the numbers below.\n\n",
+      options.quick ? " --quick" : "");
+  md += "| claim | verdict | because |\n|---|---|---|\n";
+  for (const ClaimResult& r : results)
+    md += fmt::format(
+        "| [{}](#{}) | {} | {} |\n", r.id,
+        [&] {
+          std::string a = r.id;
+          std::transform(a.begin(), a.end(), a.begin(), ::tolower);
+          return a;
+        }(),
+        to_string(r.verdict), r.because);
+  for (const ClaimResult& r : results) {
+    j["claims"].push_back({{"id", r.id},
+                           {"statement", r.statement},
+                           {"sources", r.sources},
+                           {"config", r.config},
+                           {"rule", r.rule},
+                           {"verdict", to_string(r.verdict)},
+                           {"because", r.because},
+                           {"numbers", r.numbers},
+                           {"figures", r.figures}});
+    md += fmt::format("\n## {}\n\n> {} (notes {})\n\n", r.id, r.statement, r.sources);
+    md += fmt::format("**Verdict:** {} — {}.\n\n", verdict_badge(r.verdict), r.because);
+    md += fmt::format("**Rule** (from `{}`): {}\n\n", r.config, r.rule);
+    md += r.details;
+    if (!r.details.empty() && r.details.back() != '\n') md += '\n';
+  }
+  write_file_atomic((fs::path(options.out) / "claims.json").string(), j.dump(2) + "\n");
+  write_file_atomic((fs::path(options.out) / "report.md").string(), md);
+  return results;
+}
+
+}  // namespace pelab

@@ -1,0 +1,114 @@
+// The claim machinery: the rotary checks on known-good and known-bad constructions, and
+// `pelab reproduce` on the claims that need no training.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "pelab/analysis/rotary_check.h"
+#include "pelab/claims/reproduce.h"
+#include "pelab/core/error.h"
+
+namespace pelab {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A correct rotary in the rotate-half layout (GPT-NeoX): pairs (i, i + d/2).
+std::vector<double> rotate_half_rope(const std::vector<double>& x, int64_t p) {
+  const size_t half = x.size() / 2;
+  std::vector<double> out(x.size());
+  for (size_t i = 0; i < half; ++i) {
+    const double angle = static_cast<double>(p) * std::pow(10000.0, -2.0 * i / x.size());
+    out[i] = x[i] * std::cos(angle) - x[i + half] * std::sin(angle);
+    out[i + half] = x[i + half] * std::cos(angle) + x[i] * std::sin(angle);
+  }
+  return out;
+}
+
+TEST(RotaryCheck, RealRotationsPassAndTheNotesRollDoesNot) {
+  for (const PositionMap& f : {pelab_rotary(16, 10000.0), PositionMap(rotate_half_rope)}) {
+    const RotaryCheck c = check_rotary(f, 16, 500, {1, 9, 300}, 30, 1);
+    EXPECT_LT(c.max_score_change, 1e-5);
+    EXPECT_NEAR(c.min_norm_ratio, 1.0, 1e-6);
+    EXPECT_NEAR(c.max_norm_ratio, 1.0, 1e-6);
+  }
+  const PositionMap note = [](const std::vector<double>& x, int64_t p) {
+    return note003_rope(x, p, static_cast<int64_t>(x.size()));
+  };
+  const RotaryCheck c = check_rotary(note, 16, 500, {1, 9, 300}, 30, 1);
+  EXPECT_GT(c.max_score_change, 1e-2);
+  EXPECT_GT(c.max_norm_ratio - c.min_norm_ratio, 1e-2);
+}
+
+TEST(RotaryCheck, NoteConstructionIsTheNotesFormula) {
+  // x = e_1 at position 1, dim_arg = 4: θ = (1, 0.01, 1, 0.01); out_i = x_i cos θ_i +
+  // x_(i−1) sin θ_i, so out = (0, cos 0.01, sin 1, 0).
+  const std::vector<double> out = note003_rope({0, 1, 0, 0}, 1, 4);
+  EXPECT_NEAR(out[0], 0.0, 1e-15);
+  EXPECT_NEAR(out[1], std::cos(0.01), 1e-15);
+  EXPECT_NEAR(out[2], std::sin(1.0), 1e-15);
+  EXPECT_NEAR(out[3], 0.0, 1e-15);
+  // The note's example: dim // 2 angles for an embedding of dim does not broadcast.
+  EXPECT_THROW(note003_rope(std::vector<double>(64, 1.0), 3, 32), Error);
+}
+
+std::string temp_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("pelab-claims-test-" + name);
+  fs::remove_all(dir);
+  return dir.string();
+}
+
+TEST(Reproduce, AnalyticClaimsWriteReportAndJson) {
+  ReproduceOptions o;
+  o.only = {"C8", "C9", "C10", "C11", "C12"};
+  o.quick = true;
+  o.out = temp_dir("analytic");
+  o.configs_dir = std::string(PELAB_SOURCE_DIR) + "/configs";
+  const std::vector<ClaimResult> results = reproduce(o);
+  ASSERT_EQ(results.size(), 5u);
+  std::ifstream in(fs::path(o.out) / "claims.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["claims"].size(), 5u);
+  for (const auto& c : j["claims"]) {
+    EXPECT_TRUE(c["verdict"] == "supported" || c["verdict"] == "refuted" ||
+                c["verdict"] == "mixed");
+    EXPECT_FALSE(c["rule"].get<std::string>().empty());
+    for (const auto& figure : c["figures"])
+      EXPECT_TRUE(fs::exists(fs::path(o.out) / figure.get<std::string>())) << figure;
+  }
+  std::ifstream md(fs::path(o.out) / "report.md");
+  const std::string report((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  for (const std::string id : {"C8", "C9", "C10", "C11", "C12"})
+    EXPECT_NE(report.find("## " + id), std::string::npos) << id;
+  fs::remove_all(o.out);
+}
+
+TEST(Reproduce, BadClaimConfigsAndIdsAreClearErrors) {
+  const std::string configs = temp_dir("configs");
+  fs::create_directories(fs::path(configs) / "claims");
+  std::ofstream(fs::path(configs) / "claims" / "c08.yaml")
+      << "claim: C8\nstatement: s\nsources: ['002']\nverdict: v\nsettings:\n  d_model: 8\n  "
+         "positons: 3\n";
+  ReproduceOptions o;
+  o.only = {"C8"};
+  o.out = temp_dir("bad-out");
+  o.configs_dir = configs;
+  try {
+    reproduce(o);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("c08.yaml:7"), std::string::npos) << m;
+    EXPECT_NE(m.find("positions"), std::string::npos) << m;  // did you mean
+  }
+  o.only = {"C99"};
+  EXPECT_THROW(reproduce(o), Error);
+  fs::remove_all(configs);
+  fs::remove_all(o.out);
+}
+
+}  // namespace
+}  // namespace pelab
