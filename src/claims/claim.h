@@ -8,6 +8,7 @@
 
 #include "pelab/claims/reproduce.h"
 #include "pelab/config/yaml_reader.h"
+#include "pelab/experiment/compare.h"
 
 namespace pelab::claims {
 
@@ -39,7 +40,24 @@ struct ClaimDef {
   ClaimFn run;
 };
 
+// A trained claim's experiment: the sweep config named by settings.experiment (relative to
+// the claim's config file), with settings.overrides, run into <dir>/runs (finished runs are
+// reused), then compared. `group_key` picks the group label (e.g. "positional.type").
+struct ClaimSweep {
+  std::string config;  // the experiment config file
+  std::vector<std::string> overrides;
+  std::string runs_dir;  // relative to OUT
+  Comparison comparison;
+  std::string table;                 // the comparison as Markdown
+  std::vector<std::string> figures;  // relative to OUT
+  // The group whose key `key` has `value` (nullptr if none).
+  const Group* group(const std::string& key, const std::string& value) const;
+};
+ClaimSweep run_claim_sweep(const ClaimContext& ctx, const std::string& experiment,
+                           const std::vector<std::string>& overrides);
+
 // The claims, in order (one registration function per file of claims).
+void add_order_claims(std::vector<ClaimDef>& defs);     // C1, C5
 void add_encoding_claims(std::vector<ClaimDef>& defs);  // C8, C9, C10
 void add_rotary_claims(std::vector<ClaimDef>& defs);    // C11, C12
 

@@ -8,6 +8,7 @@
 
 #include "claims/claim.h"
 #include "pelab/core/error.h"
+#include "pelab/experiment/sweep.h"
 #include "pelab/io/atomic_file.h"
 
 namespace pelab {
@@ -34,11 +35,50 @@ std::string fmt_number(double x) {
   return fmt::format("{:.4g}", x);
 }
 
+const Group* ClaimSweep::group(const std::string& key, const std::string& value) const {
+  for (const Group& g : comparison.groups)
+    for (const auto& [k, v] : g.keys)
+      if (k == key && v == value) return &g;
+  return nullptr;
+}
+
+ClaimSweep run_claim_sweep(const ClaimContext& ctx, const std::string& experiment,
+                           const std::vector<std::string>& overrides) {
+  ClaimSweep cs;
+  cs.config = (fs::path(ctx.config.path).parent_path() / experiment).lexically_normal().string();
+  PELAB_CHECK(fs::exists(cs.config), "{}: settings.experiment: {} does not exist", ctx.config.path,
+              cs.config);
+  cs.overrides = overrides;
+  cs.runs_dir = ctx.rel_dir + "/runs";
+  SweepOptions so;
+  so.config_path = cs.config;
+  so.overrides = overrides;
+  so.out_dir = (fs::path(ctx.options.out) / cs.runs_dir).string();
+  so.jobs = ctx.options.jobs;
+  so.progress = false;
+  so.report_seconds = 120;
+  const SweepResult result = run_sweep(so);
+  PELAB_CHECK(result.failed == 0 && result.exit_code() == 0,
+              "{}: the experiment's sweep did not finish ({}); see {}", ctx.config.id,
+              result.tally(), so.out_dir);
+  CompareOptions co;
+  co.dirs = {so.out_dir};
+  co.out_dir = so.out_dir;
+  const CompareOutput out = run_compare(co);
+  cs.comparison = out.comparison;
+  cs.table = out.markdown;
+  for (const std::string& f : out.written)
+    if (fs::path(f).extension() == ".png")
+      cs.figures.push_back(fs::relative(f, ctx.options.out).string());
+  return cs;
+}
+
 namespace {
 
 const std::vector<ClaimDef>& claim_table() {
   static const std::vector<ClaimDef> table = [] {
     std::vector<ClaimDef> defs;
+    add_order_claims(defs);
     add_encoding_claims(defs);
     add_rotary_claims(defs);
     return defs;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli_util.h"
 #include "pelab/analysis/rotary_check.h"
 #include "pelab/claims/reproduce.h"
 #include "pelab/core/error.h"
@@ -108,6 +109,26 @@ TEST(Reproduce, BadClaimConfigsAndIdsAreClearErrors) {
   EXPECT_THROW(reproduce(o), Error);
   fs::remove_all(configs);
   fs::remove_all(o.out);
+}
+
+// `pelab reproduce --quick` end to end, as a user runs it: every claim pelab measures, with
+// its training runs, then again to check that finished runs are reused.
+TEST(ReproduceSlow, QuickRunsEveryClaimAndReusesRuns) {
+  const std::string pelab = testing::pelab_binary();
+  ASSERT_TRUE(fs::exists(pelab)) << pelab << " is not built";
+  const std::string out = temp_dir("quick");
+  const std::string cmd = "cd '" + std::string(PELAB_SOURCE_DIR) + "' && '" + pelab +
+                          "' reproduce --quick --jobs 2 --out '" + out + "'";
+  auto [code, output] = testing::shell(cmd);
+  ASSERT_EQ(code, 0) << output;
+  std::ifstream in(fs::path(out) / "claims.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["claims"].size(), claim_ids().size());
+  EXPECT_TRUE(j["quick"].get<bool>());
+  auto [again, output2] = testing::shell(cmd);
+  ASSERT_EQ(again, 0) << output2;
+  EXPECT_EQ(output2.find("start "), std::string::npos) << "a finished run was trained again";
+  fs::remove_all(out);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli_util.h"
 #include "pelab/core/error.h"
 #include "pelab/experiment/compare.h"
 #include "pelab/experiment/config.h"
@@ -33,6 +34,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using testing::pelab_binary;
+using testing::shell;
 
 class TempDir {
  public:
@@ -739,22 +742,6 @@ TEST(ComparePlot, RendersWithGnuplotWhenInstalled) {
 // ---- end to end with the real binary ------------------------------------------------------
 
 // The pelab binary: <build dir>/pelab, the test binary being <build dir>/tests/pelab_tests.
-std::string pelab_binary() {
-  const fs::path self = fs::read_symlink("/proc/self/exe");
-  return (self.parent_path().parent_path() / "pelab").string();
-}
-
-// Runs a shell command; returns its exit status and stdout + stderr.
-std::pair<int, std::string> shell(const std::string& command) {
-  std::string output;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return {-1, ""};
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof buf, p)) output.append(buf, n);
-  const int status = ::pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
 TEST(SweepSlow, TwoSchemesTwoSeedsEndToEnd) {
   const std::string pelab = pelab_binary();
   if (!fs::exists(pelab)) GTEST_SKIP() << pelab << " is not built";
