@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <sstream>
 
 #include "claims/claim.h"
 #include "pelab/core/error.h"
@@ -66,7 +67,10 @@ ClaimSweep run_claim_sweep(const ClaimContext& ctx, const std::string& experimen
   co.out_dir = so.out_dir;
   const CompareOutput out = run_compare(co);
   cs.comparison = out.comparison;
-  cs.table = out.markdown;
+  // The comparison's table only (its heading and notes are the report's to write).
+  std::istringstream lines(out.markdown);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line[0] == '|') cs.table += line + "\n";
   for (const std::string& f : out.written)
     if (fs::path(f).extension() == ".png")
       cs.figures.push_back(fs::relative(f, ctx.options.out).string());
