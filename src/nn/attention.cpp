@@ -16,6 +16,7 @@
 
 #include "pelab/backend/gemm.h"
 #include "pelab/core/error.h"
+#include "pelab/core/fast_math.h"
 #include "pelab/core/parallel.h"
 #include "pelab/core/rng.h"
 
@@ -70,9 +71,11 @@ void masked_softmax_rows(const Dims& n, int64_t i0, int64_t i1, const int32_t* m
       std::fill_n(row, n.T, 0.0f);
       continue;
     }
+    // exp over the whole row first (a vectorised loop), then zero the inadmissible keys.
+    for (int64_t j = 0; j < n.T; ++j) row[j] = fast_exp(row[j] - max);
     double sum = 0.0;
     for (int64_t j = 0; j < n.T; ++j) {
-      const float e = (j < end && mask[j]) ? std::exp(row[j] - max) : 0.0f;
+      const float e = (j < end && mask[j]) ? row[j] : 0.0f;
       row[j] = e;
       sum += e;
     }
