@@ -101,22 +101,40 @@ Tensor relu(const Tensor& x) {
 // Exact GELU, x·Φ(x) with Φ(x) = ½(1 + erf(x/√2)).
 // backward: dx = dy ⊙ (Φ(x) + x·φ(x)), φ the standard normal density.
 // erf and exp are the vectorising fast_erf / fast_exp (core/fast_math.h, within ~2 ulp of
-// libm); backward is one pass over (dy, x) rather than f'(x) then a product.
+// libm). When a gradient is needed the forward keeps Φ(x), so the backward is one pass with
+// one exp per element instead of an erf and an exp.
 Tensor gelu(const Tensor& x) {
-  Tensor y =
-      detail::map_unary(x, [](float v) { return 0.5f * v * (1.0f + fast_erf(v * kInvSqrt2)); });
-  if (needs_grad(x)) {
-    record(y, "gelu", {x}, [xd = x.detach()](const Tensor& g) {
-      const Tensor xc = xd.contiguous(), gc = g.contiguous();
-      Tensor dx = Tensor::empty(xd.shape());
-      const float* px = xc.data();
-      const float* pg = gc.data();
+  const Tensor xc = x.contiguous().detach();
+  const bool grad = needs_grad(x);
+  Tensor y = Tensor::empty(x.shape());
+  Tensor cdf = grad ? Tensor::empty(x.shape()) : Tensor();
+  const float* px = xc.data();
+  float* py = y.data();
+  float* pc = grad ? cdf.data() : nullptr;
+  parallel_for(0, y.numel(), detail::kElementwiseGrain, [&](int64_t lo, int64_t hi) {
+    if (pc) {
+      for (int64_t k = lo; k < hi; ++k) {
+        const float c = 0.5f * (1.0f + fast_erf(px[k] * kInvSqrt2));
+        pc[k] = c;
+        py[k] = px[k] * c;
+      }
+    } else {
+      for (int64_t k = lo; k < hi; ++k)
+        py[k] = px[k] * (0.5f * (1.0f + fast_erf(px[k] * kInvSqrt2)));
+    }
+  });
+  if (grad) {
+    record(y, "gelu", {x}, [xc, cdf](const Tensor& g) {
+      const Tensor gc = g.contiguous();
+      Tensor dx = Tensor::empty(xc.shape());
+      const float* xs = xc.data();
+      const float* cs = cdf.data();
+      const float* gs = gc.data();
       float* pd = dx.data();
       parallel_for(0, dx.numel(), detail::kElementwiseGrain, [&](int64_t lo, int64_t hi) {
         for (int64_t k = lo; k < hi; ++k) {
-          const float v = px[k];
-          const float cdf = 0.5f * (1.0f + fast_erf(v * kInvSqrt2));
-          pd[k] = pg[k] * (cdf + v * kInvSqrt2Pi * fast_exp(-0.5f * v * v));
+          const float v = xs[k];
+          pd[k] = gs[k] * (cs[k] + v * kInvSqrt2Pi * fast_exp(-0.5f * v * v));
         }
       });
       return TensorList{dx};
