@@ -8,7 +8,6 @@
 
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
-#include "small_gemm.h"
 
 namespace pelab {
 
@@ -32,9 +31,6 @@ void gemm_reference(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alp
     }
   }
 }
-// M·N·K up to which Auto uses the builtin kernel.
-constexpr double kBuiltinMaxVolume = 64.0 * 64 * 64;
-
 // OpenBLAS single-threaded, once, whoever calls first: Debian's OpenBLAS is the pthread
 // build, whose own pool would fight the OpenMP one.
 void openblas_single_threaded() {
@@ -88,9 +84,7 @@ void openblas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alph
 }
 }  // namespace
 
-GemmBackend auto_gemm_backend(bool ta, bool tb, int64_t M, int64_t N, int64_t K) {
-  // Small products (attention's per-head GEMMs): the builtin kernel, no dispatch cost.
-  if (static_cast<double>(M) * N * K <= kBuiltinMaxVolume) return GemmBackend::Builtin;
+GemmBackend auto_gemm_backend(bool ta, bool tb, int64_t /*M*/, int64_t /*N*/, int64_t K) {
   // The weight-gradient layout with a long reduction: oneDNN's sgemm reaches only 50–80% of
   // OpenBLAS's rate there (medium ffn.fc1 dW: 40 vs 70–76 GFLOP/s on one core).
   return ta && !tb && K >= 512 ? GemmBackend::OpenBlas : GemmBackend::OneDnn;
@@ -111,8 +105,6 @@ const char* to_string(GemmBackend backend) {
       return "onednn";
     case GemmBackend::OpenBlas:
       return "openblas";
-    case GemmBackend::Builtin:
-      return "builtin";
     case GemmBackend::Reference:
       return "reference";
   }
@@ -123,10 +115,9 @@ GemmBackend parse_gemm_backend(const std::string& name) {
   if (name == "auto") return GemmBackend::Auto;
   if (name == "onednn") return GemmBackend::OneDnn;
   if (name == "openblas") return GemmBackend::OpenBlas;
-  if (name == "builtin") return GemmBackend::Builtin;
   if (name == "reference") return GemmBackend::Reference;
-  throw Error(fmt::format(
-      "unknown GEMM backend '{}' (valid: auto, onednn, openblas, builtin, reference)", name));
+  throw Error(
+      fmt::format("unknown GEMM backend '{}' (valid: auto, onednn, openblas, reference)", name));
 }
 
 void gemm_with(GemmBackend backend, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
@@ -150,9 +141,6 @@ void gemm_with(GemmBackend backend, bool ta, bool tb, int64_t M, int64_t N, int6
     }
     case GemmBackend::OpenBlas:
       openblas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-      return;
-    case GemmBackend::Builtin:
-      detail::small_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
       return;
     case GemmBackend::Reference:
       gemm_reference(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);

@@ -422,6 +422,7 @@ void add_bench_commands(CLI::App& app, Action& action) {
   struct GemmArgs {
     std::string config = "all";
     std::string library = "onednn";
+    std::string backend;  // pelab's side; default: the same library
     int threads = 1;
     int samples = 5;
     double min_ms = 20.0;
@@ -434,6 +435,10 @@ void add_bench_commands(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"tiny", "small", "medium", "all"}));
   gemm_cmd->add_option("--library", args->library, "the library both sides use")
       ->check(CLI::IsMember({"onednn", "openblas"}));
+  gemm_cmd
+      ->add_option("--backend", args->backend,
+                   "pelab's side through this backend instead (auto, onednn, openblas, reference)")
+      ->check(CLI::IsMember({"auto", "onednn", "openblas", "reference"}));
   gemm_cmd->add_option("--threads", args->threads, "OpenMP threads")->check(CLI::Range(1, 256));
   gemm_cmd->add_option("--samples", args->samples, "samples per measurement (median)")
       ->check(CLI::Range(1, 1000));
@@ -443,11 +448,13 @@ void add_bench_commands(CLI::App& app, Action& action) {
   gemm_cmd->callback([args, &action] {
     action = [args] {
       set_num_threads(args->threads);
-      set_gemm_backend(parse_gemm_backend(args->library));
+      set_gemm_backend(parse_gemm_backend(args->backend.empty() ? args->library : args->backend));
       const auto rows = run_gemm_bench(model_gemm_shapes(args->config), args->library,
                                        args->samples, args->min_ms);
-      fmt::print("GEMM: pelab's matmul path vs bare {} call, {} thread(s), median GFLOP/s\n",
-                 args->library, args->threads);
+      fmt::print(
+          "GEMM: pelab's matmul path ({} backend) vs bare {} call, {} thread(s), median "
+          "GFLOP/s\n",
+          to_string(gemm_backend()), args->library, args->threads);
       fmt::print("{:<34} {:>6} {:>6} {:>6} {:>3}  {:>9} {:>9} {:>7}\n", "shape", "M", "N", "K",
                  "op", "pelab", "bare", "ratio");
       nlohmann::json out = nlohmann::json::array();

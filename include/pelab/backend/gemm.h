@@ -18,16 +18,14 @@
 
 namespace pelab {
 
-// Builtin: pelab's own kernel for small products (backend/small_gemm.h), where a library's
-// per-call dispatch costs more than the arithmetic.
-enum class GemmBackend { Auto, OneDnn, OpenBlas, Builtin, Reference };
+enum class GemmBackend { Auto, OneDnn, OpenBlas, Reference };
 
 GemmBackend gemm_backend();
 void set_gemm_backend(GemmBackend backend);
 const char* to_string(GemmBackend backend);
-// "auto" | "onednn" | "openblas" | "builtin" | "reference"
+// "auto" | "onednn" | "openblas" | "reference"
 GemmBackend parse_gemm_backend(const std::string& name);
-// The backend Auto uses for this product (Builtin, OneDnn or OpenBlas).
+// The library Auto uses for this product (OneDnn or OpenBlas).
 GemmBackend auto_gemm_backend(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K);
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
