@@ -42,8 +42,12 @@ const std::vector<std::string>& bench_schemes() {
 
 std::string torch_scheme_name(const std::string& scheme) {
   if (scheme == "rotary") return "rope";
-  if (scheme == "t5") return "";
+  if (scheme == "t5") return "alibi";
   return scheme;
+}
+
+bool torch_scheme_is_stand_in(const std::string& scheme) {
+  return scheme == "t5";
 }
 
 ModelConfig bench_model_config(const BenchConfig& c, const std::string& scheme) {

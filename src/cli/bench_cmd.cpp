@@ -328,9 +328,13 @@ int run_train_bench(TrainArgs a) {
             const double tmed = median(torch_ms);
             const double ratio = tmed / med;  // = pelab tokens/s ÷ PyTorch tokens/s
             const double trss = *std::max_element(torch_rss.begin(), torch_rss.end());
-            line += fmt::format("  {:>9.2f} {:>9.0f} {:>7.0f}  {:>5.2f}×", tmed,
-                                tokens / (tmed * 1e-3), trss, ratio);
+            line += fmt::format("  {:>9.2f} {:>9.0f} {:>7.0f}  {:>5.2f}×{}", tmed,
+                                tokens / (tmed * 1e-3), trss, ratio,
+                                torch_scheme_is_stand_in(scheme)
+                                    ? fmt::format(" (vs its {})", torch_scheme_name(scheme))
+                                    : "");
             row["torch"] = {{"scheme", torch_scheme_name(scheme)},
+                            {"stand_in", torch_scheme_is_stand_in(scheme)},
                             {"ms_median", tmed},
                             {"ms_per_repeat", torch_ms},
                             {"tokens_per_s", tokens / (tmed * 1e-3)},

@@ -29,8 +29,12 @@ const BenchConfig& bench_config(const std::string& name);  // error listing the 
 // Every scheme the benchmark covers (pelab's names): those of the reference script
 // (rotary is its "rope") and t5.
 const std::vector<std::string>& bench_schemes();
-// The reference script's name for a pelab scheme, or "" where it has none (t5).
+// The reference script's scheme to compare a pelab scheme with: the same scheme under its
+// name there (rotary is "rope"), or for t5, which the script lacks, "alibi" — the nearest
+// thing it has, a fixed per-head bias added to the logits (t5's is a learned one).
 std::string torch_scheme_name(const std::string& scheme);
+// True when torch_scheme_name(scheme) is a stand-in rather than the same scheme.
+bool torch_scheme_is_stand_in(const std::string& scheme);
 
 ModelConfig bench_model_config(const BenchConfig& c, const std::string& scheme);
 // The fixed synthetic batch of the reference script's pattern (not its values: its RNG is
