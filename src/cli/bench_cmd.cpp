@@ -31,8 +31,22 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-// Runs argv[0] with arguments argv, returns (exit status, stdout). stderr passes through.
-std::pair<int, std::string> run_captured(const std::vector<std::string>& argv) {
+// Runs argv[0] with arguments argv and this process's environment plus `extra_env`
+// ("NAME=value" entries, overriding), returns (exit status, stdout). stderr passes through.
+std::pair<int, std::string> run_captured(const std::vector<std::string>& argv,
+                                         const std::vector<std::string>& extra_env = {}) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    bool overridden = false;
+    for (const std::string& x : extra_env) overridden = overridden || x.rfind(name + "=", 0) == 0;
+    if (!overridden) env_strings.push_back(entry);
+  }
+  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
   int fds[2];
   PELAB_CHECK(pipe(fds) == 0, "bench: cannot create a pipe");
   posix_spawn_file_actions_t actions;
@@ -44,7 +58,7 @@ std::pair<int, std::string> run_captured(const std::vector<std::string>& argv) {
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
   if (rc != 0) {
@@ -109,6 +123,7 @@ struct TrainArgs {
   bool vs_torch = false;
   std::string torch_script;
   std::string python = "/usr/bin/python3";
+  std::string omp_wait = "passive";  // OMP_WAIT_POLICY of pelab's children with threads > 1
   bool smoke = false;
   std::string one_case;  // internal: "config:scheme:threads", run here, print one JSON line
   std::vector<int64_t> long_lengths;  // evaluation at these lengths instead of training
@@ -226,11 +241,21 @@ int run_train_bench(TrainArgs a) {
   const std::string tmp_json =
       (fs::temp_directory_path() / fmt::format("pelab-bench-torch-{}.jsonl", getpid())).string();
 
+  // Waiting OpenMP workers sleep instead of spinning (as the reference gets with
+  // --omp-wait passive): on a shared machine a spinning worker takes the core the other
+  // thread needs.
+  auto omp_env = [&](int threads) {
+    return threads > 1 && a.omp_wait != "default"
+               ? std::vector<std::string>{a.omp_wait == "passive" ? "OMP_WAIT_POLICY=PASSIVE"
+                                                                  : "OMP_WAIT_POLICY=ACTIVE"}
+               : std::vector<std::string>{};
+  };
   auto run_pelab = [&](const std::string& config, const std::string& scheme, int threads) {
     const auto [status, out] = run_captured(
         {self, "bench", "--case", fmt::format("{}:{}:{}", config, scheme, threads), "--warmup",
          std::to_string(a.warmup), "--steps", std::to_string(a.steps), "--min-steps",
-         std::to_string(a.min_steps), "--max-seconds", fmt::format("{}", a.max_seconds)});
+         std::to_string(a.min_steps), "--max-seconds", fmt::format("{}", a.max_seconds)},
+        omp_env(threads));
     const std::optional<json> j = last_json_line(out);
     PELAB_CHECK(status == 0 && j, "bench: the case {} {} {} thread(s) failed (exit status {})",
                 config, scheme, threads, status);
@@ -251,9 +276,9 @@ int run_train_bench(TrainArgs a) {
                                   "--min-steps",   std::to_string(a.min_steps),
                                   "--max-seconds", fmt::format("{}", a.max_seconds),
                                   "--json",        tmp_json};
-    // PyTorch's best two-thread setting: its OpenMP workers sleep instead of spinning against
-    // OpenBLAS's own pool.
-    if (threads > 1) argv.insert(argv.end(), {"--omp-wait", "passive"});
+    // PyTorch's best two-thread setting too: its OpenMP workers sleep instead of spinning
+    // against OpenBLAS's own pool.
+    if (threads > 1 && a.omp_wait != "default") argv.insert(argv.end(), {"--omp-wait", a.omp_wait});
     const auto [status, out] = run_captured(argv);
     std::ifstream in(tmp_json);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -406,6 +431,11 @@ void add_bench_commands(CLI::App& app, Action& action) {
                     "the PyTorch reference script (default: $PELAB_TORCH_SCRIPT, else "
                     "./torch_ref.py)");
   bench->add_option("--python", ta->python, "the Python that runs it");
+  bench
+      ->add_option("--omp-wait", ta->omp_wait,
+                   "OMP_WAIT_POLICY for runs with more than one thread, both sides (default "
+                   "passive: idle workers sleep; 'default' leaves the environment alone)")
+      ->check(CLI::IsMember({"passive", "active", "default"}));
   bench->add_flag("--smoke", ta->smoke,
                   "tiny, every scheme, two steps each through the child processes (a check, "
                   "not a measurement)");
