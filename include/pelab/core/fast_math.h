@@ -23,7 +23,9 @@ inline float fast_exp(float x) {
   constexpr float kLn2Hi = 0.693359375f;
   constexpr float kLn2Lo = -2.12194440e-4f;
   constexpr float kRound = 12582912.0f;  // 1.5·2²³: adding it rounds to an integer
-  const float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+  // Written so that NaN clamps to −104 too: the float → int conversion below must only ever
+  // see finite values (NaN's result is chosen at the end).
+  const float xc = x > -104.0f ? (x < 89.0f ? x : 89.0f) : -104.0f;
   const float nf = (xc * kLog2e + kRound) - kRound;
   float r = __builtin_fmaf(nf, -kLn2Hi, xc);
   r = __builtin_fmaf(nf, -kLn2Lo, r);
