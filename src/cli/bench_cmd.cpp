@@ -264,7 +264,6 @@ int run_train_bench(TrainArgs a) {
   auto run_torch = [&](const std::string& config, const std::string& scheme,
                        int threads) -> std::optional<json> {
     const std::string name = torch_scheme_name(scheme);
-    if (name.empty()) return std::nullopt;
     std::error_code ignored;
     fs::remove(tmp_json, ignored);
     std::vector<std::string> argv{a.python,        script,
