@@ -2,8 +2,9 @@
 
 #include <cblas.h>
 
-#include <atomic>
 #include <oneapi/dnnl/dnnl.h>
+#include <algorithm>
+#include <atomic>
 
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
@@ -11,12 +12,11 @@
 namespace pelab {
 
 namespace {
-std::atomic<GemmBackend> g_backend{GemmBackend::OneDnn};
+std::atomic<GemmBackend> g_backend{GemmBackend::Auto};
 
 // The oracle: plain loops with a double accumulator, no blocking, no cleverness.
-void gemm_reference(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
-                    const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
-                    int64_t ldc) {
+void gemm_reference(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                    int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   for (int64_t i = 0; i < M; ++i) {
     for (int64_t j = 0; j < N; ++j) {
       double acc = 0.0;
@@ -31,37 +31,107 @@ void gemm_reference(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alp
     }
   }
 }
+// OpenBLAS single-threaded, once, whoever calls first: Debian's OpenBLAS is the pthread
+// build, whose own pool would fight the OpenMP one.
+void openblas_single_threaded() {
+  static const bool done = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)done;
+}
+
+void openblas_call(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                   int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
+              static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C,
+              static_cast<blasint>(ldc));
+}
+
+// OpenBLAS over the OpenMP pool: each thread computes a block of C's columns (or rows, when
+// there are more rows), in multiples of 16 so the library's vector kernels see whole panels.
+// Every element of C is one library call's dot product over all of K, so the split changes
+// no rounding within a thread count.
+void openblas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                   int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  openblas_single_threaded();
+  constexpr int64_t kPanel = 16;
+  constexpr double kMinFlopsPerThread = 2e6;  // below this the fork costs more than it saves
+  const double flops = 2.0 * M * N * K;
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const bool split_cols = N >= M;
+  const int64_t panels = ((split_cols ? N : M) + kPanel - 1) / kPanel;
+  const int64_t parts =
+      std::min<int64_t>({threads, panels, static_cast<int64_t>(flops / kMinFlopsPerThread)});
+  if (parts <= 1) {
+    openblas_call(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+  for (int64_t part = 0; part < parts; ++part) {
+    const int64_t p0 = panels * part / parts * kPanel;
+    const int64_t p1 = std::min(split_cols ? N : M, panels * (part + 1) / parts * kPanel);
+    if (p0 >= p1) continue;
+    if (split_cols) {  // C[:, p0:p1] = op(A) · op(B)[:, p0:p1]
+      const float* b = tb ? B + p0 * ldb : B + p0;
+      openblas_call(ta, tb, M, p1 - p0, K, alpha, A, lda, b, ldb, beta, C + p0, ldc);
+    } else {  // C[p0:p1, :] = op(A)[p0:p1, :] · op(B)
+      const float* a = ta ? A + p0 : A + p0 * lda;
+      openblas_call(ta, tb, p1 - p0, N, K, alpha, a, lda, B, ldb, beta, C + p0 * ldc, ldc);
+    }
+  }
+}
 }  // namespace
 
-GemmBackend gemm_backend() { return g_backend.load(); }
-void set_gemm_backend(GemmBackend backend) { g_backend.store(backend); }
+GemmBackend auto_gemm_backend(bool ta, bool tb, int64_t /*M*/, int64_t /*N*/, int64_t K) {
+  // The weight-gradient layout with a long reduction: oneDNN's sgemm reaches only 50–80% of
+  // OpenBLAS's rate there (medium ffn.fc1 dW: 40 vs 70–76 GFLOP/s on one core).
+  return ta && !tb && K >= 512 ? GemmBackend::OpenBlas : GemmBackend::OneDnn;
+}
+
+GemmBackend gemm_backend() {
+  return g_backend.load();
+}
+void set_gemm_backend(GemmBackend backend) {
+  g_backend.store(backend);
+}
 
 const char* to_string(GemmBackend backend) {
   switch (backend) {
-    case GemmBackend::OneDnn: return "onednn";
-    case GemmBackend::OpenBlas: return "openblas";
-    case GemmBackend::Reference: return "reference";
+    case GemmBackend::Auto:
+      return "auto";
+    case GemmBackend::OneDnn:
+      return "onednn";
+    case GemmBackend::OpenBlas:
+      return "openblas";
+    case GemmBackend::Reference:
+      return "reference";
   }
   return "?";
 }
 
 GemmBackend parse_gemm_backend(const std::string& name) {
+  if (name == "auto") return GemmBackend::Auto;
   if (name == "onednn") return GemmBackend::OneDnn;
   if (name == "openblas") return GemmBackend::OpenBlas;
   if (name == "reference") return GemmBackend::Reference;
-  throw Error(fmt::format("unknown GEMM backend '{}' (valid: onednn, openblas, reference)", name));
+  throw Error(
+      fmt::format("unknown GEMM backend '{}' (valid: auto, onednn, openblas, reference)", name));
 }
 
-void gemm_with(GemmBackend backend, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
-               float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
-               float* C, int64_t ldc) {
+void gemm_with(GemmBackend backend, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
+               const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
+               int64_t ldc) {
   if (M == 0 || N == 0) return;
   if (K == 0) {  // an empty sum: C = beta·C (libraries disagree on this edge case)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
     return;
   }
+  if (backend == GemmBackend::Auto) backend = auto_gemm_backend(ta, tb, M, N, K);
   switch (backend) {
+    case GemmBackend::Auto:  // resolved above
     case GemmBackend::OneDnn: {
       const dnnl_status_t status =
           dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -70,10 +140,7 @@ void gemm_with(GemmBackend backend, bool ta, bool tb, int64_t M, int64_t N, int6
       return;
     }
     case GemmBackend::OpenBlas:
-      cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                  static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha,
-                  A, static_cast<blasint>(lda), B, static_cast<blasint>(ldb), beta, C,
-                  static_cast<blasint>(ldc));
+      openblas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
       return;
     case GemmBackend::Reference:
       gemm_reference(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -86,16 +153,15 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const 
   gemm_with(gemm_backend(), ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-void gemm_batched(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
-                  const float* A, int64_t lda, int64_t stride_a, const float* B, int64_t ldb,
-                  int64_t stride_b, float beta, float* C, int64_t ldc, int64_t stride_c,
-                  int64_t count) {
+void gemm_batched(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                  int64_t lda, int64_t stride_a, const float* B, int64_t ldb, int64_t stride_b,
+                  float beta, float* C, int64_t ldc, int64_t stride_c, int64_t count) {
   const GemmBackend backend = gemm_backend();
   // Inside the region each call is single-threaded (oneDNN sees omp_in_parallel()).
   parallel_for(0, count, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t k = lo; k < hi; ++k)
-      gemm_with(backend, ta, tb, M, N, K, alpha, A + k * stride_a, lda, B + k * stride_b, ldb,
-                beta, C + k * stride_c, ldc);
+      gemm_with(backend, ta, tb, M, N, K, alpha, A + k * stride_a, lda, B + k * stride_b, ldb, beta,
+                C + k * stride_c, ldc);
   });
 }
 

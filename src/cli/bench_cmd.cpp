@@ -1,24 +1,461 @@
-// `pelab bench gemm`: GFLOP/s of pelab's matmul path and of the bare library call.
+// `pelab bench`: training-step speed of the reference configs (every case in a child process
+// of its own, so each peak RSS is the case's), optionally side by side with the PyTorch
+// reference script; `pelab bench gemm`: pelab's matmul path vs the bare library call.
 #include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <tuple>
 
 #include "commands.h"
 #include "pelab/backend/gemm.h"
 #include "pelab/bench/gemm_bench.h"
+#include "pelab/bench/train_bench.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
 
+extern char** environ;
+
 namespace pelab::cli {
 
-void add_bench_commands(CLI::App& app, Action& action) {
-  CLI::App* bench = app.add_subcommand("bench", "Benchmarks (figures, not pass/fail tests)");
-  bench->require_subcommand(1);
+namespace {
+using json = nlohmann::json;
+namespace fs = std::filesystem;
 
+// Runs argv[0] with arguments argv and this process's environment plus `extra_env`
+// ("NAME=value" entries, overriding), returns (exit status, stdout). stderr passes through.
+std::pair<int, std::string> run_captured(const std::vector<std::string>& argv,
+                                         const std::vector<std::string>& extra_env = {}) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    bool overridden = false;
+    for (const std::string& x : extra_env) overridden = overridden || x.rfind(name + "=", 0) == 0;
+    if (!overridden) env_strings.push_back(entry);
+  }
+  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  int fds[2];
+  PELAB_CHECK(pipe(fds) == 0, "bench: cannot create a pipe");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    throw Error(fmt::format("bench: cannot run {}: {}", argv[0], std::strerror(rc)));
+  }
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+// The last line of `text` that parses as a JSON object.
+std::optional<json> last_json_line(const std::string& text) {
+  std::optional<json> found;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    if (!line.empty() && line[0] == '{') {
+      json j = json::parse(line, nullptr, false);
+      if (!j.is_discarded() && j.is_object()) found = std::move(j);
+    }
+    start = end + 1;
+  }
+  return found;
+}
+
+json to_json(const TrainCaseResult& r) {
+  return {{"config", r.config},
+          {"scheme", r.scheme},
+          {"threads", r.threads},
+          {"steps", r.steps},
+          {"ms_median", r.ms_median},
+          {"ms_min", r.ms_min},
+          {"tokens_per_step", r.tokens_per_step},
+          {"tokens_per_s", r.tokens_per_s},
+          {"gflop_per_step", r.gflop_per_step},
+          {"gflops", r.gflops},
+          {"final_loss", r.final_loss},
+          {"peak_rss_mb", r.peak_rss_mb}};
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+struct TrainArgs {
+  std::vector<std::string> configs{"tiny", "small", "medium"};
+  std::vector<std::string> schemes;  // empty = all
+  std::vector<int> threads{1};
+  int warmup = 5, steps = 30, min_steps = 10;
+  double max_seconds = 8.0;
+  int repeats = 1;
+  double peak_gflops = 117.0;  // FMA peak of one core
+  std::string json_path;
+  bool vs_torch = false;
+  std::string torch_script;
+  std::string python = "/usr/bin/python3";
+  std::string omp_wait = "passive";  // OMP_WAIT_POLICY of pelab's children with threads > 1
+  bool smoke = false;
+  std::string one_case;  // internal: "config:scheme:threads", run here, print one JSON line
+  std::vector<int64_t> long_lengths;  // evaluation at these lengths instead of training
+  std::string one_eval_case;          // internal: "config:scheme:length:threads"
+};
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t end; (end = text.find(sep, start)) != std::string::npos; start = end + 1)
+    parts.push_back(text.substr(start, end - start));
+  parts.push_back(text.substr(start));
+  return parts;
+}
+
+int run_one_eval_case(const TrainArgs& a) {
+  const std::vector<std::string> f = split(a.one_eval_case, ':');
+  PELAB_CHECK(f.size() == 4, "--eval-case wants config:scheme:length:threads, got '{}'",
+              a.one_eval_case);
+  EvalCaseResult r = run_eval_case(f[0], f[1], std::stoll(f[2]), std::stoi(f[3]));
+  r.peak_rss_mb = peak_rss_mb();
+  fmt::print("{}\n", json{{"config", r.config},
+                          {"scheme", r.scheme},
+                          {"length", r.length},
+                          {"threads", r.threads},
+                          {"ms", r.ms},
+                          {"peak_rss_mb", r.peak_rss_mb},
+                          {"full_scores_mb", r.full_scores_mb}}
+                         .dump());
+  return 0;
+}
+
+// Where --vs-torch finds the PyTorch reference script unless --torch-script says.
+std::string find_torch_script(const TrainArgs& a) {
+  if (!a.torch_script.empty()) {
+    PELAB_CHECK(fs::exists(a.torch_script), "--torch-script {}: no such file", a.torch_script);
+    return a.torch_script;
+  }
+  if (const char* env = std::getenv("PELAB_TORCH_SCRIPT"); env && *env) {
+    PELAB_CHECK(fs::exists(env), "PELAB_TORCH_SCRIPT={}: no such file", env);
+    return env;
+  }
+  if (fs::exists("torch_ref.py")) return "torch_ref.py";
+  throw Error(
+      "--vs-torch needs the PyTorch reference script (torch_ref.py): pass --torch-script PATH, "
+      "set PELAB_TORCH_SCRIPT, or run from the directory that holds it");
+}
+
+int run_one_case(const TrainArgs& a) {
+  const std::vector<std::string> f = split(a.one_case, ':');
+  PELAB_CHECK(f.size() == 3, "--case wants config:scheme:threads, got '{}'", a.one_case);
+  TrainCaseOptions o;
+  o.threads = std::stoi(f[2]);
+  o.warmup = a.warmup;
+  o.max_steps = a.steps;
+  o.min_steps = std::min(a.min_steps, a.steps);
+  o.max_seconds = a.max_seconds;
+  TrainCaseResult r = run_train_case(f[0], f[1], o);
+  r.peak_rss_mb = peak_rss_mb();
+  fmt::print("{}\n", to_json(r).dump());
+  return 0;
+}
+
+// Long evaluation, each (config, scheme, length, threads) in a child process of its own.
+int run_long_bench(const TrainArgs& a, const std::vector<std::string>& schemes,
+                   const std::string& self) {
+  fmt::print(
+      "pelab bench --long: one forward pass without gradients on one sequence of each "
+      "length; attention in blocks of query rows\n");
+  fmt::print("{:<7} {:<10} {:>6} {:>2} {:>9} {:>8}  {:>22}\n", "config", "scheme", "T", "th", "ms",
+             "RSS MB", "one layer's [H,T,T], MB");
+  json rows = json::array();
+  for (const std::string& config : a.configs)
+    for (const std::string& scheme : schemes)
+      for (int64_t length : a.long_lengths)
+        for (int threads : a.threads) {
+          const auto [status, out] =
+              run_captured({self, "bench", "--eval-case",
+                            fmt::format("{}:{}:{}:{}", config, scheme, length, threads)});
+          const std::optional<json> j = last_json_line(out);
+          PELAB_CHECK(status == 0 && j, "bench: the evaluation {} {} T={} failed (exit status {})",
+                      config, scheme, length, status);
+          fmt::print("{:<7} {:<10} {:>6} {:>2} {:>9.1f} {:>8.0f}  {:>22.0f}\n", config, scheme,
+                     length, threads, (*j)["ms"].get<double>(), (*j)["peak_rss_mb"].get<double>(),
+                     (*j)["full_scores_mb"].get<double>());
+          std::fflush(stdout);
+          rows.push_back(*j);
+        }
+  if (!a.json_path.empty()) {
+    std::ofstream f(a.json_path);
+    PELAB_CHECK(f.good(), "cannot write {}", a.json_path);
+    f << json{{"long_eval", rows}}.dump(2) << "\n";
+  }
+  return 0;
+}
+
+int run_train_bench(TrainArgs a) {
+  if (!a.one_case.empty()) return run_one_case(a);
+  if (!a.one_eval_case.empty()) return run_one_eval_case(a);
+  if (a.smoke) {  // every scheme through the child path, a step or two each: not a measurement
+    a.configs = {"tiny"};
+    a.threads = {1};
+    a.warmup = 1;
+    a.steps = 2;
+    a.min_steps = 1;
+    a.max_seconds = 0;
+    a.repeats = 1;
+  }
+  const std::vector<std::string> schemes = a.schemes.empty() ? bench_schemes() : a.schemes;
+  for (const std::string& c : a.configs) (void)bench_config(c);
+  for (const std::string& s : schemes) (void)bench_model_config(bench_config("tiny"), s);
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  if (!a.long_lengths.empty()) return run_long_bench(a, schemes, self);
+  const std::string script = a.vs_torch ? find_torch_script(a) : "";
+  const std::string tmp_json =
+      (fs::temp_directory_path() / fmt::format("pelab-bench-torch-{}.jsonl", getpid())).string();
+
+  // Waiting OpenMP workers sleep instead of spinning (as the reference gets with
+  // --omp-wait passive): on a shared machine a spinning worker takes the core the other
+  // thread needs.
+  auto omp_env = [&](int threads) {
+    return threads > 1 && a.omp_wait != "default"
+               ? std::vector<std::string>{a.omp_wait == "passive" ? "OMP_WAIT_POLICY=PASSIVE"
+                                                                  : "OMP_WAIT_POLICY=ACTIVE"}
+               : std::vector<std::string>{};
+  };
+  auto run_pelab = [&](const std::string& config, const std::string& scheme, int threads) {
+    const auto [status, out] = run_captured(
+        {self, "bench", "--case", fmt::format("{}:{}:{}", config, scheme, threads), "--warmup",
+         std::to_string(a.warmup), "--steps", std::to_string(a.steps), "--min-steps",
+         std::to_string(a.min_steps), "--max-seconds", fmt::format("{}", a.max_seconds)},
+        omp_env(threads));
+    const std::optional<json> j = last_json_line(out);
+    PELAB_CHECK(status == 0 && j, "bench: the case {} {} {} thread(s) failed (exit status {})",
+                config, scheme, threads, status);
+    return *j;
+  };
+  auto run_torch = [&](const std::string& config, const std::string& scheme,
+                       int threads) -> std::optional<json> {
+    const std::string name = torch_scheme_name(scheme);
+    std::error_code ignored;
+    fs::remove(tmp_json, ignored);
+    std::vector<std::string> argv{a.python,        script,
+                                  "--config",      config,
+                                  "--scheme",      name,
+                                  "--threads",     std::to_string(threads),
+                                  "--warmup",      std::to_string(a.warmup),
+                                  "--steps",       std::to_string(a.steps),
+                                  "--min-steps",   std::to_string(a.min_steps),
+                                  "--max-seconds", fmt::format("{}", a.max_seconds),
+                                  "--json",        tmp_json};
+    // PyTorch's best two-thread setting too: its OpenMP workers sleep instead of spinning
+    // against OpenBLAS's own pool.
+    if (threads > 1 && a.omp_wait != "default") argv.insert(argv.end(), {"--omp-wait", a.omp_wait});
+    const auto [status, out] = run_captured(argv);
+    std::ifstream in(tmp_json);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    fs::remove(tmp_json, ignored);
+    const std::optional<json> j = last_json_line(text);
+    PELAB_CHECK(status == 0 && j, "bench: the PyTorch reference failed for {} {} {} thread(s)",
+                config, name, threads);
+    return j;
+  };
+
+  fmt::print(
+      "pelab bench: {} timed steps at most ({} at least, {} s), {} warm-up, {} repeat(s){}"
+      "\n% of peak: of {:.0f} GFLOP/s per thread (matmul FLOPs only)\n",
+      a.steps, a.min_steps, a.max_seconds, a.warmup, a.repeats,
+      a.vs_torch ? ", alternating with the PyTorch reference" : "", a.peak_gflops);
+  std::string header =
+      fmt::format("{:<7} {:<10} {:>2} {:>9} {:>9} {:>7} {:>6} {:>7}", "config", "scheme", "th",
+                  "ms/step", "tok/s", "GFLOP/s", "%peak", "RSS MB");
+  if (a.vs_torch)
+    header += fmt::format("  {:>9} {:>9} {:>7}  {:>6}", "torch ms", "torch t/s", "RSS MB", "ratio");
+  fmt::print("{}\n", header);
+  std::fflush(stdout);
+
+  json rows = json::array();
+  // pelab tokens/s per (config, scheme, threads), for the scaling summary.
+  std::map<std::tuple<std::string, std::string, int>, double> speed;
+  for (const std::string& config : a.configs) {
+    for (const std::string& scheme : schemes) {
+      for (int threads : a.threads) {
+        std::vector<double> ms, torch_ms, rss, torch_rss;
+        json last, last_torch;
+        for (int rep = 0; rep < a.repeats; ++rep) {  // alternate the two, so drift hits both
+          last = run_pelab(config, scheme, threads);
+          ms.push_back(last["ms_median"].get<double>());
+          rss.push_back(last["peak_rss_mb"].get<double>());
+          if (a.vs_torch) {
+            if (std::optional<json> t = run_torch(config, scheme, threads)) {
+              last_torch = *t;
+              torch_ms.push_back(last_torch["ms_median"].get<double>());
+              torch_rss.push_back(last_torch["peak_rss_mb"].get<double>());
+            }
+          }
+        }
+        const double med = median(ms);
+        const double tokens = last["tokens_per_step"].get<double>();
+        const double gflop = last["gflop_per_step"].get<double>();
+        const double gflops = gflop / (med * 1e-3);
+        const double pct = 100.0 * gflops / (a.peak_gflops * threads);
+        json row = {{"config", config},
+                    {"scheme", scheme},
+                    {"threads", threads},
+                    {"repeats", a.repeats},
+                    {"ms_median", med},
+                    {"ms_per_repeat", ms},
+                    {"tokens_per_s", tokens / (med * 1e-3)},
+                    {"gflop_per_step", gflop},
+                    {"gflops", gflops},
+                    {"peak_gflops", a.peak_gflops * threads},
+                    {"pct_of_peak", pct},
+                    {"peak_rss_mb", *std::max_element(rss.begin(), rss.end())},
+                    {"final_loss", last["final_loss"]}};
+        speed[{config, scheme, threads}] = tokens / (med * 1e-3);
+        std::string line = fmt::format(
+            "{:<7} {:<10} {:>2} {:>9.2f} {:>9.0f} {:>7.1f} {:>5.1f}% "
+            "{:>7.0f}",
+            config, scheme, threads, med, tokens / (med * 1e-3), gflops, pct,
+            row["peak_rss_mb"].get<double>());
+        if (a.vs_torch) {
+          if (torch_ms.empty()) {
+            line += fmt::format("  {:>9} {:>9} {:>7}  {:>6}", "-", "-", "-", "n/a");
+          } else {
+            const double tmed = median(torch_ms);
+            const double ratio = tmed / med;  // = pelab tokens/s ÷ PyTorch tokens/s
+            const double trss = *std::max_element(torch_rss.begin(), torch_rss.end());
+            line += fmt::format("  {:>9.2f} {:>9.0f} {:>7.0f}  {:>5.2f}×{}", tmed,
+                                tokens / (tmed * 1e-3), trss, ratio,
+                                torch_scheme_is_stand_in(scheme)
+                                    ? fmt::format(" (vs its {})", torch_scheme_name(scheme))
+                                    : "");
+            row["torch"] = {{"scheme", torch_scheme_name(scheme)},
+                            {"stand_in", torch_scheme_is_stand_in(scheme)},
+                            {"ms_median", tmed},
+                            {"ms_per_repeat", torch_ms},
+                            {"tokens_per_s", tokens / (tmed * 1e-3)},
+                            {"peak_rss_mb", trss},
+                            {"version", last_torch.value("torch", "")}};
+            row["ratio_tokens_per_s"] = ratio;
+          }
+        }
+        fmt::print("{}\n", line);
+        std::fflush(stdout);
+        rows.push_back(row);
+      }
+    }
+  }
+  // Two-thread scaling: pelab's own n-thread throughput over its 1-thread throughput.
+  if (std::find(a.threads.begin(), a.threads.end(), 1) != a.threads.end()) {
+    for (const auto& [key, tps] : speed) {
+      const auto& [config, scheme, threads] = key;
+      if (threads == 1) continue;
+      fmt::print("scaling {} {}: {} threads = {:.2f}× 1 thread\n", config, scheme, threads,
+                 tps / speed.at({config, scheme, 1}));
+    }
+  }
+  if (!a.json_path.empty()) {
+    std::ofstream f(a.json_path);
+    PELAB_CHECK(f.good(), "cannot write {}", a.json_path);
+    f << json{{"peak_gflops_per_thread", a.peak_gflops}, {"rows", rows}}.dump(2) << "\n";
+  }
+  return 0;
+}
+}  // namespace
+
+void add_bench_commands(CLI::App& app, Action& action) {
+  CLI::App* bench = app.add_subcommand(
+      "bench",
+      "Benchmarks (figures, not pass/fail tests): training speed of the reference configs, "
+      "optionally against the PyTorch reference script; `bench gemm` for the GEMM path");
+  bench->require_subcommand(0, 1);
+
+  // ---- bench (train) ---------------------------------------------------------------------
+  auto ta = std::make_shared<TrainArgs>();
+  bench->add_option("--config", ta->configs, "configs: tiny, small, medium (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"tiny", "small", "medium"}));
+  bench
+      ->add_option("--scheme", ta->schemes,
+                   "schemes (default all: none sinusoidal learned rotary relative alibi t5)")
+      ->delimiter(',');
+  bench->add_option("--threads", ta->threads, "thread counts, e.g. 1,2")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 256));
+  bench->add_option("--warmup", ta->warmup, "untimed steps first")->check(CLI::Range(0, 10000));
+  bench->add_option("--steps", ta->steps, "timed steps at most")->check(CLI::Range(1, 100000));
+  bench->add_option("--min-steps", ta->min_steps, "timed steps at least")
+      ->check(CLI::Range(1, 100000));
+  bench->add_option("--max-seconds", ta->max_seconds, "stop timing after this (>= --min-steps)")
+      ->check(CLI::Range(0.0, 1e6));
+  bench->add_option("--repeats", ta->repeats, "runs per case (alternating with PyTorch); median")
+      ->check(CLI::Range(1, 100));
+  bench
+      ->add_option("--peak-gflops", ta->peak_gflops,
+                   "FMA peak of one core in GFLOP/s, for the % of peak column")
+      ->check(CLI::Range(1.0, 1e6));
+  bench->add_option("--json", ta->json_path, "also write the results as JSON to this file");
+  bench->add_flag("--vs-torch", ta->vs_torch,
+                  "run the PyTorch reference script for the same cases, alternating, and print "
+                  "the ratio of tokens/s");
+  bench->add_option("--torch-script", ta->torch_script,
+                    "the PyTorch reference script (default: $PELAB_TORCH_SCRIPT, else "
+                    "./torch_ref.py)");
+  bench->add_option("--python", ta->python, "the Python that runs it");
+  bench
+      ->add_option("--omp-wait", ta->omp_wait,
+                   "OMP_WAIT_POLICY for runs with more than one thread, both sides (default "
+                   "passive: idle workers sleep; 'default' leaves the environment alone)")
+      ->check(CLI::IsMember({"passive", "active", "default"}));
+  bench->add_flag("--smoke", ta->smoke,
+                  "tiny, every scheme, two steps each through the child processes (a check, "
+                  "not a measurement)");
+  bench
+      ->add_option("--long", ta->long_lengths,
+                   "instead of training: evaluate one sequence of each of these lengths "
+                   "(e.g. 4096,8192) and report time and peak RSS")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  bench->add_option("--case", ta->one_case, "internal: run one config:scheme:threads case here")
+      ->group("");
+  bench
+      ->add_option("--eval-case", ta->one_eval_case,
+                   "internal: run one config:scheme:length:threads evaluation here")
+      ->group("");
+
+  // ---- bench gemm ------------------------------------------------------------------------
   struct GemmArgs {
     std::string config = "all";
     std::string library = "onednn";
+    std::string backend;  // pelab's side; default: the same library
     int threads = 1;
     int samples = 5;
     double min_ms = 20.0;
@@ -31,6 +468,10 @@ void add_bench_commands(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"tiny", "small", "medium", "all"}));
   gemm_cmd->add_option("--library", args->library, "the library both sides use")
       ->check(CLI::IsMember({"onednn", "openblas"}));
+  gemm_cmd
+      ->add_option("--backend", args->backend,
+                   "pelab's side through this backend instead (auto, onednn, openblas, reference)")
+      ->check(CLI::IsMember({"auto", "onednn", "openblas", "reference"}));
   gemm_cmd->add_option("--threads", args->threads, "OpenMP threads")->check(CLI::Range(1, 256));
   gemm_cmd->add_option("--samples", args->samples, "samples per measurement (median)")
       ->check(CLI::Range(1, 1000));
@@ -40,24 +481,32 @@ void add_bench_commands(CLI::App& app, Action& action) {
   gemm_cmd->callback([args, &action] {
     action = [args] {
       set_num_threads(args->threads);
-      set_gemm_backend(parse_gemm_backend(args->library));
+      set_gemm_backend(parse_gemm_backend(args->backend.empty() ? args->library : args->backend));
       const auto rows = run_gemm_bench(model_gemm_shapes(args->config), args->library,
                                        args->samples, args->min_ms);
-      fmt::print("GEMM: pelab's matmul path vs bare {} call, {} thread(s), median GFLOP/s\n",
-                 args->library, args->threads);
+      fmt::print(
+          "GEMM: pelab's matmul path ({} backend) vs bare {} call, {} thread(s), median "
+          "GFLOP/s\n",
+          to_string(gemm_backend()), args->library, args->threads);
       fmt::print("{:<34} {:>6} {:>6} {:>6} {:>3}  {:>9} {:>9} {:>7}\n", "shape", "M", "N", "K",
                  "op", "pelab", "bare", "ratio");
       nlohmann::json out = nlohmann::json::array();
       double worst = 1e9;
       for (const auto& r : rows) {
-        const std::string op = std::string(r.shape.trans_a ? "T" : "N") + (r.shape.trans_b ? "T" : "N");
+        const std::string op =
+            std::string(r.shape.trans_a ? "T" : "N") + (r.shape.trans_b ? "T" : "N");
         const double ratio = r.pelab_gflops / r.bare_gflops;
         worst = std::min(worst, ratio);
         fmt::print("{:<34} {:>6} {:>6} {:>6} {:>3}  {:>9.1f} {:>9.1f} {:>7.3f}\n", r.shape.label,
                    r.shape.M, r.shape.N, r.shape.K, op, r.pelab_gflops, r.bare_gflops, ratio);
-        out.push_back({{"shape", r.shape.label}, {"M", r.shape.M}, {"N", r.shape.N},
-                       {"K", r.shape.K}, {"op", op}, {"pelab_gflops", r.pelab_gflops},
-                       {"bare_gflops", r.bare_gflops}, {"ratio", ratio}});
+        out.push_back({{"shape", r.shape.label},
+                       {"M", r.shape.M},
+                       {"N", r.shape.N},
+                       {"K", r.shape.K},
+                       {"op", op},
+                       {"pelab_gflops", r.pelab_gflops},
+                       {"bare_gflops", r.bare_gflops},
+                       {"ratio", ratio}});
       }
       fmt::print("lowest ratio pelab/bare: {:.3f} (target: at least 0.90)\n", worst);
       if (!args->json.empty()) {
@@ -67,6 +516,13 @@ void add_bench_commands(CLI::App& app, Action& action) {
       }
       return 0;
     };
+  });
+
+  // The train benchmark runs when no subcommand was given (CLI11 calls the parent's callback
+  // after the subcommand's).
+  bench->callback([bench, gemm_cmd, ta, &action] {
+    if (bench->got_subcommand(gemm_cmd)) return;
+    action = [ta] { return run_train_bench(*ta); };
   });
 }
 

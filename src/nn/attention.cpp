@@ -14,8 +14,10 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/op_util.h"
 #include "pelab/backend/gemm.h"
 #include "pelab/core/error.h"
+#include "pelab/core/fast_math.h"
 #include "pelab/core/parallel.h"
 #include "pelab/core/rng.h"
 
@@ -70,12 +72,10 @@ void masked_softmax_rows(const Dims& n, int64_t i0, int64_t i1, const int32_t* m
       std::fill_n(row, n.T, 0.0f);
       continue;
     }
-    double sum = 0.0;
-    for (int64_t j = 0; j < n.T; ++j) {
-      const float e = (j < end && mask[j]) ? std::exp(row[j] - max) : 0.0f;
-      row[j] = e;
-      sum += e;
-    }
+    // exp over the whole row first (a vectorised loop), then zero the inadmissible keys.
+    for (int64_t j = 0; j < n.T; ++j) row[j] = fast_exp(row[j] - max);
+    for (int64_t j = 0; j < n.T; ++j) row[j] = (j < end && mask[j]) ? row[j] : 0.0f;
+    const double sum = detail::lane_sum(n.T, [&](int64_t j) { return double{row[j]}; });
     const float inv = static_cast<float>(1.0 / sum);
     for (int64_t j = 0; j < n.T; ++j) row[j] *= inv;
   }
@@ -104,9 +104,8 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
   const TensorList term_params = terms ? terms->parameters() : TensorList{};
   bool params_need_grad = false;
   for (const Tensor& p : term_params) params_need_grad = params_need_grad || p.requires_grad();
-  const bool save = grad_enabled() &&
-                    (q_in.requires_grad() || k_in.requires_grad() || v_in.requires_grad() ||
-                     params_need_grad);
+  const bool save = grad_enabled() && (q_in.requires_grad() || k_in.requires_grad() ||
+                                       v_in.requires_grad() || params_need_grad);
   const bool use_dropout = options.dropout > 0.0f;
   const int64_t R = std::max<int64_t>(1, std::min(options.block_rows, n.T));
 
@@ -150,88 +149,91 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
   if (save) {
     TensorList inputs{q_in, k_in, v_in};
     inputs.insert(inputs.end(), term_params.begin(), term_params.end());
-    record(z, "attention", inputs, [n, q, k, v, alpha, key_mask, terms, options, R, term_params,
-                                    need_q = q_in.requires_grad(), need_k = k_in.requires_grad(),
-                                    need_v = v_in.requires_grad()](const Tensor& g) {
-      const Tensor dz = g.contiguous();
-      Tensor dq = Tensor::zeros(q.shape()), dk = Tensor::zeros(k.shape()),
-             dv = Tensor::zeros(v.shape());
-      // One gradient buffer per (work item, parameter), summed in work-item order below, so
-      // the parameter gradients do not depend on how work was split over threads.
-      const int64_t items = n.B * n.H;
-      std::vector<std::vector<float>> param_grads;
-      for (const Tensor& p : term_params)
-        param_grads.emplace_back(static_cast<size_t>(items * p.numel()), 0.0f);
-      const bool dropout = options.dropout > 0.0f;
-      const AttentionTerms* t = terms.get();
-      parallel_for(0, items, 1, [&](int64_t lo, int64_t hi) {
-        std::vector<float> dA(R * n.T), dropped(dropout ? R * n.T : 0);
-        AttentionTerms::GradBuffers grads(term_params.size());
-        for (int64_t w = lo; w < hi; ++w) {
-          const int64_t b = w / n.H, h = w % n.H;
-          for (size_t p = 0; p < term_params.size(); ++p)
-            grads[p] = param_grads[p].data() + w * term_params[p].numel();
-          const int64_t head = b * n.T * n.d + h * n.dh;
-          const float* q_h = q.data() + head;
-          const float* k_h = k.data() + head;
-          const float* v_h = v.data() + head;
-          float* dq_h = dq.data() + head;
-          float* dk_h = dk.data() + head;
-          float* dv_h = dv.data() + head;
-          for (int64_t i0 = 0; i0 < n.T; i0 += R) {
-            const int64_t i1 = std::min(n.T, i0 + R), rows = i1 - i0;
-            const float* A = alpha.data() + (w * n.T + i0) * n.T;
-            const float* Ad = A;
-            if (dropout) {
-              apply_dropout(n, b, h, i0, i1, options.dropout, options.dropout_seed, A,
-                            dropped.data());
-              Ad = dropped.data();
+    record(
+        z, "attention", inputs,
+        [n, q, k, v, alpha, key_mask, terms, options, R, term_params, need_q = q_in.requires_grad(),
+         need_k = k_in.requires_grad(), need_v = v_in.requires_grad()](const Tensor& g) {
+          const Tensor dz = g.contiguous();
+          Tensor dq = Tensor::zeros(q.shape()), dk = Tensor::zeros(k.shape()),
+                 dv = Tensor::zeros(v.shape());
+          // One gradient buffer per (work item, parameter), summed in work-item order below, so
+          // the parameter gradients do not depend on how work was split over threads.
+          const int64_t items = n.B * n.H;
+          std::vector<std::vector<float>> param_grads;
+          for (const Tensor& p : term_params)
+            param_grads.emplace_back(static_cast<size_t>(items * p.numel()), 0.0f);
+          const bool dropout = options.dropout > 0.0f;
+          const AttentionTerms* t = terms.get();
+          parallel_for(0, items, 1, [&](int64_t lo, int64_t hi) {
+            std::vector<float> dA(R * n.T), dropped(dropout ? R * n.T : 0);
+            AttentionTerms::GradBuffers grads(term_params.size());
+            for (int64_t w = lo; w < hi; ++w) {
+              const int64_t b = w / n.H, h = w % n.H;
+              for (size_t p = 0; p < term_params.size(); ++p)
+                grads[p] = param_grads[p].data() + w * term_params[p].numel();
+              const int64_t head = b * n.T * n.d + h * n.dh;
+              const float* q_h = q.data() + head;
+              const float* k_h = k.data() + head;
+              const float* v_h = v.data() + head;
+              float* dq_h = dq.data() + head;
+              float* dk_h = dk.data() + head;
+              float* dv_h = dv.data() + head;
+              for (int64_t i0 = 0; i0 < n.T; i0 += R) {
+                const int64_t i1 = std::min(n.T, i0 + R), rows = i1 - i0;
+                const float* A = alpha.data() + (w * n.T + i0) * n.T;
+                const float* Ad = A;
+                if (dropout) {
+                  apply_dropout(n, b, h, i0, i1, options.dropout, options.dropout_seed, A,
+                                dropped.data());
+                  Ad = dropped.data();
+                }
+                const float* dz_blk = dz.data() + head + i0 * n.d;
+                // dv_h += α'ᵀ dz_blk
+                gemm(true, false, n.T, n.dh, rows, 1.0f, Ad, n.T, dz_blk, n.d, 1.0f, dv_h, n.d);
+                // dα' = dz_blk v_hᵀ (+ the value terms' part)
+                gemm(false, true, rows, n.T, n.dh, 1.0f, dz_blk, n.d, v_h, n.d, 0.0f, dA.data(),
+                     n.T);
+                if (t && t->has_values())
+                  t->values_backward(b, h, i0, i1, n.T, Ad, n.T, dz_blk, n.d, dA.data(), n.T,
+                                     grads);
+                if (dropout)  // dα = dα' ⊙ keep / (1 − p)
+                  apply_dropout(n, b, h, i0, i1, options.dropout, options.dropout_seed, dA.data(),
+                                dA.data());
+                // dS = α ⊙ (dα − Σ_j α dα), in place
+                for (int64_t r = 0; r < rows; ++r) {
+                  const float* a = A + r * n.T;
+                  float* d = dA.data() + r * n.T;
+                  const float fdot = static_cast<float>(detail::lane_sum(
+                      n.T, [&](int64_t j) { return static_cast<double>(a[j]) * d[j]; }));
+                  for (int64_t j = 0; j < n.T; ++j) d[j] = a[j] * (d[j] - fdot);
+                }
+                const float* q_blk = q_h + i0 * n.d;
+                float* dq_blk = dq_h + i0 * n.d;
+                if (t && t->has_bias())
+                  t->bias_backward(b, h, i0, i1, n.T, q_blk, n.d, dA.data(), n.T, dq_blk, n.d,
+                                   grads);
+                gemm(false, false, rows, n.dh, n.T, n.scale, dA.data(), n.T, k_h, n.d, 1.0f, dq_blk,
+                     n.d);
+                gemm(true, false, n.T, n.dh, rows, n.scale, dA.data(), n.T, q_blk, n.d, 1.0f, dk_h,
+                     n.d);
+              }
             }
-            const float* dz_blk = dz.data() + head + i0 * n.d;
-            // dv_h += α'ᵀ dz_blk
-            gemm(true, false, n.T, n.dh, rows, 1.0f, Ad, n.T, dz_blk, n.d, 1.0f, dv_h, n.d);
-            // dα' = dz_blk v_hᵀ (+ the value terms' part)
-            gemm(false, true, rows, n.T, n.dh, 1.0f, dz_blk, n.d, v_h, n.d, 0.0f, dA.data(), n.T);
-            if (t && t->has_values())
-              t->values_backward(b, h, i0, i1, n.T, Ad, n.T, dz_blk, n.d, dA.data(), n.T, grads);
-            if (dropout)  // dα = dα' ⊙ keep / (1 − p)
-              apply_dropout(n, b, h, i0, i1, options.dropout, options.dropout_seed, dA.data(),
-                            dA.data());
-            // dS = α ⊙ (dα − Σ_j α dα), in place
-            for (int64_t r = 0; r < rows; ++r) {
-              const float* a = A + r * n.T;
-              float* d = dA.data() + r * n.T;
-              double dot = 0.0;
-              for (int64_t j = 0; j < n.T; ++j) dot += static_cast<double>(a[j]) * d[j];
-              const float fdot = static_cast<float>(dot);
-              for (int64_t j = 0; j < n.T; ++j) d[j] = a[j] * (d[j] - fdot);
-            }
-            const float* q_blk = q_h + i0 * n.d;
-            float* dq_blk = dq_h + i0 * n.d;
-            if (t && t->has_bias())
-              t->bias_backward(b, h, i0, i1, n.T, q_blk, n.d, dA.data(), n.T, dq_blk, n.d, grads);
-            gemm(false, false, rows, n.dh, n.T, n.scale, dA.data(), n.T, k_h, n.d, 1.0f, dq_blk,
-                 n.d);
-            gemm(true, false, n.T, n.dh, rows, n.scale, dA.data(), n.T, q_blk, n.d, 1.0f, dk_h,
-                 n.d);
+          });
+          TensorList result{need_q ? dq : Tensor(), need_k ? dk : Tensor(), need_v ? dv : Tensor()};
+          for (size_t p = 0; p < term_params.size(); ++p) {
+            const int64_t size = term_params[p].numel();
+            Tensor grad = Tensor::zeros(term_params[p].shape());
+            float* out = grad.data();
+            parallel_for(0, size, 1024, [&](int64_t lo, int64_t hi) {
+              for (int64_t w = 0; w < items; ++w) {
+                const float* src = param_grads[p].data() + w * size;
+                for (int64_t e = lo; e < hi; ++e) out[e] += src[e];
+              }
+            });
+            result.push_back(term_params[p].requires_grad() ? grad : Tensor());
           }
-        }
-      });
-      TensorList result{need_q ? dq : Tensor(), need_k ? dk : Tensor(), need_v ? dv : Tensor()};
-      for (size_t p = 0; p < term_params.size(); ++p) {
-        const int64_t size = term_params[p].numel();
-        Tensor grad = Tensor::zeros(term_params[p].shape());
-        float* out = grad.data();
-        parallel_for(0, size, 1024, [&](int64_t lo, int64_t hi) {
-          for (int64_t w = 0; w < items; ++w) {
-            const float* src = param_grads[p].data() + w * size;
-            for (int64_t e = lo; e < hi; ++e) out[e] += src[e];
-          }
+          return result;
         });
-        result.push_back(term_params[p].requires_grad() ? grad : Tensor());
-      }
-      return result;
-    });
   }
   return z;
 }

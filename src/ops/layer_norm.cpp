@@ -3,8 +3,9 @@
 // backward, per row with g = dy ⊙ γ:  dx = r · (g − mean(g) − x̂ ⊙ mean(g ⊙ x̂)),
 //           over all rows:             dγ = Σ_rows dy ⊙ x̂,  dβ = Σ_rows dy.
 // The forward saves μ and r per row (x̂ is recomputed from x). Row statistics are taken in
-// double, two-pass. dx runs one row per task; dγ and dβ give each thread a range of columns
-// and sum the rows in order, so every result is independent of the thread count.
+// double, two-pass, as interleaved partial sums (detail::lane_sum) so that they vectorise. dx runs
+// one row per task; dγ and dβ give each thread a range of columns and sum the rows in order, so
+// every result is independent of the thread count.
 #include <cmath>
 #include <memory>
 
@@ -35,12 +36,10 @@ Tensor layer_norm_dx(const Tensor& x, const Tensor& gamma, const RowStats& st, c
       const float* gr = pdy + r * dim;
       float* dr = pdx + r * dim;
       const float mu = st.mean[r], rs = st.rstd[r];
-      double sum_g = 0.0, sum_gx = 0.0;
-      for (int64_t j = 0; j < dim; ++j) {
-        const float g = gr[j] * pg[j];
-        sum_g += g;
-        sum_gx += static_cast<double>(g) * ((xr[j] - mu) * rs);
-      }
+      const double sum_g =
+          detail::lane_sum(dim, [&](int64_t j) { return static_cast<double>(gr[j] * pg[j]); });
+      const double sum_gx = detail::lane_sum(
+          dim, [&](int64_t j) { return static_cast<double>(gr[j] * pg[j]) * ((xr[j] - mu) * rs); });
       const float a = static_cast<float>(sum_g / dim), b = static_cast<float>(sum_gx / dim);
       for (int64_t j = 0; j < dim; ++j) {
         const float xhat = (xr[j] - mu) * rs;
@@ -65,10 +64,10 @@ void layer_norm_dparams(const Tensor& x, const RowStats& st, const Tensor& dy, T
       const float* xr = px + r * dim;
       const float* gr = pdy + r * dim;
       const float mu = st.mean[r], rs = st.rstd[r];
-      for (int64_t j = lo; j < hi; ++j) {
-        if (og) acc_g[j - lo] += static_cast<double>(gr[j]) * ((xr[j] - mu) * rs);
-        acc_b[j - lo] += gr[j];
-      }
+      if (og)
+        for (int64_t j = lo; j < hi; ++j)
+          acc_g[j - lo] += static_cast<double>(gr[j]) * ((xr[j] - mu) * rs);
+      for (int64_t j = lo; j < hi; ++j) acc_b[j - lo] += gr[j];
     }
     for (int64_t j = lo; j < hi; ++j) {
       if (og) og[j] = static_cast<float>(acc_g[j - lo]);
@@ -107,14 +106,11 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, floa
     for (int64_t r = lo; r < hi; ++r) {
       const float* xr = px + r * dim;
       float* yr = py + r * dim;
-      double s = 0.0;
-      for (int64_t j = 0; j < dim; ++j) s += xr[j];
-      const double mu = s / dim;
-      double ss = 0.0;
-      for (int64_t j = 0; j < dim; ++j) {
+      const double mu = detail::lane_sum(dim, [&](int64_t j) { return double{xr[j]}; }) / dim;
+      const double ss = detail::lane_sum(dim, [&](int64_t j) {
         const double d = xr[j] - mu;
-        ss += d * d;
-      }
+        return d * d;
+      });
       const float muf = static_cast<float>(mu);
       const float rs = static_cast<float>(1.0 / std::sqrt(ss / dim + eps));
       st->mean[r] = muf;

@@ -34,6 +34,20 @@ inline int64_t row_offset(int64_t row, const Shape& shape, const Shape& strides)
   return off;
 }
 
+// Σ_{j < n} term(j) in double as 8 interleaved partial sums (lane j mod 8) added in a fixed
+// order at the end: the loop vectorises (a single running sum cannot without reordering),
+// and the result depends only on the values, never on the thread count.
+template <class Term>
+double lane_sum(int64_t n, Term term) {
+  constexpr int64_t kLanes = 8;
+  double acc[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) acc[l] += term(j + l);
+  for (int64_t l = 0; j < n; ++j, ++l) acc[l] += term(j);
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
 // out[k] = fn(x[k]) over x's elements (x may be strided); out is contiguous, x's shape.
 template <class Fn>
 Tensor map_unary(const Tensor& x, Fn fn) {
@@ -62,8 +76,7 @@ Tensor map_binary(const Tensor& a, const Tensor& b, const Shape& out_shape, Fn f
   const float* pa = a.data();
   const float* pb = b.data();
   const int64_t n = out.numel();
-  if (a.shape() == out_shape && b.shape() == out_shape && a.is_contiguous() &&
-      b.is_contiguous()) {
+  if (a.shape() == out_shape && b.shape() == out_shape && a.is_contiguous() && b.is_contiguous()) {
     parallel_for(0, n, kElementwiseGrain, [&](int64_t lo, int64_t hi) {
       for (int64_t k = lo; k < hi; ++k) o[k] = fn(pa[k], pb[k]);
     });

@@ -19,26 +19,28 @@ namespace {
 class ShawTerms : public AttentionTerms {
  public:
   ShawTerms(const IntTensor& positions, Tensor rel_k, Tensor rel_v, int64_t k)
-      : positions_(positions), rel_k_(std::move(rel_k)), rel_v_(std::move(rel_v)), k_(k),
-        rows_(2 * k + 1), dh_(rel_k_.size(1)),
+      : positions_(positions),
+        rel_k_(std::move(rel_k)),
+        rel_v_(std::move(rel_v)),
+        k_(k),
+        rows_(2 * k + 1),
+        dh_(rel_k_.size(1)),
         scale_(1.0f / std::sqrt(static_cast<float>(dh_))) {}
 
   TensorList parameters() const override { return {rel_k_, rel_v_}; }
   bool has_bias() const override { return true; }
   bool has_values() const override { return true; }
 
-  void add_bias(int64_t b, int64_t, int64_t i0, int64_t i1, int64_t T, const float* q,
-                int64_t ldq, float* S, int64_t lds) const override {
+  void add_bias(int64_t b, int64_t, int64_t i0, int64_t i1, int64_t T, const float* q, int64_t ldq,
+                float* S, int64_t lds) const override {
     const int64_t n = i1 - i0;
     std::vector<float>& P = scratch(n * rows_);
     // P[r, c] = q_r · wK[c] / √d_h
     gemm(false, true, n, rows_, dh_, scale_, q, ldq, rel_k_.data(), dh_, 0.0f, P.data(), rows_);
     const int32_t* p = positions_.data() + b * T;
-    for (int64_t i = i0; i < i1; ++i) {
-      const float* pr = P.data() + (i - i0) * rows_;
-      float* row = S + (i - i0) * lds;
-      for (int64_t j = 0; j < T; ++j) row[j] += pr[bucket(p[j] - p[i])];
-    }
+    const bool consec = consecutive(p, T);
+    for (int64_t i = i0; i < i1; ++i)
+      gather_add(consec, p, i, T, P.data() + (i - i0) * rows_, S + (i - i0) * lds);
   }
 
   void bias_backward(int64_t b, int64_t, int64_t i0, int64_t i1, int64_t T, const float* q,
@@ -48,11 +50,9 @@ class ShawTerms : public AttentionTerms {
     std::vector<float>& dP = scratch(n * rows_);
     std::fill(dP.begin(), dP.begin() + n * rows_, 0.0f);
     const int32_t* p = positions_.data() + b * T;
-    for (int64_t i = i0; i < i1; ++i) {
-      const float* row = dS + (i - i0) * lds;
-      float* dpr = dP.data() + (i - i0) * rows_;
-      for (int64_t j = 0; j < T; ++j) dpr[bucket(p[j] - p[i])] += row[j];
-    }
+    const bool consec = consecutive(p, T);
+    for (int64_t i = i0; i < i1; ++i)
+      scatter_add(consec, p, i, T, dS + (i - i0) * lds, dP.data() + (i - i0) * rows_);
     gemm(false, false, n, dh_, rows_, scale_, dP.data(), rows_, rel_k_.data(), dh_, 1.0f, dq, lddq);
     gemm(true, false, rows_, dh_, n, scale_, dP.data(), rows_, q, ldq, 1.0f, grads[0], dh_);
   }
@@ -73,11 +73,9 @@ class ShawTerms : public AttentionTerms {
     std::vector<float>& dW = scratch(n * rows_);  // dW = dz · wVᵀ
     gemm(false, true, n, rows_, dh_, 1.0f, dz, lddz, rel_v_.data(), dh_, 0.0f, dW.data(), rows_);
     const int32_t* p = positions_.data() + b * T;
-    for (int64_t i = i0; i < i1; ++i) {
-      const float* dwr = dW.data() + (i - i0) * rows_;
-      float* row = dalpha + (i - i0) * ldda;
-      for (int64_t j = 0; j < T; ++j) row[j] += dwr[bucket(p[j] - p[i])];
-    }
+    const bool consec = consecutive(p, T);
+    for (int64_t i = i0; i < i1; ++i)
+      gather_add(consec, p, i, T, dW.data() + (i - i0) * rows_, dalpha + (i - i0) * ldda);
   }
 
   Tensor composed_bias(const Tensor& q) const override {  // q: [B, H, T, d_h]
@@ -113,12 +111,57 @@ class ShawTerms : public AttentionTerms {
     if (static_cast<int64_t>(W.size()) < n * rows_) W.resize(n * rows_);
     std::fill(W.begin(), W.begin() + n * rows_, 0.0f);
     const int32_t* p = positions_.data() + b * T;
-    for (int64_t i = i0; i < i1; ++i) {
-      const float* a = alpha + (i - i0) * lda;
-      float* w = W.data() + (i - i0) * rows_;
-      for (int64_t j = 0; j < T; ++j) w[bucket(p[j] - p[i])] += a[j];
-    }
+    const bool consec = consecutive(p, T);
+    for (int64_t i = i0; i < i1; ++i)
+      scatter_add(consec, p, i, T, alpha + (i - i0) * lda, W.data() + (i - i0) * rows_);
     return W;
+  }
+
+  // With consecutive positions (p[j] = p[0] + j: the default, and any shift of it) the bucket
+  // of (i, j) is clip(j − i, −k, k) + k: bucket 0 for the keys j < i − k, one key per bucket
+  // in between, bucket 2k for j > i + k. gather_add and scatter_add then run over whole
+  // ranges (vector code instead of a bucket computation and an indexed access per key), and
+  // add the same terms in the same order as the general loops: bit-identical results.
+  static bool consecutive(const int32_t* p, int64_t T) {
+    for (int64_t j = 1; j < T; ++j)
+      if (static_cast<int64_t>(p[j]) != static_cast<int64_t>(p[0]) + j) return false;
+    return true;
+  }
+
+  // The keys [lo, hi) of query row i that fall in distinct buckets, when consecutive.
+  std::pair<int64_t, int64_t> middle(int64_t i, int64_t T) const {
+    return {std::clamp<int64_t>(i - k_, 0, T), std::clamp<int64_t>(i + k_ + 1, 0, T)};
+  }
+
+  // row[j] += table[c(i, j)] for every key j.
+  void gather_add(bool consec, const int32_t* p, int64_t i, int64_t T, const float* table,
+                  float* row) const {
+    if (!consec) {
+      for (int64_t j = 0; j < T; ++j) row[j] += table[bucket(p[j] - p[i])];
+      return;
+    }
+    const auto [lo, hi] = middle(i, T);
+    const float first = table[0], last = table[2 * k_];
+    for (int64_t j = 0; j < lo; ++j) row[j] += first;
+    for (int64_t j = lo; j < hi; ++j) row[j] += table[j - i + k_];
+    for (int64_t j = hi; j < T; ++j) row[j] += last;
+  }
+
+  // out[c(i, j)] += row[j] for every key j, in the order of j.
+  void scatter_add(bool consec, const int32_t* p, int64_t i, int64_t T, const float* row,
+                   float* out) const {
+    if (!consec) {
+      for (int64_t j = 0; j < T; ++j) out[bucket(p[j] - p[i])] += row[j];
+      return;
+    }
+    const auto [lo, hi] = middle(i, T);
+    float first = out[0];
+    for (int64_t j = 0; j < lo; ++j) first += row[j];
+    out[0] = first;
+    for (int64_t j = lo; j < hi; ++j) out[j - i + k_] += row[j];
+    float last = out[2 * k_];
+    for (int64_t j = hi; j < T; ++j) last += row[j];
+    out[2 * k_] = last;
   }
 
   static std::vector<float>& scratch(int64_t size) {

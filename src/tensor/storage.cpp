@@ -1,5 +1,6 @@
 #include "pelab/tensor/storage.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -24,6 +25,7 @@ struct Pool {
   std::unordered_map<size_t, std::vector<void*>> free_lists;  // by exact rounded size
   size_t cached = 0;
   size_t live = 0;
+  size_t peak = 0;
 #ifdef PELAB_SANITIZE
   static constexpr bool kEnabled = false;  // let ASan see every use-after-free
 #else
@@ -34,6 +36,7 @@ struct Pool {
     {
       std::lock_guard<std::mutex> lock(mutex);
       live += bytes;
+      peak = std::max(peak, live);
       auto it = free_lists.find(bytes);
       if (kEnabled && it != free_lists.end() && !it->second.empty()) {
         void* p = it->second.back();
@@ -79,7 +82,9 @@ Pool& pool() {
 Storage::Storage(size_t count)
     : data_(static_cast<float*>(pool().take(round_bytes(count)))), count_(count) {}
 
-Storage::~Storage() { pool().give(data_, round_bytes(count_)); }
+Storage::~Storage() {
+  pool().give(data_, round_bytes(count_));
+}
 
 namespace memory {
 size_t cached_bytes() {
@@ -90,7 +95,17 @@ size_t live_bytes() {
   std::lock_guard<std::mutex> lock(pool().mutex);
   return pool().live;
 }
-void release_cached() { pool().release(); }
+void release_cached() {
+  pool().release();
+}
+size_t peak_live_bytes() {
+  std::lock_guard<std::mutex> lock(pool().mutex);
+  return pool().peak;
+}
+void reset_peak_live_bytes() {
+  std::lock_guard<std::mutex> lock(pool().mutex);
+  pool().peak = pool().live;
+}
 }  // namespace memory
 
 }  // namespace pelab

@@ -12,8 +12,9 @@
 // Everything else must not be fused, hence fp-contract=off for this file (GCC contracts
 // a·b + c by default even in ISO C++ mode).
 //
-// Speed: the SGD loops vectorise; Adam's does only with -fno-math-errno (sqrt otherwise
-// keeps a scalar errno path, and `#pragma GCC optimize` cannot turn that off).
+// Speed: the SGD loops vectorise, and so does Adam's, because the build passes
+// -fno-math-errno (sqrt would otherwise keep a scalar errno path, and `#pragma GCC optimize`
+// cannot turn that off).
 #include "pelab/train/optimizer.h"
 
 #include <algorithm>

@@ -70,7 +70,7 @@ TEST_P(ModelFixture, ComposedMatchesPyTorch) {
 
 TEST_P(ModelFixture, EveryGemmBackendMatchesPyTorch) {
   const GemmBackend saved = gemm_backend();
-  for (GemmBackend b : {GemmBackend::OpenBlas, GemmBackend::Reference}) {
+  for (GemmBackend b : {GemmBackend::OneDnn, GemmBackend::OpenBlas, GemmBackend::Reference}) {
     set_gemm_backend(b);
     const Compared c = compare(GetParam(), Encoder::AttentionImpl::Fused);
     EXPECT_LE(c.logits, 1.0) << to_string(b);
@@ -79,7 +79,9 @@ TEST_P(ModelFixture, EveryGemmBackendMatchesPyTorch) {
   set_gemm_backend(saved);
 }
 
-std::string case_name(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+std::string case_name(const ::testing::TestParamInfo<std::string>& info) {
+  return info.param;
+}
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ModelFixture, ::testing::ValuesIn(fixture_cases()), case_name);
 
@@ -87,10 +89,10 @@ TEST(ModelFixtureSet, CoversEverySchemeAndBothNorms) {
   const std::vector<std::string> cases = fixture_cases();
   for (const std::string& scheme : scheme_names()) {
     EXPECT_NE(std::find(cases.begin(), cases.end(), scheme + "_pre"), cases.end()) << scheme;
-    EXPECT_NE(std::find(cases.begin(), cases.end(), scheme + "_post_causal"), cases.end()) << scheme;
+    EXPECT_NE(std::find(cases.begin(), cases.end(), scheme + "_post_causal"), cases.end())
+        << scheme;
   }
 }
-
 
 }  // namespace
 }  // namespace pelab::testing

@@ -21,7 +21,8 @@ TensorList make_inputs(const OpCase& op, uint64_t seed) {
     std::uniform_real_distribution<float> uniform(0.5f, 2.0f);
     for (int64_t i = 0; i < t.numel(); ++i) {
       if (d == Domain::Positive) p[i] = uniform(rng);
-      if (d == Domain::AwayFromKink && std::fabs(p[i]) < 0.1f) p[i] = p[i] < 0 ? -0.1f - p[i] : 0.1f + p[i];
+      if (d == Domain::AwayFromKink && std::fabs(p[i]) < 0.1f)
+        p[i] = p[i] < 0 ? -0.1f - p[i] : 0.1f + p[i];
     }
     inputs.push_back(t);
   }
@@ -55,7 +56,7 @@ TEST_P(FastPathOps, BackendsMatchReference) {
     return outs;
   };
   const TensorList reference = run(GemmBackend::Reference);
-  for (GemmBackend backend : {GemmBackend::OneDnn, GemmBackend::OpenBlas}) {
+  for (GemmBackend backend : {GemmBackend::Auto, GemmBackend::OneDnn, GemmBackend::OpenBlas}) {
     const TensorList fast = run(backend);
     for (size_t k = 0; k < fast.size(); ++k)
       EXPECT_LE(closeness(fast[k], reference[k], 1e-5, 1e-5), 1.0)

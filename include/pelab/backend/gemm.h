@@ -1,6 +1,13 @@
 // The one GEMM entry point. Every matrix product in pelab goes through gemm(), which
 // dispatches to oneDNN, OpenBLAS or the naive reference kernel (the test oracle).
 //
+// The default backend, Auto, picks the library per layout: oneDNN's sgemm is the faster one
+// except on the weight-gradient layout (op(A) = Aᵀ, B plain, a long reduction K), where
+// OpenBLAS is 1.2–1.9× faster at the model's shapes (`pelab bench gemm`). OpenBLAS always
+// runs single-threaded; outside a parallel region pelab splits the product's columns (or
+// rows) over the OpenMP pool itself — one pool, not two, and a fixed split per thread count,
+// so results repeat bit for bit.
+//
 //   C[M, N] = alpha · op(A)[M, K] · op(B)[K, N] + beta · C      (row-major)
 //
 // op(A) = A (stored [M, K], leading dimension lda) or Aᵀ (stored [K, M]); likewise B.
@@ -11,16 +18,18 @@
 
 namespace pelab {
 
-enum class GemmBackend { OneDnn, OpenBlas, Reference };
+enum class GemmBackend { Auto, OneDnn, OpenBlas, Reference };
 
 GemmBackend gemm_backend();
 void set_gemm_backend(GemmBackend backend);
 const char* to_string(GemmBackend backend);
-GemmBackend parse_gemm_backend(const std::string& name);  // "onednn" | "openblas" | "reference"
+// "auto" | "onednn" | "openblas" | "reference"
+GemmBackend parse_gemm_backend(const std::string& name);
+// The library Auto uses for this product (OneDnn or OpenBlas).
+GemmBackend auto_gemm_backend(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K);
 
-void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
-          const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
-          int64_t ldc);
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+          int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 
 // The same product through an explicitly chosen backend (benchmarks and tests).
 void gemm_with(GemmBackend backend, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,

@@ -31,6 +31,9 @@ size_t cached_bytes();
 size_t live_bytes();
 // Returns every cached buffer to the system.
 void release_cached();
+// The most bytes in use by live storages at any one time since the last reset (or start).
+size_t peak_live_bytes();
+void reset_peak_live_bytes();
 }  // namespace memory
 
 }  // namespace pelab
