@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <unordered_map>
 
 #include "pelab/core/error.h"
 
 namespace pelab {
+
+namespace fs = std::filesystem;
 
 namespace {
 constexpr int64_t kMaxExpandedNodes = 1'000'000;  // a config is a few hundred nodes
@@ -17,12 +21,22 @@ constexpr size_t kMaxFileBytes = 16u << 20;
 
 int line_of(const YAML::Node& n) { return n.Mark().line + 1; }
 
-// Walks the tree as if every alias were expanded: rejects duplicate keys and excessive depth,
-// and gives up as soon as the expanded size passes the cap, so an alias bomb costs at most
-// kMaxExpandedNodes steps.
-int64_t check_tree(const YAML::Node& node, const std::string& source, int depth) {
+// Where a YAML text came from: "file:line" in a file; a command-line value has no lines.
+struct Place {
+  const std::string& source;
+  bool has_lines;
+  std::string at(int line) const {
+    return has_lines ? fmt::format("{}:{}", source, line) : source;
+  }
+};
+
+// Walks the tree as if every alias were expanded: rejects duplicate keys and excessive depth
+// (which also stops a self-referencing alias), and gives up as soon as the expanded size
+// passes the cap, so an alias bomb costs at most kMaxExpandedNodes steps.
+int64_t check_tree(const YAML::Node& node, const Place& place, int depth) {
   if (depth > kMaxDepth)
-    throw Error(fmt::format("{}:{}: nesting deeper than {} levels", source, line_of(node), kMaxDepth));
+    throw Error(fmt::format("{}: nesting deeper than {} levels (an alias that contains itself?)",
+                            place.at(line_of(node)), kMaxDepth));
   int64_t size = 1;
   if (node.IsMap()) {
     std::unordered_map<std::string, int> first_line;
@@ -31,22 +45,37 @@ int64_t check_tree(const YAML::Node& node, const std::string& source, int depth)
         const std::string key = it->first.Scalar();
         auto [pos, inserted] = first_line.emplace(key, line_of(it->first));
         if (!inserted)
-          throw Error(fmt::format("{}:{}: duplicate key '{}' (first given at line {})", source,
-                                  line_of(it->first), key, pos->second));
+          throw Error(fmt::format("{}: duplicate key '{}' (first given at line {})",
+                                  place.at(line_of(it->first)), key, pos->second));
       }
-      size += check_tree(it->second, source, depth + 1);
+      size += check_tree(it->second, place, depth + 1);
       if (size > kMaxExpandedNodes) break;
     }
   } else if (node.IsSequence()) {
     for (auto it = node.begin(); it != node.end(); ++it) {
-      size += check_tree(*it, source, depth + 1);
+      size += check_tree(*it, place, depth + 1);
       if (size > kMaxExpandedNodes) break;
     }
   }
   if (size > kMaxExpandedNodes)
-    throw Error(fmt::format("{}:{}: the document expands to more than {} nodes (alias bomb?)",
-                            source, line_of(node), kMaxExpandedNodes));
+    throw Error(fmt::format(
+        "{}: the document expands to more than {} nodes through aliases (at most {} are allowed)",
+        place.at(line_of(node)), kMaxExpandedNodes, kMaxExpandedNodes));
   return size;
+}
+
+// Parses and checks; `what` starts the message of a syntax error.
+YAML::Node parse_checked(const std::string& text, const Place& place, const char* what) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+    check_tree(root, place, 0);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp marks some errors (e.g. an alias to an unknown anchor) at no position.
+    throw Error(fmt::format("{}: {}: {}", place.at(e.mark.is_null() ? 1 : e.mark.line + 1), what,
+                            e.msg));
+  }
+  return root;
 }
 
 std::string describe(const YAML::Node& n) {
@@ -64,30 +93,36 @@ std::string join(const std::vector<std::string>& items) {
 }  // namespace
 
 YAML::Node load_yaml_string(const std::string& text, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}:{}: invalid YAML: {}", source, e.mark.line + 1, e.msg));
-  }
-  try {
-    check_tree(root, source, 0);
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}:{}: invalid YAML: {}", source, e.mark.line + 1, e.msg));
-  }
-  return root;
+  return parse_checked(text, Place{source, true}, "invalid YAML");
+}
+
+std::string read_yaml_file_text(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  PELAB_CHECK(!ec && fs::exists(status), "{}: no such file", path);
+  PELAB_CHECK(fs::is_regular_file(status), "{}: not a regular file; expected a YAML config", path);
+  std::ifstream in(path, std::ios::binary);
+  PELAB_CHECK(in.good(), "{}: cannot open the file", path);
+  // Read at most one byte past the limit, whatever the file claims its size is.
+  std::string s(kMaxFileBytes + 1, '\0');
+  in.read(s.data(), static_cast<std::streamsize>(s.size()));
+  PELAB_CHECK(!in.bad(), "{}: read error", path);
+  s.resize(static_cast<size_t>(in.gcount()));
+  PELAB_CHECK(s.size() <= kMaxFileBytes, "{}: more than {} bytes is too large for a config", path,
+              kMaxFileBytes);
+  const size_t nul = s.find('\0');
+  PELAB_CHECK(nul == std::string::npos, "{}:{}: not a text file (a NUL byte); expected YAML", path,
+              1 + std::count(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(nul), '\n'));
+  return s;
 }
 
 YAML::Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  PELAB_CHECK(in.good(), "{}: cannot open the file", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  const std::string s = text.str();
-  PELAB_CHECK(s.size() <= kMaxFileBytes, "{}: {} bytes is too large for a config (limit {})", path,
-              s.size(), kMaxFileBytes);
-  PELAB_CHECK(s.find('\0') == std::string::npos, "{}: not a text file (contains a NUL byte)", path);
-  return load_yaml_string(s, path);
+  return load_yaml_string(read_yaml_file_text(path), path);
+}
+
+YAML::Node load_yaml_value(const std::string& text, const std::string& origin) {
+  PELAB_CHECK(!text.empty(), "{}: empty value", origin);
+  return parse_checked(text, Place{origin, false}, "the value is not valid YAML");
 }
 
 std::string yaml_number(double value) { return fmt::format("{}", value); }
@@ -206,6 +241,10 @@ bool MapReader::read(const std::string& key, double& out) {
     }
   }
   if (!ok || used != s.size() || !std::isfinite(v)) fail(key, "expected a number, got " + describe(n));
+  // pelab computes in float32: a larger number would become infinite (or undefined) there.
+  if (std::fabs(v) > std::numeric_limits<float>::max())
+    fail(key, fmt::format("{} is out of range (a number must be at most {:g} in magnitude)", s,
+                          std::numeric_limits<float>::max()));
   out = v;
   return true;
 }

@@ -28,6 +28,10 @@ const std::vector<std::string> kTopKeys = {"name", "seed",     "threads",    "mo
                                            "task", "training", "evaluation", "sweep"};
 const std::vector<std::string> kTaskKeys = {"name", "min_length", "max_length", "train_file",
                                             "eval_file"};
+// Bounds that keep a typo (batch_size: 320000) from exhausting memory, far above real use.
+constexpr int64_t kMaxBatch = 65536;        // sequences per batch
+constexpr int64_t kMaxExamples = 1000000;   // evaluation examples per length
+constexpr int64_t kMaxLength = 100000;      // problem size n
 
 // A section written as a name (`positional: rotary`) is a config group: the file
 // <configs>/<section>/<name>.yaml holds the section's keys.
@@ -123,13 +127,7 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
                 "override '{}': expected key=value, e.g. model.heads=8", o);
     const std::string key = o.substr(0, eq), value = o.substr(eq + 1);
     const std::string origin = fmt::format("command line '{}'", o);
-    YAML::Node node;
-    try {
-      node = YAML::Load(value);
-    } catch (const YAML::Exception& e) {
-      throw Error(fmt::format("{}: the value is not valid YAML: {}", origin, e.msg));
-    }
-    PELAB_CHECK(!value.empty(), "{}: empty value", origin);
+    const YAML::Node node = load_yaml_value(value, origin);
     const std::string top = key.substr(0, key.find('.'));
     if (std::find(kTopKeys.begin(), kTopKeys.end(), top) == kTopKeys.end()) {
       const std::string near = nearest_name(top, kTopKeys);
@@ -246,6 +244,8 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     positive("lr", tr.lr);
     positive("eps", tr.eps);
     positive("log_every", static_cast<double>(tr.log_every));
+    if (tr.batch_size > kMaxBatch)
+      t.fail("batch_size", fmt::format("must be at most {}, got {}", kMaxBatch, tr.batch_size));
     if (tr.optimizer != "sgd" && tr.optimizer != "adam" && tr.optimizer != "adamw")
       t.fail("optimizer", fmt::format("'{}' is not valid (valid: sgd, adam, adamw)", tr.optimizer));
     if (tr.schedule != "constant" && tr.schedule != "linear" && tr.schedule != "cosine")
@@ -271,10 +271,15 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     e.read("examples", ev.examples);
     e.read("batch_size", ev.batch_size);
     int64_t eval_seed = 0;
-    if (e.read("seed", eval_seed)) ev.seed = static_cast<uint64_t>(eval_seed);
+    if (e.read("seed", eval_seed)) {
+      if (eval_seed < 0) e.fail("seed", fmt::format("must be >= 0, got {}", eval_seed));
+      ev.seed = static_cast<uint64_t>(eval_seed);
+    }
     e.finish({"lengths", "examples", "batch_size", "seed"});
-    if (ev.examples < 1) e.fail("examples", "must be at least 1");
-    if (ev.batch_size < 1) e.fail("batch_size", "must be at least 1");
+    if (ev.examples < 1 || ev.examples > kMaxExamples)
+      e.fail("examples", fmt::format("must be in [1, {}], got {}", kMaxExamples, ev.examples));
+    if (ev.batch_size < 1 || ev.batch_size > kMaxBatch)
+      e.fail("batch_size", fmt::format("must be in [1, {}], got {}", kMaxBatch, ev.batch_size));
   }
   {
     const std::optional<YAML::Node> sweep = top.take("sweep");
@@ -345,6 +350,9 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   if (c.task.max_length < c.task.min_length)
     throw Error(fmt::format("{}: {} is below task.min_length = {}", at("task.max_length"),
                             c.task.max_length, c.task.min_length));
+  if (c.task.max_length > kMaxLength)
+    throw Error(fmt::format("{}: {} is above the longest problem size pelab takes, {}",
+                            at("task.max_length"), c.task.max_length, kMaxLength));
   if (c.evaluation.lengths.empty()) {  // the default ladder: inside training, then up to 4×
     const int64_t mx = c.task.max_length;
     std::set<int64_t> ladder{c.task.min_length,
@@ -360,9 +368,9 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   c.evaluation.lengths.erase(std::unique(c.evaluation.lengths.begin(), c.evaluation.lengths.end()),
                              c.evaluation.lengths.end());
   for (int64_t n : c.evaluation.lengths)
-    if (n < task->min_length() || n > 100000)
-      throw Error(fmt::format("{}: length {} is outside [{}, 100000]", at("evaluation.lengths"), n,
-                              task->min_length()));
+    if (n < task->min_length() || n > kMaxLength)
+      throw Error(fmt::format("{}: length {} is outside [{}, {}]", at("evaluation.lengths"), n,
+                              task->min_length(), kMaxLength));
   if (file_task) {
     const std::string range = file_task->check_training_range(c.task.min_length, c.task.max_length);
     if (!range.empty())
@@ -415,10 +423,7 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
 
 ExperimentConfig load_experiment(const std::string& path,
                                  const std::vector<std::string>& overrides) {
-  std::ifstream in(path, std::ios::binary);
-  PELAB_CHECK(in.good(), "{}: cannot open the config file", path);
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_yaml_file_text(path);
   // Groups resolve from the configs/ folder the file sits in (or its parent's configs/).
   fs::path dir = fs::path(path).parent_path();
   fs::path configs = dir;
@@ -433,7 +438,7 @@ ExperimentConfig load_experiment(const std::string& path,
     }
     if (d == d.parent_path()) break;
   }
-  return parse_experiment(text.str(), path, overrides, configs.string());
+  return parse_experiment(text, path, overrides, configs.string());
 }
 
 std::string to_yaml(const ExperimentConfig& c) {

@@ -21,6 +21,11 @@ namespace pelab {
 // Parses YAML text (source = the file name used in messages) and checks it as above.
 YAML::Node load_yaml_string(const std::string& text, const std::string& source);
 YAML::Node load_yaml_file(const std::string& path);
+// The text of a config file: a regular file of at most 16 MiB with no NUL byte.
+std::string read_yaml_file_text(const std::string& path);
+// A value given on the command line (`origin` names it, e.g. "command line 'model.heads=8'"),
+// with the same checks; errors read "<origin>: the value is not valid YAML: ...".
+YAML::Node load_yaml_value(const std::string& text, const std::string& origin);
 
 // A number as YAML text: the shortest form that reads back to the same double.
 std::string yaml_number(double value);
