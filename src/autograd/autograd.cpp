@@ -27,7 +27,8 @@ void check_finite(const Tensor& t, bool infinity_ok, const std::string& what) {
     if (std::isnan(d[i]) || (!infinity_ok && std::isinf(d[i])))
       throw Error(fmt::format("{} holds {} (at flat index {} of shape {}; found by "
                               "training.check_finite)",
-                              what, d[i], i, to_string(t.shape())));
+                              what, std::isnan(d[i]) ? "nan" : d[i] > 0 ? "inf" : "-inf", i,
+                              to_string(t.shape())));
   }
 }
 }  // namespace

@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "commands.h"
+#include "pelab/config/yaml_reader.h"
 #include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
 
@@ -46,6 +48,17 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
     std::string help = "pelab --help";
     for (const CLI::App* sub : app.get_subcommands()) help = "pelab " + sub->get_name() + " --help";
+    // CLI11 takes a mistyped command for a stray argument; name it instead.
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+      std::vector<std::string> commands;
+      for (const CLI::App* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
+      const std::string near = pelab::nearest_name(argv[1], commands);
+      std::string valid;
+      for (const std::string& c : commands) valid += (valid.empty() ? "" : ", ") + c;
+      return report_error(fmt::format("unknown command '{}' ({}valid: {}; see pelab --help)",
+                                      argv[1], near.empty() ? "" : "did you mean '" + near + "'? ",
+                                      valid));
+    }
     return report_error(fmt::format("{} (see {})", e.what(), help));
   } catch (const pelab::Error& e) {
     return report_error(e.what());

@@ -161,33 +161,35 @@ MapReader::MapReader(const YAML::Node& node, std::string source, std::string pat
     if (!it->first.IsScalar())
       throw Error(fmt::format("{}:{}: {}: keys must be plain names", source_, line_of(it->first),
                               path_.empty() ? "the document" : path_));
-    entries_.emplace_back(it->first.Scalar(), it->second);
+    entries_.push_back({it->first.Scalar(), it->second, line_of(it->first)});
     present_.insert(it->first.Scalar());
   }
 }
 
 const YAML::Node* MapReader::find(const std::string& key) const {
-  for (const auto& [k, v] : entries_)
-    if (k == key) return &v;
+  for (const Entry& e : entries_)
+    if (e.key == key) return &e.value;
   return nullptr;
 }
 
 std::vector<std::string> MapReader::keys_in_file_order() const {
   std::vector<std::string> keys;
-  for (const auto& [key, value] : entries_) keys.push_back(key);
+  for (const Entry& e : entries_) keys.push_back(e.key);
   return keys;
 }
 
 bool MapReader::has(const std::string& key) const { return find(key) != nullptr; }
 
 std::string MapReader::where(const std::string& key) const {
-  const YAML::Node* n = find(key);
   const std::string dotted = path_.empty() ? key : path_ + "." + key;
   if (origins_) {
     auto it = origins_->find(dotted);
     if (it != origins_->end()) return fmt::format("{}: {}", it->second, dotted);
   }
-  return fmt::format("{}:{}: {}", source_, n ? line_of(*n) : (node_ ? line_of(node_) : 1), dotted);
+  int line = node_ ? line_of(node_) : 1;
+  for (const Entry& e : entries_)
+    if (e.key == key) line = e.line;
+  return fmt::format("{}:{}: {}", source_, line, dotted);
 }
 
 void MapReader::fail(const std::string& key, const std::string& what) const {
@@ -317,7 +319,8 @@ MapReader MapReader::section(const std::string& key) {
 void MapReader::finish(const std::vector<std::string>& valid_in) {
   std::vector<std::string> valid = valid_in;
   if (valid.empty()) valid.assign(consumed_.begin(), consumed_.end());
-  for (const auto& [key, value] : entries_) {
+  for (const Entry& e : entries_) {
+    const std::string& key = e.key;
     if (consumed_.count(key) || std::find(valid.begin(), valid.end(), key) != valid.end()) continue;
     const std::string near = nearest_name(key, valid);
     fail(key, fmt::format("unknown key ({}valid: {})",

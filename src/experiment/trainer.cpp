@@ -322,7 +322,7 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
     if (!std::isfinite(loss))
       throw Error(fmt::format("step {}: the loss is {} ({}; lower training.lr, or set "
                               "training.check_finite: true to find the op)",
-                              step + 1, loss, last_good()));
+                              step + 1, std::isnan(loss) ? "nan" : "infinite", last_good()));
     optimizer->zero_grad();
     try {
       out.loss.backward();

@@ -129,7 +129,7 @@ TEST_F(CheckpointErrors, WrongHeader) {
 
 TEST_F(CheckpointErrors, OverlappingOffsets) {
   const std::string bad = with_header(original_, [](json& h) {
-    h["layers.0.attn.k.bias"]["data_offsets"] = h["layers.0.attn.q.bias"]["data_offsets"];
+    h["layers.0.attn.q.bias"]["data_offsets"] = h["layers.0.attn.k.bias"]["data_offsets"];
   });
   EXPECT_HAS(resume_error(bad), "overlap; each byte of the data region must belong to exactly one");
 }

@@ -74,7 +74,10 @@ TEST_F(CliErrors, MissingArgument) {
   expect_user_error({}, {"A subcommand is required", "(see pelab --help)"});
 }
 
-TEST_F(CliErrors, UnknownSubcommand) { expect_user_error({"trian", "tiny.yaml"}, {"trian"}); }
+TEST_F(CliErrors, UnknownSubcommand) {
+  expect_user_error({"trian", "tiny.yaml"},
+                    {"unknown command 'trian' (did you mean 'train'? valid: ", "sweep"});
+}
 
 TEST_F(CliErrors, BadOptionValue) {
   expect_user_error({"train", "tiny.yaml", "--stop-after", "-3"}, {"--stop-after", "-3"});
@@ -129,7 +132,8 @@ TEST_F(CliErrors, OverrideWrongType) {
 
 TEST_F(CliErrors, BinaryDatasetFile) {
   write_file(dir_ / "train.tsv", "a b\tb a\nb a\ta b\n");
-  write_file(dir_ / "eval.tsv", std::string("a b\tb a\n\x7f\x45LF\x02\x01\x00\x00\tx\n", 21));
+  const char binary[] = "a b\tb a\n\x7f" "ELF\x02\x01\x00\x00\tx\n";  // line 2: an ELF header
+  write_file(dir_ / "eval.tsv", std::string(binary, sizeof binary - 1));
   write_file(dir_ / "file.yaml",
              "task:\n  name: file\n  train_file: train.tsv\n  eval_file: eval.tsv\n"
              "training:\n  steps: 2\n  warmup: 1\n");
@@ -173,7 +177,7 @@ TEST_F(CliCheckpointErrors, TruncatedCheckpoint) {
 
 TEST_F(CliCheckpointErrors, GarbageHeader) {
   std::string bad = checkpoint_;
-  bad[8] = '[';
+  bad[8] = 'x';
   write_file(dir_ / "run/checkpoint.safetensors", bad);
   expect_user_error({"eval", "run"},
                     {"run/checkpoint.safetensors: header is not valid JSON", "expected a JSON object"});

@@ -2,6 +2,7 @@
 // checkpoint; SIGINT/SIGTERM finish the step, save and exit with code 3, and --resume goes
 // on; non-finite numbers stop a run naming the step and the tensor or op, keeping the last
 // good checkpoint. The FaultsSlow cases start real `pelab train` processes.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>

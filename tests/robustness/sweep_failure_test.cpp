@@ -1,6 +1,7 @@
 // A run that fails inside a sweep (here: its numbers diverge) is recorded as failed, the
 // sweep finishes the other runs and exits 1 with a summary line, and running the sweep again
 // redoes only the failed or missing runs. With the real binary.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

@@ -77,7 +77,12 @@ class MapReader {
   YAML::Node node_;
   std::string source_, path_;
   std::set<std::string> present_, consumed_;
-  std::vector<std::pair<std::string, YAML::Node>> entries_;  // key, value (in file order)
+  struct Entry {
+    std::string key;
+    YAML::Node value;
+    int line;  // of the key: where messages about it point
+  };
+  std::vector<Entry> entries_;  // in file order
   std::shared_ptr<const KeyLocations> origins_;
   std::shared_ptr<KeyLocations> locations_;
 };
