@@ -34,7 +34,7 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DPELAB_FUZZ=ON -DPELAB_BUILD_TESTS=OFF -DPELAB_NATIVE=OFF >/dev/null
 fi
-ninja -C "$BUILD_DIR" $(printf 'fuzz_%s ' "${TARGETS[@]}")
+ninja -C "$BUILD_DIR" -j"$(nproc)" $(printf 'fuzz_%s ' "${TARGETS[@]}")
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

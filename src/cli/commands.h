@@ -3,8 +3,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
+#include <charconv>
+#include <cstdint>
 #include <functional>
+#include <string>
 
 namespace pelab::cli {
 
@@ -15,5 +19,19 @@ void add_bench_commands(CLI::App& app, Action& action);
 void add_run_commands(CLI::App& app, Action& action);
 void add_sweep_commands(CLI::App& app, Action& action);
 void add_data_commands(CLI::App& app, Action& action);
+
+// Checks an integer option against a lower bound, in words ("expected an integer >= 1, got
+// '0'"); CLI11's own PositiveNumber prints its range as a 300-digit number.
+inline CLI::Validator integer_at_least(int64_t min) {
+  return CLI::Validator(
+      [min](std::string& text) -> std::string {
+        int64_t value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec != std::errc() || end != text.data() + text.size() || value < min)
+          return fmt::format("expected an integer >= {}, got '{}'", min, text);
+        return "";
+      },
+      fmt::format("INT>={}", min));
+}
 
 }  // namespace pelab::cli

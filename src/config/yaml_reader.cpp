@@ -1,5 +1,7 @@
 #include "pelab/config/yaml_reader.h"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -70,6 +72,9 @@ YAML::Node parse_checked(const std::string& text, const Place& place, const char
   try {
     root = YAML::Load(text);
     check_tree(root, place, 0);
+  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own guard, with a vague message
+    throw Error(fmt::format("{}: nesting deeper than {} levels", place.at(e.mark.line + 1),
+                            kMaxDepth));
   } catch (const YAML::Exception& e) {
     // yaml-cpp marks some errors (e.g. an alias to an unknown anchor) at no position.
     throw Error(fmt::format("{}: {}: {}", place.at(e.mark.is_null() ? 1 : e.mark.line + 1), what,

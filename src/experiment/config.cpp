@@ -415,8 +415,12 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     const std::string msg = e.what();
     const std::string key = msg.substr(0, msg.find(':'));
     const bool is_key = key.find(' ') == std::string::npos && key.find('.') != std::string::npos;
-    throw Error(fmt::format(
-        "{}: {}", is_key ? at(key).substr(0, at(key).rfind(": ")) : at("positional.type"), msg));
+    // Without a key of its own the error is about the model's size (the parameter budget) or
+    // about the scheme.
+    const std::string fallback =
+        msg.rfind("the model would have", 0) == 0 ? at("model") : at("positional.type");
+    throw Error(fmt::format("{}: {}", is_key ? at(key).substr(0, at(key).rfind(": ")) : fallback,
+                            msg));
   }
   return c;
 }

@@ -80,9 +80,11 @@ TEST_F(CliErrors, UnknownSubcommand) {
 }
 
 TEST_F(CliErrors, BadOptionValue) {
-  expect_user_error({"train", "tiny.yaml", "--stop-after", "-3"}, {"--stop-after", "-3"});
+  expect_user_error({"train", "tiny.yaml", "--stop-after", "-3"},
+                    {"--stop-after: expected an integer >= 0, got '-3'"});
   expect_user_error({"eval", "run", "--lengths", "4,x"}, {"--lengths", "x"});
-  expect_user_error({"sweep", "tiny.yaml", "--jobs", "0"}, {"--jobs", "0"});
+  expect_user_error({"sweep", "tiny.yaml", "--jobs", "0"},
+                    {"--jobs: expected an integer >= 1, got '0'"});
 }
 
 TEST_F(CliErrors, HelpAndVersionSucceed) {

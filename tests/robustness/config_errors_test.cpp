@@ -113,9 +113,9 @@ TEST(ConfigErrors, DeepNestingIsRejected) {
   for (int i = 0; i < 100; ++i) deep += "[";
   for (int i = 0; i < 100; ++i) deep += "]";
   expect_message(config_error(deep + "\n"), {"x.yaml:1: nesting deeper than 64 levels"});
-  // Far deeper than any stack could recurse through: yaml-cpp's own guard answers.
+  // Far deeper than any stack could recurse through: yaml-cpp's own guard stops it.
   std::string abyss(1'000'000, '[');
-  expect_message(config_error(abyss), {"x.yaml:1: invalid YAML"});
+  expect_message(config_error(abyss), {"x.yaml:1: nesting deeper than 64 levels"});
   std::string maps;
   for (int i = 0; i < 100; ++i) maps += std::string(static_cast<size_t>(i), ' ') + "k:\n";
   expect_message(config_error(maps), {"x.yaml:", "nesting deeper than 64 levels"});
@@ -159,6 +159,10 @@ TEST(ConfigErrors, WrongTypeNamesKeyAndValue) {
                  {"training.lr: expected a number, got '.nan'"});
   expect_message(config_error(edited("  heads: 2", "  heads: 99999999999999999999")),
                  {"model.heads: expected an integer"});
+  // pelab computes in float32: a number beyond its range is refused where it is written.
+  expect_message(config_error(edited("training:\n", "training:\n  lr: 1e39\n")),
+                 {"x.yaml:15: training.lr: 1e39 is out of range (a number must be at most "
+                  "3.40282e+38 in magnitude)"});
 }
 
 TEST(ConfigErrors, OutOfRangeValuesNameTheValidRange) {
@@ -206,7 +210,8 @@ TEST(ConfigErrors, HugeModelIsRefusedBeforeAllocating) {
   // Each size is allowed, their product is not: refused at the first parameter that
   // would pass the budget, without allocating it.
   expect_message(config_error(edited("  d_model: 16", "  d_model: 65536")),
-                 {"the model would have more than 268435456 parameters"});
+                 {"x.yaml:3: model: the model would have more than 268435456 parameters (at "
+                  "'layers.0.attn.q.weight', shape [65536, 65536])"});
 }
 
 TEST(ConfigErrors, UnknownNamesListTheValidOnes) {

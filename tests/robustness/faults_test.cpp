@@ -149,9 +149,9 @@ training:
 
 // ---- SIGINT / SIGTERM ---------------------------------------------------------------------
 
-class FaultsSlowSignal : public ::testing::TestWithParam<int> {};
+class FaultSignals : public ::testing::TestWithParam<int> {};
 
-TEST_P(FaultsSlowSignal, FinishesTheStepSavesExitsThreeAndResumes) {
+TEST_P(FaultSignals, FinishesTheStepSavesExitsThreeAndResumes) {
   const int sig = GetParam();
   TempDir dir;
   write_file(dir / "tiny.yaml",
@@ -188,7 +188,7 @@ TEST_P(FaultsSlowSignal, FinishesTheStepSavesExitsThreeAndResumes) {
   EXPECT_EQ(expected, stopped + 6);
 }
 
-INSTANTIATE_TEST_SUITE_P(Signals, FaultsSlowSignal, ::testing::Values(SIGINT, SIGTERM),
+INSTANTIATE_TEST_SUITE_P(Signals, FaultSignals, ::testing::Values(SIGINT, SIGTERM),
                          [](const auto& p) { return p.param == SIGINT ? "SIGINT" : "SIGTERM"; });
 
 // ---- non-finite numbers -------------------------------------------------------------------
