@@ -48,7 +48,7 @@ for t in "${TARGETS[@]}"; do
   # could make pelab take (the parameter budget allows about 1 GiB).
   if ! "$BUILD_DIR/tests/fuzz/fuzz_$t" "$work/corpus" tests/fuzz/corpus/"$t" \
       -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=4096 -max_len=65536 \
-      -artifact_prefix="$work/artifacts/" -print_final_stats=1 2>"$work/log.txt"; then
+      -artifact_prefix="$work/artifacts/" -print_final_stats=1 </dev/null 2>"$work/log.txt"; then
     status=1
     tail -n 40 "$work/log.txt"
     echo "fuzz_$t FAILED; the input is in $work/artifacts/"

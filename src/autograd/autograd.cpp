@@ -19,22 +19,32 @@ bool may_hold_infinity(const char* op) {
   return std::strcmp(op, "masked_fill") == 0 || std::strcmp(op, "log_softmax") == 0;
 }
 
+// "nan", "inf" or "-inf" (printf's "-nan" says nothing useful about a NaN's sign bit).
+const char* nonfinite_name(float v) {
+  if (std::isnan(v)) return "nan";
+  return v > 0 ? "inf" : "-inf";
+}
+
 // Throws naming `what` at the first NaN (or, unless `infinity_ok`, infinity) in `t`.
 void check_finite(const Tensor& t, bool infinity_ok, const std::string& what) {
   const Tensor c = t.contiguous();
   const float* d = c.data();
   for (int64_t i = 0, n = c.numel(); i < n; ++i) {
     if (std::isnan(d[i]) || (!infinity_ok && std::isinf(d[i])))
-      throw Error(fmt::format("{} holds {} (at flat index {} of shape {}; found by "
-                              "training.check_finite)",
-                              what, std::isnan(d[i]) ? "nan" : d[i] > 0 ? "inf" : "-inf", i,
-                              to_string(t.shape())));
+      throw Error(
+          fmt::format("{} holds {} (at flat index {} of shape {}; found by "
+                      "training.check_finite)",
+                      what, nonfinite_name(d[i]), i, to_string(t.shape())));
   }
 }
 }  // namespace
 
-void set_check_finite(bool on) { g_check_finite.store(on); }
-bool check_finite_enabled() { return g_check_finite.load(); }
+void set_check_finite(bool on) {
+  g_check_finite.store(on);
+}
+bool check_finite_enabled() {
+  return g_check_finite.load();
+}
 
 bool grad_enabled() { return g_grad_enabled; }
 

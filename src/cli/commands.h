@@ -2,8 +2,8 @@
 // Every subcommand registers itself here; main() runs the one the user chose.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <charconv>
 #include <cstdint>

@@ -15,7 +15,6 @@
 #include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
 
-
 namespace {
 
 // The one line an error prints, whatever its message holds.

@@ -27,9 +27,7 @@ int line_of(const YAML::Node& n) { return n.Mark().line + 1; }
 struct Place {
   const std::string& source;
   bool has_lines;
-  std::string at(int line) const {
-    return has_lines ? fmt::format("{}:{}", source, line) : source;
-  }
+  std::string at(int line) const { return has_lines ? fmt::format("{}:{}", source, line) : source; }
 };
 
 // Walks the tree as if every alias were expanded: rejects duplicate keys and excessive depth
@@ -73,12 +71,12 @@ YAML::Node parse_checked(const std::string& text, const Place& place, const char
     root = YAML::Load(text);
     check_tree(root, place, 0);
   } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own guard, with a vague message
-    throw Error(fmt::format("{}: nesting deeper than {} levels", place.at(e.mark.line + 1),
-                            kMaxDepth));
+    throw Error(
+        fmt::format("{}: nesting deeper than {} levels", place.at(e.mark.line + 1), kMaxDepth));
   } catch (const YAML::Exception& e) {
     // yaml-cpp marks some errors (e.g. an alias to an unknown anchor) at no position.
-    throw Error(fmt::format("{}: {}: {}", place.at(e.mark.is_null() ? 1 : e.mark.line + 1), what,
-                            e.msg));
+    throw Error(
+        fmt::format("{}: {}: {}", place.at(e.mark.is_null() ? 1 : e.mark.line + 1), what, e.msg));
   }
   return root;
 }

@@ -8,15 +8,15 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <oneapi/dnnl/dnnl.h>
 #include <atomic>
 #include <charconv>
 #include <chrono>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <oneapi/dnnl/dnnl.h>
 #include <sstream>
 
 #include "pelab/autograd/autograd.h"
@@ -161,25 +161,24 @@ std::string environment_json(const ExperimentConfig& c) {
   const dnnl_version_t* v = dnnl_version();
   struct utsname os {};
   ::uname(&os);
-  json env = {{"pelab_version", pelab_version()},
-              {"git_commit", pelab_git_commit()},
-              {"onednn", fmt::format("{}.{}.{}", v->major, v->minor, v->patch)},
-              {"openblas", openblas_get_config()},
-              {"libraries",
-               {{"fmt", fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100,
-                                    FMT_VERSION % 100)},
-                {"spdlog",
-                 fmt::format("{}.{}.{}", SPDLOG_VER_MAJOR, SPDLOG_VER_MINOR, SPDLOG_VER_PATCH)},
-                {"nlohmann_json",
-                 fmt::format("{}.{}.{}", NLOHMANN_JSON_VERSION_MAJOR, NLOHMANN_JSON_VERSION_MINOR,
-                             NLOHMANN_JSON_VERSION_PATCH)},
-                {"yaml-cpp", PELAB_YAML_CPP_VERSION},
-                {"openmp", _OPENMP}}},
-              {"compiler", __VERSION__},
-              {"os", fmt::format("{} {} {}", os.sysname, os.release, os.machine)},
-              {"cpu", cpu_name()},
-              {"threads", c.threads},
-              {"seed", c.seed}};
+  json env = {
+      {"pelab_version", pelab_version()},
+      {"git_commit", pelab_git_commit()},
+      {"onednn", fmt::format("{}.{}.{}", v->major, v->minor, v->patch)},
+      {"openblas", openblas_get_config()},
+      {"libraries",
+       {{"fmt",
+         fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)},
+        {"spdlog", fmt::format("{}.{}.{}", SPDLOG_VER_MAJOR, SPDLOG_VER_MINOR, SPDLOG_VER_PATCH)},
+        {"nlohmann_json", fmt::format("{}.{}.{}", NLOHMANN_JSON_VERSION_MAJOR,
+                                      NLOHMANN_JSON_VERSION_MINOR, NLOHMANN_JSON_VERSION_PATCH)},
+        {"yaml-cpp", PELAB_YAML_CPP_VERSION},
+        {"openmp", _OPENMP}}},
+      {"compiler", __VERSION__},
+      {"os", fmt::format("{} {} {}", os.sysname, os.release, os.machine)},
+      {"cpu", cpu_name()},
+      {"threads", c.threads},
+      {"seed", c.seed}};
   return env.dump(2) + "\n";
 }
 
@@ -320,9 +319,10 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
     PELAB_CHECK(out.loss.defined(), "step {}: the batch has no scored position", step + 1);
     const float loss = out.loss.item();
     if (!std::isfinite(loss))
-      throw Error(fmt::format("step {}: the loss is {} ({}; lower training.lr, or set "
-                              "training.check_finite: true to find the op)",
-                              step + 1, std::isnan(loss) ? "nan" : "infinite", last_good()));
+      throw Error(
+          fmt::format("step {}: the loss is {} ({}; lower training.lr, or set "
+                      "training.check_finite: true to find the op)",
+                      step + 1, std::isnan(loss) ? "nan" : "infinite", last_good()));
     optimizer->zero_grad();
     try {
       out.loss.backward();
@@ -339,9 +339,10 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
     optimizer->step(lr);
     const std::string bad_param = first_nonfinite_param(model);
     if (!bad_param.empty())
-      throw Error(fmt::format("step {}: the update made parameter '{}' NaN or Inf ({}; lower "
-                              "training.lr)",
-                              step + 1, bad_param, last_good()));
+      throw Error(
+          fmt::format("step {}: the update made parameter '{}' NaN or Inf ({}; lower "
+                      "training.lr)",
+                      step + 1, bad_param, last_good()));
     ++step;
     last_loss = loss;
     for (const Example& e : examples) tokens_since += static_cast<int64_t>(e.tokens.size());

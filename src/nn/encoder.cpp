@@ -11,10 +11,10 @@ void validate_model_config(const ModelConfig& c) {
   // Upper bounds keep every size computed from these (4·d_model, d_model + dim, ...) far from
   // overflow; the parameter budget (ParameterStore) bounds their product.
   constexpr int64_t kMaxWidth = int64_t{1} << 20, kMaxLayers = 4096;
-  PELAB_CHECK(c.vocab_in >= 1 && c.vocab_out >= 1 && c.vocab_in <= kMaxWidth &&
-                  c.vocab_out <= kMaxWidth,
-              "model.vocab_in and model.vocab_out must be in [1, {}] (got {} and {})", kMaxWidth,
-              c.vocab_in, c.vocab_out);
+  PELAB_CHECK(
+      c.vocab_in >= 1 && c.vocab_out >= 1 && c.vocab_in <= kMaxWidth && c.vocab_out <= kMaxWidth,
+      "model.vocab_in and model.vocab_out must be in [1, {}] (got {} and {})", kMaxWidth,
+      c.vocab_in, c.vocab_out);
   PELAB_CHECK(c.d_model >= 1 && c.d_model <= kMaxWidth, "model.d_model must be in [1, {}], got {}",
               kMaxWidth, c.d_model);
   PELAB_CHECK(c.heads >= 1 && c.d_model % c.heads == 0,

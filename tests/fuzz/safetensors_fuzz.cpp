@@ -34,8 +34,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (const pelab::SafetensorsTensor& t : file.tensors) {
     try {
-      if (t.dtype == "F32") file.tensor(t.name);
-      else file.int_tensor(t.name);
+      if (t.dtype == "F32")
+        file.tensor(t.name);
+      else
+        file.int_tensor(t.name);
     } catch (const pelab::Error& e) {
       pelab::fuzz::check_error(e);
     }

@@ -17,8 +17,8 @@ namespace pelab {
 namespace {
 
 using json = nlohmann::json;
-using testing::TempDir;
 using testing::read_file;
+using testing::TempDir;
 using testing::write_file;
 
 const char* kConfig = R"(name: tiny
@@ -52,7 +52,8 @@ std::string with_header(const std::string& bytes, const std::function<void(json&
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
   const uint64_t new_length = text.size();
-  return std::string(reinterpret_cast<const char*>(&new_length), 8) + text + bytes.substr(8 + length);
+  return std::string(reinterpret_cast<const char*>(&new_length), 8) + text +
+         bytes.substr(8 + length);
 }
 
 class CheckpointErrors : public ::testing::Test {
@@ -123,8 +124,9 @@ TEST_F(CheckpointErrors, WrongHeader) {
   std::string bad = original_;
   bad[8] = 'x';
   EXPECT_HAS(resume_error(bad), "header is not valid JSON");
-  EXPECT_HAS(resume_error(with_header(original_, [](json& h) { h["embed.weight"]["dtype"] = "F16"; })),
-             "unsupported dtype 'F16' for 'embed.weight' (pelab reads F32 and I64)");
+  EXPECT_HAS(
+      resume_error(with_header(original_, [](json& h) { h["embed.weight"]["dtype"] = "F16"; })),
+      "unsupported dtype 'F16' for 'embed.weight' (pelab reads F32 and I64)");
 }
 
 TEST_F(CheckpointErrors, OverlappingOffsets) {
@@ -144,10 +146,12 @@ TEST_F(CheckpointErrors, ShapeThatDoesNotFitTheConfig) {
 }
 
 TEST_F(CheckpointErrors, EditedMetadata) {
-  EXPECT_HAS(resume_error(with_header(original_, [](json& h) { h["__metadata__"]["step"] = "3x"; })),
-             "__metadata__ 'step' is '3x'; expected an integer in [0, 6]");
-  EXPECT_HAS(resume_error(with_header(original_, [](json& h) { h["__metadata__"]["step"] = "99"; })),
-             "__metadata__ 'step' is '99'");
+  EXPECT_HAS(
+      resume_error(with_header(original_, [](json& h) { h["__metadata__"]["step"] = "3x"; })),
+      "__metadata__ 'step' is '3x'; expected an integer in [0, 6]");
+  EXPECT_HAS(
+      resume_error(with_header(original_, [](json& h) { h["__metadata__"]["step"] = "99"; })),
+      "__metadata__ 'step' is '99'");
   EXPECT_HAS(resume_error(with_header(original_, [](json& h) { h["__metadata__"].erase("step"); })),
              "no __metadata__ entry 'step'");
   EXPECT_HAS(resume_error(with_header(original_,

@@ -111,7 +111,8 @@ TEST_F(CliErrors, ConfigSyntaxError) {
 
 TEST_F(CliErrors, ConfigDuplicateKey) {
   write_file(dir_ / "dup.yaml", std::string(kTiny) + "seed: 1\n");
-  expect_user_error({"train", "dup.yaml"}, {"dup.yaml:23: duplicate key 'seed' (first given at line 2)"});
+  expect_user_error({"train", "dup.yaml"},
+                    {"dup.yaml:23: duplicate key 'seed' (first given at line 2)"});
 }
 
 TEST_F(CliErrors, ConfigMissing) {
@@ -134,7 +135,9 @@ TEST_F(CliErrors, OverrideWrongType) {
 
 TEST_F(CliErrors, BinaryDatasetFile) {
   write_file(dir_ / "train.tsv", "a b\tb a\nb a\ta b\n");
-  const char binary[] = "a b\tb a\n\x7f" "ELF\x02\x01\x00\x00\tx\n";  // line 2: an ELF header
+  const char binary[] =
+      "a b\tb a\n\x7f"
+      "ELF\x02\x01\x00\x00\tx\n";  // line 2: an ELF header
   write_file(dir_ / "eval.tsv", std::string(binary, sizeof binary - 1));
   write_file(dir_ / "file.yaml",
              "task:\n  name: file\n  train_file: train.tsv\n  eval_file: eval.tsv\n"
@@ -163,8 +166,8 @@ class CliCheckpointErrors : public CliErrors {
  protected:
   void SetUp() override {
     CliErrors::SetUp();
-    const Outcome o = run_pelab({"train", "tiny.yaml", "--out", "run", "--no-progress"},
-                                dir_.path());
+    const Outcome o =
+        run_pelab({"train", "tiny.yaml", "--out", "run", "--no-progress"}, dir_.path());
     ASSERT_EQ(o.exit_code, 0) << o.err;
     checkpoint_ = read_file(dir_ / "run/checkpoint.safetensors");
     ASSERT_GT(checkpoint_.size(), 100u);
@@ -181,20 +184,20 @@ TEST_F(CliCheckpointErrors, GarbageHeader) {
   std::string bad = checkpoint_;
   bad[8] = 'x';
   write_file(dir_ / "run/checkpoint.safetensors", bad);
-  expect_user_error({"eval", "run"},
-                    {"run/checkpoint.safetensors: header is not valid JSON", "expected a JSON object"});
+  expect_user_error({"eval", "run"}, {"run/checkpoint.safetensors: header is not valid JSON",
+                                      "expected a JSON object"});
 }
 
 TEST_F(CliCheckpointErrors, CheckpointOfAnotherModel) {
   // The run's config asks for d_model 16; a checkpoint of d_model 32 does not fit it.
-  const Outcome o = run_pelab({"train", "tiny.yaml", "model.d_model=32", "--out", "other",
-                               "--no-progress"},
-                              dir_.path());
+  const Outcome o = run_pelab(
+      {"train", "tiny.yaml", "model.d_model=32", "--out", "other", "--no-progress"}, dir_.path());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   fs::copy_file(dir_ / "other/checkpoint.safetensors", dir_ / "run/checkpoint.safetensors",
                 fs::copy_options::overwrite_existing);
-  expect_user_error({"train", "tiny.yaml", "--out", "run", "--resume"},
-                    {"run/checkpoint.safetensors: the checkpoint was written by a different config"});
+  expect_user_error(
+      {"train", "tiny.yaml", "--out", "run", "--resume"},
+      {"run/checkpoint.safetensors: the checkpoint was written by a different config"});
 }
 
 }  // namespace

@@ -28,8 +28,8 @@ namespace pelab {
 namespace {
 
 using testing::Outcome;
-using testing::TempDir;
 using testing::read_file;
+using testing::TempDir;
 using testing::write_file;
 
 std::string tiny_config(const std::string& training) {
@@ -138,9 +138,8 @@ training:
   // And the run resumes from it (removing the stale temporary).
   const testing::fs::path run = dir.path() / "run0";
   const int64_t saved = checkpoint_step((run / "checkpoint.safetensors").string());
-  const Outcome o = testing::run_pelab(
-      {"train", dir / "big.yaml", "--out", run.string(), "--resume", "--stop-after", "2",
-       "--no-progress"});
+  const Outcome o = testing::run_pelab({"train", dir / "big.yaml", "--out", run.string(),
+                                        "--resume", "--stop-after", "2", "--no-progress"});
   EXPECT_EQ(o.exit_code, 3) << o.err;
   EXPECT_EQ(checkpoint_step((run / "checkpoint.safetensors").string()), saved + 2);
   for (const auto& e : testing::fs::directory_iterator(run))
@@ -200,7 +199,8 @@ const char* kDiverging =
     "  clip_norm: 0\n  checkpoint_every: 1\n";
 
 std::string train_error(const std::string& config_text, const std::string& run) {
-  const ExperimentConfig c = parse_experiment(config_text, "x.yaml", {}, PELAB_SOURCE_DIR "/configs");
+  const ExperimentConfig c =
+      parse_experiment(config_text, "x.yaml", {}, PELAB_SOURCE_DIR "/configs");
   TrainOptions o;
   o.run_dir = run;
   o.progress = false;
@@ -261,7 +261,7 @@ TEST(Faults, CheckFiniteCatchesForwardAndBackward) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("the output of op 'log' holds nan (at flat index 1 of "
-                                          "shape [3]"),
+                                         "shape [3]"),
               std::string::npos)
         << e.what();
   }

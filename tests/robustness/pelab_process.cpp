@@ -38,7 +38,9 @@ void write_file(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
-std::string pelab_binary() { return PELAB_BINARY; }
+std::string pelab_binary() {
+  return PELAB_BINARY;
+}
 
 namespace {
 
@@ -58,8 +60,8 @@ pid_t spawn(const std::vector<std::string>& args, const fs::path& cwd, const fs:
   if (err == out) {
     posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
   } else {
-    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
   }
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
   pid_t pid = -1;

@@ -16,8 +16,8 @@ namespace pelab {
 namespace {
 
 using json = nlohmann::json;
-using testing::TempDir;
 using testing::read_file;
+using testing::TempDir;
 
 // Dropout, randomized positions and an evaluation mid-run: every source of randomness a run
 // has. The Slow cases repeat the checks with two threads (parallel reductions), which is
@@ -77,8 +77,8 @@ std::string metrics(const std::string& dir) {
 // Everything a finished run computed: checkpoint bytes (parameters, optimizer state, data RNG,
 // step), metrics, evaluation.
 void expect_identical_runs(const std::string& a, const std::string& b) {
-  for (const char* file : {"checkpoint.safetensors", "eval.csv", "per_position.csv",
-                           "summary.json", "config.yaml"})
+  for (const char* file :
+       {"checkpoint.safetensors", "eval.csv", "per_position.csv", "summary.json", "config.yaml"})
     EXPECT_TRUE(read_file(a + "/" + file) == read_file(b + "/" + file)) << file << " differs";
   EXPECT_EQ(metrics(a), metrics(b));
 }
@@ -91,7 +91,9 @@ void expect_same_bits(const std::vector<std::string>& overrides) {
   EXPECT_GT(metrics(dir / "a").size(), 100u);
 }
 
-TEST(Reproducibility, SameConfigSeedAndThreadsGiveIdenticalBits) { expect_same_bits({}); }
+TEST(Reproducibility, SameConfigSeedAndThreadsGiveIdenticalBits) {
+  expect_same_bits({});
+}
 TEST(ReproducibilitySlow, SameConfigSeedAndTwoThreadsGiveIdenticalBits) {
   expect_same_bits({"threads=2"});
 }
@@ -117,8 +119,9 @@ void expect_resume_exact(const std::vector<std::string>& overrides) {
     const TrainResult half = train(c, parts, false, first);
     EXPECT_FALSE(half.completed);
     EXPECT_EQ(half.steps_done, first);
-    EXPECT_EQ(std::stoll(read_safetensors(parts + "/checkpoint.safetensors").metadata_value("step")),
-              first);
+    EXPECT_EQ(
+        std::stoll(read_safetensors(parts + "/checkpoint.safetensors").metadata_value("step")),
+        first);
     const TrainResult rest = train(c, parts, true);
     EXPECT_TRUE(rest.completed);
     EXPECT_EQ(rest.final_loss, whole.final_loss);
@@ -126,7 +129,9 @@ void expect_resume_exact(const std::vector<std::string>& overrides) {
   }
 }
 
-TEST(Reproducibility, HalfResumeHalfEqualsOneGo) { expect_resume_exact({}); }
+TEST(Reproducibility, HalfResumeHalfEqualsOneGo) {
+  expect_resume_exact({});
+}
 TEST(ReproducibilitySlow, HalfResumeHalfEqualsOneGoWithTwoThreads) {
   expect_resume_exact({"threads=2"});
 }
@@ -135,8 +140,8 @@ TEST(Reproducibility, EnvironmentRecordsWhatProducedTheRun) {
   TempDir dir;
   train(config({"training.steps=2", "training.warmup=1", "threads=2"}), dir / "run");
   const json env = json::parse(read_file(dir / "run/environment.json"));
-  for (const char* key : {"pelab_version", "git_commit", "onednn", "openblas", "compiler", "os",
-                          "cpu"}) {
+  for (const char* key :
+       {"pelab_version", "git_commit", "onednn", "openblas", "compiler", "os", "cpu"}) {
     ASSERT_TRUE(env.contains(key) && env[key].is_string()) << key << " in " << env.dump();
     EXPECT_FALSE(env[key].get<std::string>().empty()) << key;
   }

@@ -49,8 +49,8 @@ std::string status_of(const fs::path& run) {
 TEST(SweepFailureSlow, FailedRunsAreRecordedSkippedRunsStayAndOnlyFailuresAreRedone) {
   TempDir dir;
   write_file(dir / "sweep.yaml", kSweep);
-  const std::vector<std::string> args = {"sweep", dir / "sweep.yaml", "--out", dir / "out",
-                                         "--jobs", "2", "--no-progress"};
+  const std::vector<std::string> args = {
+      "sweep", dir / "sweep.yaml", "--out", dir / "out", "--jobs", "2", "--no-progress"};
   const fs::path out = dir.path() / "out";
   const fs::path good0 = out / "training.lr=0.001/seed=0", good1 = out / "training.lr=0.001/seed=1";
   const fs::path bad0 = out / "training.lr=1e30/seed=0", bad1 = out / "training.lr=1e30/seed=1";
