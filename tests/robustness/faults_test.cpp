@@ -1,7 +1,7 @@
 // Faults: a run killed at any moment (even while it writes a checkpoint) keeps a loadable
 // checkpoint; SIGINT/SIGTERM finish the step, save and exit with code 3, and --resume goes
 // on; non-finite numbers stop a run naming the step and the tensor or op, keeping the last
-// good checkpoint. The FaultsSlow cases start real `pelab train` processes.
+// good checkpoint. FaultsSlow and FaultSignals start real `pelab train` processes.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
