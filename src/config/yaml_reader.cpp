@@ -46,7 +46,7 @@ int64_t check_tree(const YAML::Node& node, const Place& place, int depth) {
         auto [pos, inserted] = first_line.emplace(key, line_of(it->first));
         if (!inserted)
           throw Error(fmt::format("{}: duplicate key '{}' (first given at line {})",
-                                  place.at(line_of(it->first)), key, pos->second));
+                                  place.at(line_of(it->first)), message_text(key), pos->second));
       }
       size += check_tree(it->second, place, depth + 1);
       if (size > kMaxExpandedNodes) break;
@@ -75,14 +75,21 @@ YAML::Node parse_checked(const std::string& text, const Place& place, const char
         fmt::format("{}: nesting deeper than {} levels", place.at(e.mark.line + 1), kMaxDepth));
   } catch (const YAML::Exception& e) {
     // yaml-cpp marks some errors (e.g. an alias to an unknown anchor) at no position.
-    throw Error(
-        fmt::format("{}: {}: {}", place.at(e.mark.is_null() ? 1 : e.mark.line + 1), what, e.msg));
+    throw Error(fmt::format("{}: {}: {}", place.at(e.mark.is_null() ? 1 : e.mark.line + 1), what,
+                            message_text(e.msg)));
   }
   return root;
 }
 
+// Text without control characters (names, types, paths: what config strings are).
+bool plain(const std::string& s) {
+  return std::none_of(s.begin(), s.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7f;
+  });
+}
+
 std::string describe(const YAML::Node& n) {
-  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsScalar()) return "'" + message_text(n.Scalar()) + "'";
   if (n.IsMap()) return "a mapping";
   if (n.IsSequence()) return "a list";
   return "nothing";
@@ -128,6 +135,23 @@ YAML::Node load_yaml_value(const std::string& text, const std::string& origin) {
   return parse_checked(text, Place{origin, false}, "the value is not valid YAML");
 }
 
+std::string message_text(const std::string& text) {
+  constexpr size_t kMaxBytes = 80;
+  std::string out;
+  for (size_t i = 0; i < text.size() && i < kMaxBytes; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (text.size() > kMaxBytes) out += fmt::format("... ({} bytes)", text.size());
+  return out;
+}
+
 std::string yaml_number(double value) { return fmt::format("{}", value); }
 
 std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates) {
@@ -161,9 +185,10 @@ MapReader::MapReader(const YAML::Node& node, std::string source, std::string pat
                             line_of(node_), path_.empty() ? "the document" : path_,
                             describe(node_)));
   for (auto it = node_.begin(); it != node_.end(); ++it) {
-    if (!it->first.IsScalar())
-      throw Error(fmt::format("{}:{}: {}: keys must be plain names", source_, line_of(it->first),
-                              path_.empty() ? "the document" : path_));
+    if (!it->first.IsScalar() || !plain(it->first.Scalar()))
+      throw Error(fmt::format("{}:{}: {}: keys must be plain names{}", source_, line_of(it->first),
+                              path_.empty() ? "the document" : path_,
+                              it->first.IsScalar() ? ", got " + describe(it->first) : ""));
     entries_.push_back({it->first.Scalar(), it->second, line_of(it->first)});
     present_.insert(it->first.Scalar());
   }
@@ -273,7 +298,8 @@ bool MapReader::read(const std::string& key, std::string& out) {
   const std::optional<YAML::Node> found = take(key);
   if (!found) return false;
   const YAML::Node& n = *found;
-  if (!n.IsScalar()) fail(key, "expected a text value, got " + describe(n));
+  if (!n.IsScalar() || !plain(n.Scalar()))
+    fail(key, "expected a text value (one line), got " + describe(n));
   out = n.Scalar();
   return true;
 }
@@ -283,13 +309,14 @@ bool MapReader::read(const std::string& key, std::vector<std::string>& out) {
   if (!found) return false;
   const YAML::Node& n = *found;
   out.clear();
-  if (n.IsScalar()) {
+  if (n.IsScalar() && plain(n.Scalar())) {
     out.push_back(n.Scalar());
     return true;
   }
   if (!n.IsSequence()) fail(key, "expected a list, got " + describe(n));
   for (const auto& item : n) {
-    if (!item.IsScalar()) fail(key, "expected a list of plain values, got " + describe(item));
+    if (!item.IsScalar() || !plain(item.Scalar()))
+      fail(key, "expected a list of plain values, got " + describe(item));
     out.push_back(item.Scalar());
   }
   return true;

@@ -61,8 +61,9 @@ Group load_group(const std::string& configs_dir, const std::string& section,
     std::string valid;
     for (const std::string& n : group_names(configs_dir, section))
       valid += (valid.empty() ? "" : ", ") + n;
-    throw Error(fmt::format("{}: no config group '{}' ({} does not exist; valid: {})", where, name,
-                            path, valid.empty() ? "none" : valid));
+    throw Error(fmt::format("{}: no config group '{}' ({} does not exist; valid: {})", where,
+                            message_text(name), message_text(path),
+                            valid.empty() ? "none" : valid));
   }
   return {load_yaml_file(path), path};
 }
@@ -79,7 +80,7 @@ void set_dotted(YAML::Node root, const std::string& dotted, const YAML::Node& va
   std::vector<std::string> parts;
   std::stringstream ss(dotted);
   for (std::string part; std::getline(ss, part, '.');) {
-    PELAB_CHECK(!part.empty(), "{}: '{}' is not a valid key", origin, dotted);
+    PELAB_CHECK(!part.empty(), "{}: '{}' is not a valid key", origin, message_text(dotted));
     parts.push_back(part);
     // A sweep axis is itself a dotted key: `sweep.positional.type=[...]` sets one axis.
     if (parts.size() == 1 && part == "sweep" && ss.rdbuf()->in_avail() > 0) {
@@ -95,8 +96,8 @@ void set_dotted(YAML::Node root, const std::string& dotted, const YAML::Node& va
       chain.back()[parts[i]] = YAML::Node(YAML::NodeType::Map);
       next = chain.back()[parts[i]];
     }
-    PELAB_CHECK(next.IsMap(), "{}: '{}' is not a section, so '{}' cannot be set", origin, parts[i],
-                dotted);
+    PELAB_CHECK(next.IsMap(), "{}: '{}' is not a section, so '{}' cannot be set", origin,
+                message_text(parts[i]), message_text(dotted));
     chain.push_back(next);
   }
   chain.back()[parts.back()] = value;
@@ -124,14 +125,14 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   for (const std::string& o : overrides) {
     const size_t eq = o.find('=');
     PELAB_CHECK(eq != std::string::npos && eq > 0,
-                "override '{}': expected key=value, e.g. model.heads=8", o);
+                "override '{}': expected key=value, e.g. model.heads=8", message_text(o));
     const std::string key = o.substr(0, eq), value = o.substr(eq + 1);
-    const std::string origin = fmt::format("command line '{}'", o);
+    const std::string origin = fmt::format("command line '{}'", message_text(o));
     const YAML::Node node = load_yaml_value(value, origin);
     const std::string top = key.substr(0, key.find('.'));
     if (std::find(kTopKeys.begin(), kTopKeys.end(), top) == kTopKeys.end()) {
       const std::string near = nearest_name(top, kTopKeys);
-      throw Error(fmt::format("{}: unknown key '{}' ({}valid: {})", origin, top,
+      throw Error(fmt::format("{}: unknown key '{}' ({}valid: {})", origin, message_text(top),
                               near.empty() ? "" : "did you mean '" + near + "'? ", join(kTopKeys)));
     }
     parsed.emplace_back(key, node);

@@ -159,6 +159,11 @@ TEST(ConfigErrors, WrongTypeNamesKeyAndValue) {
                  {"training.lr: expected a number, got '.nan'"});
   expect_message(config_error(edited("  heads: 2", "  heads: 99999999999999999999")),
                  {"model.heads: expected an integer"});
+  // Text that would break a one-line message is refused and shown escaped.
+  expect_message(config_error(edited("name: tiny", "name: \"two\\nlines\"")),
+                 {"x.yaml:1: name: expected a text value (one line), got 'two\\nlines'"});
+  expect_message(config_error(edited("  heads: 2", "  \"he\\x01ads\": 2")),
+                 {"x.yaml:5: model: keys must be plain names, got 'he\\x01ads'"});
   // pelab computes in float32: a number beyond its range is refused where it is written.
   expect_message(config_error(edited("training:\n", "training:\n  lr: 1e39\n")),
                  {"x.yaml:15: training.lr: 1e39 is out of range (a number must be at most "

@@ -27,6 +27,10 @@ std::string read_yaml_file_text(const std::string& path);
 // with the same checks; errors read "<origin>: the value is not valid YAML: ...".
 YAML::Node load_yaml_value(const std::string& text, const std::string& origin);
 
+// `text` as it may appear inside a one-line message: control characters escaped ("\n",
+// "\x01"), cut after 80 bytes. Config text can say anything; messages stay one line.
+std::string message_text(const std::string& text);
+
 // A number as YAML text: the shortest form that reads back to the same double.
 std::string yaml_number(double value);
 
