@@ -89,7 +89,7 @@ bool plain(const std::string& s) {
 }
 
 std::string describe(const YAML::Node& n) {
-  if (n.IsScalar()) return "'" + message_text(n.Scalar()) + "'";
+  if (n.IsScalar()) return fmt::format("'{}'", message_text(n.Scalar()));
   if (n.IsMap()) return "a mapping";
   if (n.IsSequence()) return "a list";
   return "nothing";

@@ -150,7 +150,7 @@ TEST(ConfigErrors, WrongTypeNamesKeyAndValue) {
   expect_message(config_error(edited("  steps: 10", "  steps: [10]")),
                  {"x.yaml:15: training.steps: expected an integer, got a list"});
   expect_message(config_error(edited("  type: rotary", "  type: {name: rotary}")),
-                 {"x.yaml:8: positional.type: expected a text value, got a mapping"});
+                 {"x.yaml:8: positional.type: expected a text value (one line), got a mapping"});
   expect_message(config_error(edited("name: tiny", "name: tiny\nthreads: lots")),
                  {"x.yaml:2: threads: expected an integer, got 'lots'"});
   expect_message(config_error(edited("  lengths: [4, 8]", "  lengths: [4, eight]")),
