@@ -113,13 +113,15 @@ std::string read_yaml_file_text(const std::string& path) {
   PELAB_CHECK(fs::is_regular_file(status), "{}: not a regular file; expected a YAML config", path);
   std::ifstream in(path, std::ios::binary);
   PELAB_CHECK(in.good(), "{}: cannot open the file", path);
-  // Read at most one byte past the limit, whatever the file claims its size is.
-  std::string s(kMaxFileBytes + 1, '\0');
-  in.read(s.data(), static_cast<std::streamsize>(s.size()));
+  // In chunks, stopping past the limit whatever the file claims its size is.
+  std::string s;
+  std::vector<char> chunk(1 << 16);
+  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+    s.append(chunk.data(), static_cast<size_t>(in.gcount()));
+    PELAB_CHECK(s.size() <= kMaxFileBytes, "{}: more than {} bytes is too large for a config",
+                path, kMaxFileBytes);
+  }
   PELAB_CHECK(!in.bad(), "{}: read error", path);
-  s.resize(static_cast<size_t>(in.gcount()));
-  PELAB_CHECK(s.size() <= kMaxFileBytes, "{}: more than {} bytes is too large for a config", path,
-              kMaxFileBytes);
   const size_t nul = s.find('\0');
   PELAB_CHECK(nul == std::string::npos, "{}:{}: not a text file (a NUL byte); expected YAML", path,
               1 + std::count(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(nul), '\n'));

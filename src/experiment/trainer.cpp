@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "pelab/autograd/autograd.h"
+#include "pelab/config/yaml_reader.h"
 #include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
@@ -120,7 +121,7 @@ int64_t metadata_int(const SafetensorsFile& file, const std::string& key, int64_
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   PELAB_CHECK(ec == std::errc() && end == text.data() + text.size() && value >= 0 && value <= max,
               "{}: __metadata__ '{}' is '{}'; expected an integer in [0, {}]", file.source, key,
-              text.substr(0, 40), max);
+              message_text(text), max);
   return value;
 }
 
