@@ -1,5 +1,8 @@
 #include "pelab/autograd/autograd.h"
 
+#include <atomic>
+#include <cmath>
+#include <cstring>
 #include <unordered_set>
 
 #include "pelab/core/error.h"
@@ -9,6 +12,38 @@ namespace pelab {
 
 namespace {
 thread_local bool g_grad_enabled = true;
+std::atomic<bool> g_check_finite{false};
+
+// Ops whose outputs hold -inf by design (a masked score, the log of a zero probability).
+bool may_hold_infinity(const char* op) {
+  return std::strcmp(op, "masked_fill") == 0 || std::strcmp(op, "log_softmax") == 0;
+}
+
+// "nan", "inf" or "-inf" (printf's "-nan" says nothing useful about a NaN's sign bit).
+const char* nonfinite_name(float v) {
+  if (std::isnan(v)) return "nan";
+  return v > 0 ? "inf" : "-inf";
+}
+
+// Throws naming `what` at the first NaN (or, unless `infinity_ok`, infinity) in `t`.
+void check_finite(const Tensor& t, bool infinity_ok, const std::string& what) {
+  const Tensor c = t.contiguous();
+  const float* d = c.data();
+  for (int64_t i = 0, n = c.numel(); i < n; ++i) {
+    if (std::isnan(d[i]) || (!infinity_ok && std::isinf(d[i])))
+      throw Error(
+          fmt::format("{} holds {} (at flat index {} of shape {}; found by "
+                      "training.check_finite)",
+                      what, nonfinite_name(d[i]), i, to_string(t.shape())));
+  }
+}
+}  // namespace
+
+void set_check_finite(bool on) {
+  g_check_finite.store(on);
+}
+bool check_finite_enabled() {
+  return g_check_finite.load();
 }
 
 bool grad_enabled() { return g_grad_enabled; }
@@ -17,6 +52,9 @@ NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false;
 NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
 
 void record(Tensor& output, const char* name, const TensorList& inputs, BackwardFn backward) {
+  // Every differentiable op passes through here: the one place to watch their outputs.
+  if (check_finite_enabled())
+    check_finite(output, may_hold_infinity(name), fmt::format("the output of op '{}'", name));
   auto node = std::make_shared<Node>();
   node->name = name;
   node->inputs.reserve(inputs.size());
@@ -82,6 +120,11 @@ void run_backward(const Tensor& root, const Tensor& seed) {
     if (!grad) continue;  // no gradient flowed here
     TensorList input_grads = node->backward(Tensor(grad));
     PELAB_ASSERT(input_grads.size() == node->inputs.size());
+    if (check_finite_enabled())
+      for (size_t k = 0; k < input_grads.size(); ++k)
+        if (node->inputs[k] && input_grads[k].defined())
+          check_finite(input_grads[k], false,
+                       fmt::format("the gradient op '{}' passes to its input {}", node->name, k));
     for (size_t k = 0; k < input_grads.size(); ++k) {
       if (node->inputs[k] && input_grads[k].defined())
         accumulate_grad(*node->inputs[k], input_grads[k]);

@@ -2,21 +2,38 @@
 //
 // Errors the user can fix (bad config, missing file, wrong value) come out as one line on
 // stderr, "pelab: error: ...", with exit code 2; nothing else ever prints a stack trace.
+// Command-line mistakes (an unknown option, a missing argument) are reported the same way.
+// Exit codes: 0 done, 1 a sweep or comparison with failed runs, 2 an error, 3 stopped by
+// SIGINT/SIGTERM or --stop-after after saving a checkpoint (continue with --resume).
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "pelab/config/yaml_reader.h"
+#include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
 
-#ifndef PELAB_VERSION
-#define PELAB_VERSION "0.0.0"
-#endif
+namespace {
+
+// The one line an error prints, whatever its message holds.
+int report_error(const std::string& message) {
+  std::string line = message;
+  for (char& ch : line)
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  std::fprintf(stderr, "pelab: error: %s\n", line.c_str());
+  return 2;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"pelab: how should position enter a transformer? Train encoders with any "
                "positional scheme on toy tasks, evaluate by length, compare."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("pelab ") + PELAB_VERSION);
+  app.set_version_flag("--version", fmt::format("pelab {} (commit {})", pelab::pelab_version(),
+                                                pelab::pelab_git_commit()));
   pelab::cli::Action action;
   try {
     pelab::cli::add_run_commands(app, action);
@@ -28,15 +45,29 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     return action ? action() : 0;
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version arrive as "errors" that succeed.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    std::string help = "pelab --help";
+    for (const CLI::App* sub : app.get_subcommands()) help = "pelab " + sub->get_name() + " --help";
+    // CLI11 takes a mistyped command for a stray argument; name it instead.
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+      std::vector<std::string> commands;
+      for (const CLI::App* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
+      const std::string near = pelab::nearest_name(argv[1], commands);
+      std::string valid;
+      for (const std::string& c : commands) valid += (valid.empty() ? "" : ", ") + c;
+      return report_error(fmt::format("unknown command '{}' ({}valid: {}; see pelab --help)",
+                                      argv[1], near.empty() ? "" : "did you mean '" + near + "'? ",
+                                      valid));
+    }
+    return report_error(fmt::format("{} (see {})", e.what(), help));
   } catch (const pelab::Error& e) {
-    std::fprintf(stderr, "pelab: error: %s\n", e.what());
-    return 2;
+    return report_error(e.what());
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "pelab: error: out of memory\n");
-    return 2;
+    return report_error("out of memory");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "pelab: error: %s\n", e.what());
-    return 2;
+    return report_error(e.what());
+  } catch (...) {
+    return report_error("an unknown internal error (please report this)");
   }
 }

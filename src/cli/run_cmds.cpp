@@ -34,7 +34,7 @@ void add_run_commands(CLI::App& app, Action& action) {
   train->add_flag("--resume", ta->resume, "continue the run in --out from its checkpoint");
   train->add_flag("--no-progress", ta->no_progress, "log lines instead of a progress bar");
   train->add_option("--stop-after", ta->stop_after, "stop after N steps (then --resume)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_at_least(0));
   train->callback([ta, &action] {
     action = [ta] {
       const ExperimentConfig c = load_experiment(ta->config, ta->overrides);

@@ -48,7 +48,7 @@ void add_sweep_commands(CLI::App& app, Action& action) {
                     "sweep.seed=[0,1,2]");
   sweep->add_option("--out", sa->out, "sweep directory (default: runs/<name>)");
   sweep->add_option("--jobs", sa->jobs, "runs at a time (default: cores / threads per run)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_at_least(1));
   sweep->add_flag("--no-progress", sa->no_progress, "progress lines instead of an updating line");
   sweep->add_option("--metric", sa->metric, "the metric of the final comparison")
       ->check(CLI::IsMember({"sequence_accuracy", "token_accuracy"}));

@@ -1,14 +1,20 @@
 #include "pelab/config/yaml_reader.h"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <unordered_map>
 
 #include "pelab/core/error.h"
 
 namespace pelab {
+
+namespace fs = std::filesystem;
 
 namespace {
 constexpr int64_t kMaxExpandedNodes = 1'000'000;  // a config is a few hundred nodes
@@ -17,12 +23,20 @@ constexpr size_t kMaxFileBytes = 16u << 20;
 
 int line_of(const YAML::Node& n) { return n.Mark().line + 1; }
 
-// Walks the tree as if every alias were expanded: rejects duplicate keys and excessive depth,
-// and gives up as soon as the expanded size passes the cap, so an alias bomb costs at most
-// kMaxExpandedNodes steps.
-int64_t check_tree(const YAML::Node& node, const std::string& source, int depth) {
+// Where a YAML text came from: "file:line" in a file; a command-line value has no lines.
+struct Place {
+  const std::string& source;
+  bool has_lines;
+  std::string at(int line) const { return has_lines ? fmt::format("{}:{}", source, line) : source; }
+};
+
+// Walks the tree as if every alias were expanded: rejects duplicate keys and excessive depth
+// (which also stops a self-referencing alias), and gives up as soon as the expanded size
+// passes the cap, so an alias bomb costs at most kMaxExpandedNodes steps.
+int64_t check_tree(const YAML::Node& node, const Place& place, int depth) {
   if (depth > kMaxDepth)
-    throw Error(fmt::format("{}:{}: nesting deeper than {} levels", source, line_of(node), kMaxDepth));
+    throw Error(fmt::format("{}: nesting deeper than {} levels (an alias that contains itself?)",
+                            place.at(line_of(node)), kMaxDepth));
   int64_t size = 1;
   if (node.IsMap()) {
     std::unordered_map<std::string, int> first_line;
@@ -31,26 +45,51 @@ int64_t check_tree(const YAML::Node& node, const std::string& source, int depth)
         const std::string key = it->first.Scalar();
         auto [pos, inserted] = first_line.emplace(key, line_of(it->first));
         if (!inserted)
-          throw Error(fmt::format("{}:{}: duplicate key '{}' (first given at line {})", source,
-                                  line_of(it->first), key, pos->second));
+          throw Error(fmt::format("{}: duplicate key '{}' (first given at line {})",
+                                  place.at(line_of(it->first)), message_text(key), pos->second));
       }
-      size += check_tree(it->second, source, depth + 1);
+      size += check_tree(it->second, place, depth + 1);
       if (size > kMaxExpandedNodes) break;
     }
   } else if (node.IsSequence()) {
     for (auto it = node.begin(); it != node.end(); ++it) {
-      size += check_tree(*it, source, depth + 1);
+      size += check_tree(*it, place, depth + 1);
       if (size > kMaxExpandedNodes) break;
     }
   }
   if (size > kMaxExpandedNodes)
-    throw Error(fmt::format("{}:{}: the document expands to more than {} nodes (alias bomb?)",
-                            source, line_of(node), kMaxExpandedNodes));
+    throw Error(fmt::format(
+        "{}: the document expands to more than {} nodes through aliases (at most {} are allowed)",
+        place.at(line_of(node)), kMaxExpandedNodes, kMaxExpandedNodes));
   return size;
 }
 
+// Parses and checks; `what` starts the message of a syntax error.
+YAML::Node parse_checked(const std::string& text, const Place& place, const char* what) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+    check_tree(root, place, 0);
+  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own guard, with a vague message
+    throw Error(
+        fmt::format("{}: nesting deeper than {} levels", place.at(e.mark.line + 1), kMaxDepth));
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp marks some errors (e.g. an alias to an unknown anchor) at no position.
+    throw Error(fmt::format("{}: {}: {}", place.at(e.mark.is_null() ? 1 : e.mark.line + 1), what,
+                            message_text(e.msg)));
+  }
+  return root;
+}
+
+// Text without control characters (names, types, paths: what config strings are).
+bool plain(const std::string& s) {
+  return std::none_of(s.begin(), s.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7f;
+  });
+}
+
 std::string describe(const YAML::Node& n) {
-  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsScalar()) return fmt::format("'{}'", message_text(n.Scalar()));
   if (n.IsMap()) return "a mapping";
   if (n.IsSequence()) return "a list";
   return "nothing";
@@ -64,30 +103,55 @@ std::string join(const std::vector<std::string>& items) {
 }  // namespace
 
 YAML::Node load_yaml_string(const std::string& text, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}:{}: invalid YAML: {}", source, e.mark.line + 1, e.msg));
+  return parse_checked(text, Place{source, true}, "invalid YAML");
+}
+
+std::string read_yaml_file_text(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  PELAB_CHECK(!ec && fs::exists(status), "{}: no such file", path);
+  PELAB_CHECK(fs::is_regular_file(status), "{}: not a regular file; expected a YAML config", path);
+  std::ifstream in(path, std::ios::binary);
+  PELAB_CHECK(in.good(), "{}: cannot open the file", path);
+  // In chunks, stopping past the limit whatever the file claims its size is.
+  std::string s;
+  std::vector<char> chunk(1 << 16);
+  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+    s.append(chunk.data(), static_cast<size_t>(in.gcount()));
+    PELAB_CHECK(s.size() <= kMaxFileBytes, "{}: more than {} bytes is too large for a config",
+                path, kMaxFileBytes);
   }
-  try {
-    check_tree(root, source, 0);
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}:{}: invalid YAML: {}", source, e.mark.line + 1, e.msg));
-  }
-  return root;
+  PELAB_CHECK(!in.bad(), "{}: read error", path);
+  const size_t nul = s.find('\0');
+  PELAB_CHECK(nul == std::string::npos, "{}:{}: not a text file (a NUL byte); expected YAML", path,
+              1 + std::count(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(nul), '\n'));
+  return s;
 }
 
 YAML::Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  PELAB_CHECK(in.good(), "{}: cannot open the file", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  const std::string s = text.str();
-  PELAB_CHECK(s.size() <= kMaxFileBytes, "{}: {} bytes is too large for a config (limit {})", path,
-              s.size(), kMaxFileBytes);
-  PELAB_CHECK(s.find('\0') == std::string::npos, "{}: not a text file (contains a NUL byte)", path);
-  return load_yaml_string(s, path);
+  return load_yaml_string(read_yaml_file_text(path), path);
+}
+
+YAML::Node load_yaml_value(const std::string& text, const std::string& origin) {
+  PELAB_CHECK(!text.empty(), "{}: empty value", origin);
+  return parse_checked(text, Place{origin, false}, "the value is not valid YAML");
+}
+
+std::string message_text(const std::string& text) {
+  constexpr size_t kMaxBytes = 80;
+  std::string out;
+  for (size_t i = 0; i < text.size() && i < kMaxBytes; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (text.size() > kMaxBytes) out += fmt::format("... ({} bytes)", text.size());
+  return out;
 }
 
 std::string yaml_number(double value) { return fmt::format("{}", value); }
@@ -123,36 +187,39 @@ MapReader::MapReader(const YAML::Node& node, std::string source, std::string pat
                             line_of(node_), path_.empty() ? "the document" : path_,
                             describe(node_)));
   for (auto it = node_.begin(); it != node_.end(); ++it) {
-    if (!it->first.IsScalar())
-      throw Error(fmt::format("{}:{}: {}: keys must be plain names", source_, line_of(it->first),
-                              path_.empty() ? "the document" : path_));
-    entries_.emplace_back(it->first.Scalar(), it->second);
+    if (!it->first.IsScalar() || !plain(it->first.Scalar()))
+      throw Error(fmt::format("{}:{}: {}: keys must be plain names{}", source_, line_of(it->first),
+                              path_.empty() ? "the document" : path_,
+                              it->first.IsScalar() ? ", got " + describe(it->first) : ""));
+    entries_.push_back({it->first.Scalar(), it->second, line_of(it->first)});
     present_.insert(it->first.Scalar());
   }
 }
 
 const YAML::Node* MapReader::find(const std::string& key) const {
-  for (const auto& [k, v] : entries_)
-    if (k == key) return &v;
+  for (const Entry& e : entries_)
+    if (e.key == key) return &e.value;
   return nullptr;
 }
 
 std::vector<std::string> MapReader::keys_in_file_order() const {
   std::vector<std::string> keys;
-  for (const auto& [key, value] : entries_) keys.push_back(key);
+  for (const Entry& e : entries_) keys.push_back(e.key);
   return keys;
 }
 
 bool MapReader::has(const std::string& key) const { return find(key) != nullptr; }
 
 std::string MapReader::where(const std::string& key) const {
-  const YAML::Node* n = find(key);
   const std::string dotted = path_.empty() ? key : path_ + "." + key;
   if (origins_) {
     auto it = origins_->find(dotted);
     if (it != origins_->end()) return fmt::format("{}: {}", it->second, dotted);
   }
-  return fmt::format("{}:{}: {}", source_, n ? line_of(*n) : (node_ ? line_of(node_) : 1), dotted);
+  int line = node_ ? line_of(node_) : 1;
+  for (const Entry& e : entries_)
+    if (e.key == key) line = e.line;
+  return fmt::format("{}:{}: {}", source_, line, dotted);
 }
 
 void MapReader::fail(const std::string& key, const std::string& what) const {
@@ -206,6 +273,10 @@ bool MapReader::read(const std::string& key, double& out) {
     }
   }
   if (!ok || used != s.size() || !std::isfinite(v)) fail(key, "expected a number, got " + describe(n));
+  // pelab computes in float32: a larger number would become infinite (or undefined) there.
+  if (std::fabs(v) > std::numeric_limits<float>::max())
+    fail(key, fmt::format("{} is out of range (a number must be at most {:g} in magnitude)", s,
+                          std::numeric_limits<float>::max()));
   out = v;
   return true;
 }
@@ -229,7 +300,8 @@ bool MapReader::read(const std::string& key, std::string& out) {
   const std::optional<YAML::Node> found = take(key);
   if (!found) return false;
   const YAML::Node& n = *found;
-  if (!n.IsScalar()) fail(key, "expected a text value, got " + describe(n));
+  if (!n.IsScalar() || !plain(n.Scalar()))
+    fail(key, "expected a text value (one line), got " + describe(n));
   out = n.Scalar();
   return true;
 }
@@ -239,13 +311,14 @@ bool MapReader::read(const std::string& key, std::vector<std::string>& out) {
   if (!found) return false;
   const YAML::Node& n = *found;
   out.clear();
-  if (n.IsScalar()) {
+  if (n.IsScalar() && plain(n.Scalar())) {
     out.push_back(n.Scalar());
     return true;
   }
   if (!n.IsSequence()) fail(key, "expected a list, got " + describe(n));
   for (const auto& item : n) {
-    if (!item.IsScalar()) fail(key, "expected a list of plain values, got " + describe(item));
+    if (!item.IsScalar() || !plain(item.Scalar()))
+      fail(key, "expected a list of plain values, got " + describe(item));
     out.push_back(item.Scalar());
   }
   return true;
@@ -278,7 +351,8 @@ MapReader MapReader::section(const std::string& key) {
 void MapReader::finish(const std::vector<std::string>& valid_in) {
   std::vector<std::string> valid = valid_in;
   if (valid.empty()) valid.assign(consumed_.begin(), consumed_.end());
-  for (const auto& [key, value] : entries_) {
+  for (const Entry& e : entries_) {
+    const std::string& key = e.key;
     if (consumed_.count(key) || std::find(valid.begin(), valid.end(), key) != valid.end()) continue;
     const std::string near = nearest_name(key, valid);
     fail(key, fmt::format("unknown key ({}valid: {})",

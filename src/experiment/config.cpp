@@ -28,6 +28,10 @@ const std::vector<std::string> kTopKeys = {"name", "seed",     "threads",    "mo
                                            "task", "training", "evaluation", "sweep"};
 const std::vector<std::string> kTaskKeys = {"name", "min_length", "max_length", "train_file",
                                             "eval_file"};
+// Bounds that keep a typo (batch_size: 320000) from exhausting memory, far above real use.
+constexpr int64_t kMaxBatch = 65536;       // sequences per batch
+constexpr int64_t kMaxExamples = 1000000;  // evaluation examples per length
+constexpr int64_t kMaxLength = 100000;     // problem size n
 
 // A section written as a name (`positional: rotary`) is a config group: the file
 // <configs>/<section>/<name>.yaml holds the section's keys.
@@ -57,8 +61,9 @@ Group load_group(const std::string& configs_dir, const std::string& section,
     std::string valid;
     for (const std::string& n : group_names(configs_dir, section))
       valid += (valid.empty() ? "" : ", ") + n;
-    throw Error(fmt::format("{}: no config group '{}' ({} does not exist; valid: {})", where, name,
-                            path, valid.empty() ? "none" : valid));
+    throw Error(fmt::format("{}: no config group '{}' ({} does not exist; valid: {})", where,
+                            message_text(name), message_text(path),
+                            valid.empty() ? "none" : valid));
   }
   return {load_yaml_file(path), path};
 }
@@ -75,7 +80,7 @@ void set_dotted(YAML::Node root, const std::string& dotted, const YAML::Node& va
   std::vector<std::string> parts;
   std::stringstream ss(dotted);
   for (std::string part; std::getline(ss, part, '.');) {
-    PELAB_CHECK(!part.empty(), "{}: '{}' is not a valid key", origin, dotted);
+    PELAB_CHECK(!part.empty(), "{}: '{}' is not a valid key", origin, message_text(dotted));
     parts.push_back(part);
     // A sweep axis is itself a dotted key: `sweep.positional.type=[...]` sets one axis.
     if (parts.size() == 1 && part == "sweep" && ss.rdbuf()->in_avail() > 0) {
@@ -91,8 +96,8 @@ void set_dotted(YAML::Node root, const std::string& dotted, const YAML::Node& va
       chain.back()[parts[i]] = YAML::Node(YAML::NodeType::Map);
       next = chain.back()[parts[i]];
     }
-    PELAB_CHECK(next.IsMap(), "{}: '{}' is not a section, so '{}' cannot be set", origin, parts[i],
-                dotted);
+    PELAB_CHECK(next.IsMap(), "{}: '{}' is not a section, so '{}' cannot be set", origin,
+                message_text(parts[i]), message_text(dotted));
     chain.push_back(next);
   }
   chain.back()[parts.back()] = value;
@@ -120,20 +125,14 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   for (const std::string& o : overrides) {
     const size_t eq = o.find('=');
     PELAB_CHECK(eq != std::string::npos && eq > 0,
-                "override '{}': expected key=value, e.g. model.heads=8", o);
+                "override '{}': expected key=value, e.g. model.heads=8", message_text(o));
     const std::string key = o.substr(0, eq), value = o.substr(eq + 1);
-    const std::string origin = fmt::format("command line '{}'", o);
-    YAML::Node node;
-    try {
-      node = YAML::Load(value);
-    } catch (const YAML::Exception& e) {
-      throw Error(fmt::format("{}: the value is not valid YAML: {}", origin, e.msg));
-    }
-    PELAB_CHECK(!value.empty(), "{}: empty value", origin);
+    const std::string origin = fmt::format("command line '{}'", message_text(o));
+    const YAML::Node node = load_yaml_value(value, origin);
     const std::string top = key.substr(0, key.find('.'));
     if (std::find(kTopKeys.begin(), kTopKeys.end(), top) == kTopKeys.end()) {
       const std::string near = nearest_name(top, kTopKeys);
-      throw Error(fmt::format("{}: unknown key '{}' ({}valid: {})", origin, top,
+      throw Error(fmt::format("{}: unknown key '{}' ({}valid: {})", origin, message_text(top),
                               near.empty() ? "" : "did you mean '" + near + "'? ", join(kTopKeys)));
     }
     parsed.emplace_back(key, node);
@@ -246,6 +245,8 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     positive("lr", tr.lr);
     positive("eps", tr.eps);
     positive("log_every", static_cast<double>(tr.log_every));
+    if (tr.batch_size > kMaxBatch)
+      t.fail("batch_size", fmt::format("must be at most {}, got {}", kMaxBatch, tr.batch_size));
     if (tr.optimizer != "sgd" && tr.optimizer != "adam" && tr.optimizer != "adamw")
       t.fail("optimizer", fmt::format("'{}' is not valid (valid: sgd, adam, adamw)", tr.optimizer));
     if (tr.schedule != "constant" && tr.schedule != "linear" && tr.schedule != "cosine")
@@ -271,10 +272,15 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     e.read("examples", ev.examples);
     e.read("batch_size", ev.batch_size);
     int64_t eval_seed = 0;
-    if (e.read("seed", eval_seed)) ev.seed = static_cast<uint64_t>(eval_seed);
+    if (e.read("seed", eval_seed)) {
+      if (eval_seed < 0) e.fail("seed", fmt::format("must be >= 0, got {}", eval_seed));
+      ev.seed = static_cast<uint64_t>(eval_seed);
+    }
     e.finish({"lengths", "examples", "batch_size", "seed"});
-    if (ev.examples < 1) e.fail("examples", "must be at least 1");
-    if (ev.batch_size < 1) e.fail("batch_size", "must be at least 1");
+    if (ev.examples < 1 || ev.examples > kMaxExamples)
+      e.fail("examples", fmt::format("must be in [1, {}], got {}", kMaxExamples, ev.examples));
+    if (ev.batch_size < 1 || ev.batch_size > kMaxBatch)
+      e.fail("batch_size", fmt::format("must be in [1, {}], got {}", kMaxBatch, ev.batch_size));
   }
   {
     const std::optional<YAML::Node> sweep = top.take("sweep");
@@ -345,6 +351,9 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   if (c.task.max_length < c.task.min_length)
     throw Error(fmt::format("{}: {} is below task.min_length = {}", at("task.max_length"),
                             c.task.max_length, c.task.min_length));
+  if (c.task.max_length > kMaxLength)
+    throw Error(fmt::format("{}: {} is above the longest problem size pelab takes, {}",
+                            at("task.max_length"), c.task.max_length, kMaxLength));
   if (c.evaluation.lengths.empty()) {  // the default ladder: inside training, then up to 4×
     const int64_t mx = c.task.max_length;
     std::set<int64_t> ladder{c.task.min_length,
@@ -360,9 +369,9 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   c.evaluation.lengths.erase(std::unique(c.evaluation.lengths.begin(), c.evaluation.lengths.end()),
                              c.evaluation.lengths.end());
   for (int64_t n : c.evaluation.lengths)
-    if (n < task->min_length() || n > 100000)
-      throw Error(fmt::format("{}: length {} is outside [{}, 100000]", at("evaluation.lengths"), n,
-                              task->min_length()));
+    if (n < task->min_length() || n > kMaxLength)
+      throw Error(fmt::format("{}: length {} is outside [{}, {}]", at("evaluation.lengths"), n,
+                              task->min_length(), kMaxLength));
   if (file_task) {
     const std::string range = file_task->check_training_range(c.task.min_length, c.task.max_length);
     if (!range.empty())
@@ -407,18 +416,19 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     const std::string msg = e.what();
     const std::string key = msg.substr(0, msg.find(':'));
     const bool is_key = key.find(' ') == std::string::npos && key.find('.') != std::string::npos;
-    throw Error(fmt::format(
-        "{}: {}", is_key ? at(key).substr(0, at(key).rfind(": ")) : at("positional.type"), msg));
+    // Without a key of its own the error is about the model's size (the parameter budget) or
+    // about the scheme.
+    const std::string fallback =
+        msg.rfind("the model would have", 0) == 0 ? at("model") : at("positional.type");
+    throw Error(
+        fmt::format("{}: {}", is_key ? at(key).substr(0, at(key).rfind(": ")) : fallback, msg));
   }
   return c;
 }
 
 ExperimentConfig load_experiment(const std::string& path,
                                  const std::vector<std::string>& overrides) {
-  std::ifstream in(path, std::ios::binary);
-  PELAB_CHECK(in.good(), "{}: cannot open the config file", path);
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_yaml_file_text(path);
   // Groups resolve from the configs/ folder the file sits in (or its parent's configs/).
   fs::path dir = fs::path(path).parent_path();
   fs::path configs = dir;
@@ -433,7 +443,7 @@ ExperimentConfig load_experiment(const std::string& path,
     }
     if (d == d.parent_path()) break;
   }
-  return parse_experiment(text.str(), path, overrides, configs.string());
+  return parse_experiment(text, path, overrides, configs.string());
 }
 
 std::string to_yaml(const ExperimentConfig& c) {

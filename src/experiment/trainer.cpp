@@ -4,18 +4,24 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <spdlog/version.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include <oneapi/dnnl/dnnl.h>
 #include <atomic>
+#include <charconv>
 #include <chrono>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <oneapi/dnnl/dnnl.h>
 #include <sstream>
 
+#include "pelab/autograd/autograd.h"
+#include "pelab/config/yaml_reader.h"
+#include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
 #include "pelab/data/batching.h"
@@ -26,11 +32,8 @@
 #include "pelab/train/optimizer.h"
 #include "pelab/train/schedule.h"
 
-#ifndef PELAB_VERSION
-#define PELAB_VERSION "0.0.0"
-#endif
-#ifndef PELAB_GIT_COMMIT
-#define PELAB_GIT_COMMIT "unknown"
+#ifndef PELAB_YAML_CPP_VERSION
+#define PELAB_YAML_CPP_VERSION "unknown"
 #endif
 
 namespace pelab {
@@ -89,16 +92,58 @@ std::string cpu_name() {
   return "unknown";
 }
 
-// The first parameter whose gradient holds a NaN or an infinity, or "".
+bool all_finite(const Tensor& t) {
+  const float* d = t.data();  // parameters and their gradients are contiguous
+  for (int64_t i = 0, n = t.numel(); i < n; ++i)
+    if (!std::isfinite(d[i])) return false;
+  return true;
+}
+
+// The first parameter (in checkpoint order) whose gradient, or whose value, holds a NaN or an
+// infinity; "" if there is none.
 std::string first_nonfinite_grad(const Encoder& model) {
   for (const Tensor& p : model.params().all()) {
     const Tensor g = p.grad();
-    if (!g.defined()) continue;
-    const float* d = g.data();
-    for (int64_t i = 0; i < g.numel(); ++i)
-      if (!std::isfinite(d[i])) return p.name();
+    if (g.defined() && !all_finite(g)) return p.name();
   }
   return "";
+}
+std::string first_nonfinite_param(const Encoder& model) {
+  for (const Tensor& p : model.params().all())
+    if (!all_finite(p)) return p.name();
+  return "";
+}
+
+// A checkpoint's integer metadata entry, checked (the file may have been edited or corrupted).
+int64_t metadata_int(const SafetensorsFile& file, const std::string& key, int64_t max) {
+  const std::string& text = file.metadata_value(key);
+  int64_t value = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  PELAB_CHECK(ec == std::errc() && end == text.data() + text.size() && value >= 0 && value <= max,
+              "{}: __metadata__ '{}' is '{}'; expected an integer in [0, {}]", file.source, key,
+              message_text(text), max);
+  return value;
+}
+
+// Turns numerics checking on for a run and restores the previous setting afterwards.
+class CheckFiniteScope {
+ public:
+  explicit CheckFiniteScope(bool on) : previous_(check_finite_enabled()) { set_check_finite(on); }
+  ~CheckFiniteScope() { set_check_finite(previous_); }
+  CheckFiniteScope(const CheckFiniteScope&) = delete;
+  CheckFiniteScope& operator=(const CheckFiniteScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Temporaries of checkpoint writes that a killed process left behind.
+void remove_stale_temporaries(const std::string& ckpt_path) {
+  const fs::path ckpt(ckpt_path);
+  const std::string prefix = ckpt.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(ckpt.parent_path(), ec))
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) fs::remove(entry.path(), ec);
 }
 
 std::string format_duration(double seconds) {
@@ -115,14 +160,26 @@ void write_run_file(const std::string& run_dir, const std::string& name, const s
 
 std::string environment_json(const ExperimentConfig& c) {
   const dnnl_version_t* v = dnnl_version();
-  json env = {{"pelab_version", PELAB_VERSION},
-              {"git_commit", PELAB_GIT_COMMIT},
-              {"onednn", fmt::format("{}.{}.{}", v->major, v->minor, v->patch)},
-              {"openblas", openblas_get_config()},
-              {"compiler", __VERSION__},
-              {"cpu", cpu_name()},
-              {"threads", c.threads},
-              {"seed", c.seed}};
+  struct utsname os {};
+  ::uname(&os);
+  json env = {
+      {"pelab_version", pelab_version()},
+      {"git_commit", pelab_git_commit()},
+      {"onednn", fmt::format("{}.{}.{}", v->major, v->minor, v->patch)},
+      {"openblas", openblas_get_config()},
+      {"libraries",
+       {{"fmt",
+         fmt::format("{}.{}.{}", FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100)},
+        {"spdlog", fmt::format("{}.{}.{}", SPDLOG_VER_MAJOR, SPDLOG_VER_MINOR, SPDLOG_VER_PATCH)},
+        {"nlohmann_json", fmt::format("{}.{}.{}", NLOHMANN_JSON_VERSION_MAJOR,
+                                      NLOHMANN_JSON_VERSION_MINOR, NLOHMANN_JSON_VERSION_PATCH)},
+        {"yaml-cpp", PELAB_YAML_CPP_VERSION},
+        {"openmp", _OPENMP}}},
+      {"compiler", __VERSION__},
+      {"os", fmt::format("{} {} {}", os.sysname, os.release, os.machine)},
+      {"cpu", cpu_name()},
+      {"threads", c.threads},
+      {"seed", c.seed}};
   return env.dump(2) + "\n";
 }
 
@@ -145,7 +202,6 @@ std::unique_ptr<Encoder> initial_model(const ExperimentConfig& config) {
 
 TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
   PELAB_CHECK(!options.run_dir.empty(), "no run directory given");
-  fs::create_directories(options.run_dir);
   const std::string dir = options.run_dir;
   const std::string ckpt_path = (fs::path(dir) / "checkpoint.safetensors").string();
   const std::string config_yaml = to_yaml(c);
@@ -158,8 +214,11 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
                 "{}: the config differs from the one the run started with (config.yaml); resume "
                 "with the same config and overrides",
                 dir);
+    remove_stale_temporaries(ckpt_path);
   }
+  fs::create_directories(dir);
   set_num_threads(static_cast<int>(c.threads));
+  const CheckFiniteScope check_finite(c.training.check_finite);
 
   // The log: console (unless a progress bar owns the terminal) and train.log.
   auto file_sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(
@@ -191,6 +250,7 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
   TrainingStream stream(c, *task);
   Generator& data_rng = stream.rng();
   int64_t step = 0;
+  int64_t saved_step = -1;  // the step of the checkpoint on disk (-1: none yet)
 
   auto save_checkpoint = [&]() {
     SafetensorsWriter w = model_checkpoint(model, config_yaml);
@@ -205,15 +265,31 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
     w.set_metadata("step", std::to_string(step));
     w.set_metadata("optimizer_steps", std::to_string(optimizer->steps_taken()));
     w.write(ckpt_path);
+    saved_step = step;
+  };
+  // Where a run that stops on bad numbers can be picked up again.
+  auto last_good = [&]() {
+    return saved_step < 0 ? std::string("no checkpoint was written yet")
+                          : fmt::format("the last good checkpoint, step {}, is kept in {}",
+                                        saved_step, ckpt_path);
   };
 
   if (options.resume) {
     const SafetensorsFile file = read_safetensors(ckpt_path);
+    PELAB_CHECK(file.metadata.count("config") && file.metadata.at("config") == config_yaml,
+                "{}: the checkpoint was written by a different config than {}/config.yaml; resume "
+                "only from the run's own checkpoint",
+                ckpt_path, dir);
     load_parameters(model, file);
     NamedTensors state;
     for (const SafetensorsTensor& t : file.tensors)
       if (t.name.rfind("optim.", 0) == 0) state.emplace_back(t.name.substr(6), file.tensor(t.name));
-    optimizer->load_state(state, std::stoll(file.metadata_value("optimizer_steps")));
+    try {
+      optimizer->load_state(state, metadata_int(file, "optimizer_steps", c.training.steps));
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      throw Error(what.rfind(ckpt_path, 0) == 0 ? what : ckpt_path + ": " + what);
+    }
     const IntTensor rng_state = file.int_tensor("rng.data");
     PELAB_CHECK(rng_state.numel() == 8, "{}: rng.data must hold 8 values", ckpt_path);
     Generator::State s;
@@ -221,7 +297,8 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
       s[i] = static_cast<uint64_t>(static_cast<uint32_t>(rng_state.values[2 * i])) |
              (static_cast<uint64_t>(static_cast<uint32_t>(rng_state.values[2 * i + 1])) << 32);
     data_rng.set_state(s);
-    step = std::stoll(file.metadata_value("step"));
+    step = metadata_int(file, "step", c.training.steps);
+    saved_step = step;
     // Metrics logged after the checkpoint will be logged again: drop them.
     std::ifstream in((fs::path(dir) / "metrics.jsonl").string());
     std::string kept;
@@ -251,22 +328,39 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
   while (step < c.training.steps) {
     std::vector<Example> examples;
     const Batch batch = stream.next(&examples);
-    const Encoder::Output out = model.forward(batch, true, mix64(dropout_base ^ static_cast<uint64_t>(step)));
-    PELAB_CHECK(out.loss.defined(), "step {}: the batch has no scored position", step);
+    Encoder::Output out;
+    try {
+      out = model.forward(batch, true, mix64(dropout_base ^ static_cast<uint64_t>(step)));
+    } catch (const Error& e) {  // training.check_finite names the op
+      throw Error(fmt::format("step {}: forward: {} ({})", step + 1, e.what(), last_good()));
+    }
+    PELAB_CHECK(out.loss.defined(), "step {}: the batch has no scored position", step + 1);
     const float loss = out.loss.item();
     if (!std::isfinite(loss))
-      throw Error(fmt::format("step {}: the loss is {} (the last good checkpoint is kept in {})",
-                              step, loss, ckpt_path));
+      throw Error(
+          fmt::format("step {}: the loss is {} ({}; lower training.lr, or set "
+                      "training.check_finite: true to find the op)",
+                      step + 1, std::isnan(loss) ? "nan" : "infinite", last_good()));
     optimizer->zero_grad();
-    out.loss.backward();
+    try {
+      out.loss.backward();
+    } catch (const Error& e) {
+      throw Error(fmt::format("step {}: backward: {} ({})", step + 1, e.what(), last_good()));
+    }
     const std::string bad = first_nonfinite_grad(model);
     if (!bad.empty())
-      throw Error(fmt::format("step {}: the gradient of {} holds NaN or Inf (the last good "
-                              "checkpoint is kept in {})", step, bad, ckpt_path));
+      throw Error(fmt::format("step {}: the gradient of parameter '{}' holds NaN or Inf ({})",
+                              step + 1, bad, last_good()));
     const float grad_norm = clip_grad_norm(model.params().all(),
                                            c.training.clip_norm > 0 ? static_cast<float>(c.training.clip_norm) : INFINITY);
     const float lr = schedule.lr_at(step);
     optimizer->step(lr);
+    const std::string bad_param = first_nonfinite_param(model);
+    if (!bad_param.empty())
+      throw Error(
+          fmt::format("step {}: the update made parameter '{}' NaN or Inf ({}; lower "
+                      "training.lr)",
+                      step + 1, bad_param, last_good()));
     ++step;
     last_loss = loss;
     for (const Example& e : examples) tokens_since += static_cast<int64_t>(e.tokens.size());

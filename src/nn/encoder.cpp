@@ -9,15 +9,22 @@
 namespace pelab {
 
 void validate_model_config(const ModelConfig& c) {
-  PELAB_CHECK(c.vocab_in >= 1 && c.vocab_out >= 1,
-              "model.vocab_in and model.vocab_out must be at least 1 (got {} and {})", c.vocab_in,
-              c.vocab_out);
-  PELAB_CHECK(c.d_model >= 1, "model.d_model must be at least 1, got {}", c.d_model);
+  // Upper bounds keep every size computed from these (4·d_model, d_model + dim, ...) far from
+  // overflow; the parameter budget (ParameterStore) bounds their product.
+  constexpr int64_t kMaxWidth = int64_t{1} << 20, kMaxLayers = 4096;
+  PELAB_CHECK(
+      c.vocab_in >= 1 && c.vocab_out >= 1 && c.vocab_in <= kMaxWidth && c.vocab_out <= kMaxWidth,
+      "model.vocab_in and model.vocab_out must be in [1, {}] (got {} and {})", kMaxWidth,
+      c.vocab_in, c.vocab_out);
+  PELAB_CHECK(c.d_model >= 1 && c.d_model <= kMaxWidth, "model.d_model must be in [1, {}], got {}",
+              kMaxWidth, c.d_model);
   PELAB_CHECK(c.heads >= 1 && c.d_model % c.heads == 0,
               "model.heads: {} heads do not divide model.d_model = {} (valid: a divisor of {})",
               c.heads, c.d_model, c.d_model);
-  PELAB_CHECK(c.layers >= 1, "model.layers must be at least 1, got {}", c.layers);
-  PELAB_CHECK(c.d_ff >= 0, "model.d_ff must be positive (or 0 for 4·d_model), got {}", c.d_ff);
+  PELAB_CHECK(c.layers >= 1 && c.layers <= kMaxLayers, "model.layers must be in [1, {}], got {}",
+              kMaxLayers, c.layers);
+  PELAB_CHECK(c.d_ff >= 0 && c.d_ff <= kMaxWidth,
+              "model.d_ff must be in [1, {}] (or 0 for 4·d_model), got {}", kMaxWidth, c.d_ff);
   PELAB_CHECK(c.dropout >= 0.0 && c.dropout < 1.0, "model.dropout must be in [0, 1), got {}",
               c.dropout);
   PELAB_CHECK(c.norm == "pre" || c.norm == "post", "model.norm: '{}' is not valid (valid: pre, post)",
@@ -26,9 +33,20 @@ void validate_model_config(const ModelConfig& c) {
               "model.activation: '{}' is not valid (valid: gelu, relu)", c.activation);
   PELAB_CHECK(!c.embed_scale || std::isfinite(*c.embed_scale),
               "model.embed_scale must be a finite number");
+  constexpr int64_t kMaxPositions = int64_t{1} << 24;
   const RandomizeConfig& r = c.positional.randomize;
-  PELAB_CHECK(r.max_position >= 0, "positional.randomize.max_position must be >= 0, got {}",
+  PELAB_CHECK(r.max_position >= 0 && r.max_position <= kMaxPositions,
+              "positional.randomize.max_position must be in [0, {}], got {}", kMaxPositions,
               r.max_position);
+  const PositionalConfig& p = c.positional;
+  PELAB_CHECK(p.dim >= 0 && p.dim <= kMaxWidth, "positional.dim must be in [0, {}], got {}",
+              kMaxWidth, p.dim);
+  PELAB_CHECK(p.max_len >= 0 && p.max_len <= kMaxPositions,
+              "positional.max_len must be in [0, {}], got {}", kMaxPositions, p.max_len);
+  PELAB_CHECK(p.max_distance >= 0 && p.max_distance <= kMaxPositions,
+              "positional.max_distance must be in [0, {}], got {}", kMaxPositions, p.max_distance);
+  PELAB_CHECK(p.num_buckets >= 0 && p.num_buckets <= kMaxWidth,
+              "positional.num_buckets must be in [0, {}], got {}", kMaxWidth, p.num_buckets);
 }
 
 Encoder::Linear Encoder::make_linear(const std::string& name, int64_t in, int64_t out) {

@@ -4,6 +4,25 @@
 
 namespace pelab {
 
+namespace {
+// Far beyond any model pelab trains on one machine, and small enough that the check fires
+// before a config with a typo (d_model: 640000) allocates memory it does not have.
+constexpr int64_t kMaxParameters = int64_t{1} << 28;  // 1 GiB of float32
+
+// Refuses a parameter that would take the model past kMaxParameters, before allocating it.
+void check_budget(const std::string& name, const Shape& shape, int64_t so_far) {
+  int64_t n = 1;
+  for (const int64_t d : shape) {
+    PELAB_CHECK(d >= 0, "internal error: parameter '{}' has shape {}", name, to_string(shape));
+    if (__builtin_mul_overflow(n, d, &n) || n > kMaxParameters) n = kMaxParameters + 1;
+  }
+  PELAB_CHECK(so_far + n <= kMaxParameters,
+              "the model would have more than {} parameters (at '{}', shape {}); reduce "
+              "model.d_model, model.layers, model.d_ff or the positional table",
+              kMaxParameters, name, to_string(shape));
+}
+}  // namespace
+
 Tensor ParameterStore::add(const std::string& name, Tensor t) {
   PELAB_CHECK(!contains(name), "internal error: parameter '{}' registered twice", name);
   t.set_name(name).set_requires_grad(true);
@@ -12,6 +31,7 @@ Tensor ParameterStore::add(const std::string& name, Tensor t) {
 }
 
 Tensor ParameterStore::add_normal(const std::string& name, const Shape& shape, float stddev) {
+  check_budget(name, shape, count());
   Generator named(derive_seed(seed_, name.c_str()));
   Tensor t = Tensor::empty(shape);
   float* p = t.data();
@@ -20,6 +40,7 @@ Tensor ParameterStore::add_normal(const std::string& name, const Shape& shape, f
 }
 
 Tensor ParameterStore::add_constant(const std::string& name, const Shape& shape, float value) {
+  check_budget(name, shape, count());
   return add(name, Tensor::full(shape, value));
 }
 

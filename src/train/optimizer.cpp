@@ -26,7 +26,11 @@
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
 
+#ifdef __clang__  // the same for clang, which ignores GCC's pragma
+#pragma clang fp contract(off)
+#else
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 namespace pelab {
 
@@ -207,8 +211,9 @@ void Optimizer::load_state(const NamedTensors& state, int64_t steps_taken) {
     return fmt::format("{} for i in [0, {})", names, params_.size());
   };
   for (const auto& [name, tensor] : state) {
-    auto it =
-        std::find_if(slots.begin(), slots.end(), [&](const Slot& s) { return s.name == name; });
+    // (An init-capture: clang 14 cannot capture a structured binding.)
+    auto it = std::find_if(slots.begin(), slots.end(),
+                           [&wanted = name](const Slot& s) { return s.name == wanted; });
     PELAB_CHECK(it != slots.end(),
                 "optimizer state: unexpected buffer '{}' (this {} optimizer "
                 "has {})",

@@ -10,7 +10,11 @@
 // The formula is evaluated exactly as the Python reference in
 // tools/make_optimizer_fixtures.py (double, left to right, no fused multiply-add), so the
 // float it rounds to is the one PyTorch's LambdaLR was given.
+#ifdef __clang__  // the same for clang, which ignores GCC's pragma
+#pragma clang fp contract(off)
+#else
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 namespace pelab {
 

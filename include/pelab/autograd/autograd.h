@@ -48,6 +48,13 @@ bool needs_grad(const Ts&... inputs) {
 // Makes `output` the result of op `name` applied to `inputs`.
 void record(Tensor& output, const char* name, const TensorList& inputs, BackwardFn backward);
 
+// Numerics checking (training.check_finite): while on, record() checks every op's output and
+// run_backward() every gradient an op's backward returns, and throws a pelab::Error naming
+// the op at the first NaN or infinity (masked_fill and log_softmax may give -inf by design;
+// only NaN counts for them). One pass over each tensor; off by default. Process-wide.
+void set_check_finite(bool on);
+bool check_finite_enabled();
+
 // Adds `grad` into t's accumulated gradient (shapes must match).
 void accumulate_grad(TensorImpl& t, const Tensor& grad);
 

@@ -21,6 +21,15 @@ namespace pelab {
 // Parses YAML text (source = the file name used in messages) and checks it as above.
 YAML::Node load_yaml_string(const std::string& text, const std::string& source);
 YAML::Node load_yaml_file(const std::string& path);
+// The text of a config file: a regular file of at most 16 MiB with no NUL byte.
+std::string read_yaml_file_text(const std::string& path);
+// A value given on the command line (`origin` names it, e.g. "command line 'model.heads=8'"),
+// with the same checks; errors read "<origin>: the value is not valid YAML: ...".
+YAML::Node load_yaml_value(const std::string& text, const std::string& origin);
+
+// `text` as it may appear inside a one-line message: control characters escaped ("\n",
+// "\x01"), cut after 80 bytes. Config text can say anything; messages stay one line.
+std::string message_text(const std::string& text);
 
 // A number as YAML text: the shortest form that reads back to the same double.
 std::string yaml_number(double value);
@@ -72,7 +81,12 @@ class MapReader {
   YAML::Node node_;
   std::string source_, path_;
   std::set<std::string> present_, consumed_;
-  std::vector<std::pair<std::string, YAML::Node>> entries_;  // key, value (in file order)
+  struct Entry {
+    std::string key;
+    YAML::Node value;
+    int line;  // of the key: where messages about it point
+  };
+  std::vector<Entry> entries_;  // in file order
   std::shared_ptr<const KeyLocations> origins_;
   std::shared_ptr<KeyLocations> locations_;
 };

@@ -1,0 +1,46 @@
+// The override parser: each input line is one `key=value` given on the command line, applied
+// to a small valid config.
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fuzz_util.h"
+#include "pelab/experiment/config.h"
+
+namespace {
+const char* kBase = R"(name: fuzz
+seed: 0
+model:
+  d_model: 16
+  heads: 2
+  layers: 1
+positional:
+  type: rotary
+task:
+  name: shift
+  shift: 1
+  min_length: 1
+  max_length: 8
+training:
+  steps: 10
+  batch_size: 4
+  warmup: 2
+evaluation:
+  lengths: [4, 8, 16]
+  examples: 8
+)";
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::vector<std::string> overrides;
+  std::stringstream lines(std::string(reinterpret_cast<const char*>(data), size));
+  for (std::string line; std::getline(lines, line) && overrides.size() < 16;)
+    overrides.push_back(line);
+  try {
+    pelab::parse_experiment(kBase, "base.yaml", overrides, PELAB_SOURCE_DIR "/configs");
+  } catch (const pelab::Error& e) {
+    pelab::fuzz::check_error(e);
+  }
+  return 0;
+}

@@ -1,0 +1,204 @@
+// Bad input through the real `pelab` binary, one case per way in (command-line arguments, the
+// YAML config, key=value overrides, dataset files, checkpoints): exit code 2, exactly one
+// line on stderr starting "pelab: error: " that names the culprit, nothing on stdout, and no
+// run directory or partial file left behind.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "robustness/pelab_process.h"
+
+namespace pelab::testing {
+namespace {
+
+const char* kTiny = R"(name: tiny
+seed: 0
+model:
+  d_model: 16
+  heads: 2
+  layers: 1
+positional:
+  type: rotary
+task:
+  name: shift
+  shift: 1
+  min_length: 1
+  max_length: 8
+training:
+  steps: 4
+  batch_size: 4
+  warmup: 1
+  log_every: 2
+  checkpoint_every: 2
+evaluation:
+  lengths: [4, 8]
+  examples: 4
+)";
+
+// The files in `dir`, recursively, relative to it.
+std::vector<std::string> listing(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    names.push_back(fs::relative(e.path(), dir).string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class CliErrors : public ::testing::Test {
+ protected:
+  void SetUp() override { write_file(dir_ / "tiny.yaml", kTiny); }
+
+  // Runs pelab in the temporary directory, expects a user error mentioning `parts`, and
+  // checks that nothing was written there.
+  void expect_user_error(const std::vector<std::string>& args,
+                         const std::vector<std::string>& parts) {
+    const std::vector<std::string> before = listing(dir_.path());
+    const Outcome o = run_pelab(args, dir_.path());
+    EXPECT_EQ(user_error_problem(o, parts), "");
+    EXPECT_EQ(listing(dir_.path()), before) << "files were left behind";
+  }
+
+  TempDir dir_;
+};
+
+// ---- command-line arguments ---------------------------------------------------------------
+
+TEST_F(CliErrors, UnknownOption) {
+  expect_user_error({"train", "tiny.yaml", "--frobnicate"},
+                    {"--frobnicate", "(see pelab train --help)"});
+}
+
+TEST_F(CliErrors, MissingArgument) {
+  expect_user_error({"train"}, {"config is required", "pelab train --help"});
+  expect_user_error({}, {"A subcommand is required", "(see pelab --help)"});
+}
+
+TEST_F(CliErrors, UnknownSubcommand) {
+  expect_user_error({"trian", "tiny.yaml"},
+                    {"unknown command 'trian' (did you mean 'train'? valid: ", "sweep"});
+}
+
+TEST_F(CliErrors, BadOptionValue) {
+  expect_user_error({"train", "tiny.yaml", "--stop-after", "-3"},
+                    {"--stop-after: expected an integer >= 0, got '-3'"});
+  expect_user_error({"eval", "run", "--lengths", "4,x"}, {"--lengths", "x"});
+  expect_user_error({"sweep", "tiny.yaml", "--jobs", "0"},
+                    {"--jobs: expected an integer >= 1, got '0'"});
+}
+
+TEST_F(CliErrors, HelpAndVersionSucceed) {
+  Outcome o = run_pelab({"--version"}, dir_.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("pelab 0."), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("(commit "), std::string::npos) << o.out;
+  o = run_pelab({"train", "--help"}, dir_.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("--resume"), std::string::npos) << o.out;
+}
+
+TEST_F(CliErrors, ResumeWithoutCheckpointCreatesNothing) {
+  expect_user_error({"train", "tiny.yaml", "--out", "run", "--resume"},
+                    {"run: nothing to resume (no checkpoint.safetensors)"});
+}
+
+// ---- the YAML config ------------------------------------------------------------------------
+
+TEST_F(CliErrors, ConfigSyntaxError) {
+  write_file(dir_ / "bad.yaml", "model:\n  d_model: [16\n");
+  expect_user_error({"train", "bad.yaml", "--out", "run"}, {"bad.yaml:", "invalid YAML"});
+}
+
+TEST_F(CliErrors, ConfigDuplicateKey) {
+  write_file(dir_ / "dup.yaml", std::string(kTiny) + "seed: 1\n");
+  expect_user_error({"train", "dup.yaml"},
+                    {"dup.yaml:23: duplicate key 'seed' (first given at line 2)"});
+}
+
+TEST_F(CliErrors, ConfigMissing) {
+  expect_user_error({"print-config", "absent.yaml"}, {"absent.yaml: no such file"});
+}
+
+// ---- key=value overrides ----------------------------------------------------------------------
+
+TEST_F(CliErrors, OverrideTypo) {
+  expect_user_error({"train", "tiny.yaml", "model.hedas=4", "--out", "run"},
+                    {"command line 'model.hedas=4'", "did you mean 'heads'?"});
+}
+
+TEST_F(CliErrors, OverrideWrongType) {
+  expect_user_error({"sweep", "tiny.yaml", "sweep.seed=[0,1]", "training.steps=many"},
+                    {"command line 'training.steps=many'", "expected an integer, got 'many'"});
+}
+
+// ---- dataset files ----------------------------------------------------------------------------
+
+TEST_F(CliErrors, BinaryDatasetFile) {
+  write_file(dir_ / "train.tsv", "a b\tb a\nb a\ta b\n");
+  const char binary[] =
+      "a b\tb a\n\x7f"
+      "ELF\x02\x01\x00\x00\tx\n";  // line 2: an ELF header
+  write_file(dir_ / "eval.tsv", std::string(binary, sizeof binary - 1));
+  write_file(dir_ / "file.yaml",
+             "task:\n  name: file\n  train_file: train.tsv\n  eval_file: eval.tsv\n"
+             "training:\n  steps: 2\n  warmup: 1\n");
+  expect_user_error({"train", "file.yaml", "--out", "run"}, {"eval.tsv:2:", "binary"});
+}
+
+TEST_F(CliErrors, EmptyDatasetFile) {
+  write_file(dir_ / "train.jsonl", "");
+  write_file(dir_ / "file.yaml",
+             "task:\n  name: file\n  train_file: train.jsonl\n  eval_file: train.jsonl\n");
+  expect_user_error({"print-config", "file.yaml"}, {"train.jsonl: the file is empty"});
+}
+
+TEST_F(CliErrors, UnknownSymbolInEvaluationFile) {
+  write_file(dir_ / "train.tsv", "a b\tb a\nb a\ta b\n");
+  write_file(dir_ / "eval.tsv", "a b\tb a\na c\tc a\n");
+  write_file(dir_ / "file.yaml",
+             "task:\n  name: file\n  train_file: train.tsv\n  eval_file: eval.tsv\n");
+  expect_user_error({"print-config", "file.yaml"}, {"eval.tsv:2:", "'c'"});
+}
+
+// ---- checkpoints ------------------------------------------------------------------------------
+
+class CliCheckpointErrors : public CliErrors {
+ protected:
+  void SetUp() override {
+    CliErrors::SetUp();
+    const Outcome o =
+        run_pelab({"train", "tiny.yaml", "--out", "run", "--no-progress"}, dir_.path());
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    checkpoint_ = read_file(dir_ / "run/checkpoint.safetensors");
+    ASSERT_GT(checkpoint_.size(), 100u);
+  }
+  std::string checkpoint_;
+};
+
+TEST_F(CliCheckpointErrors, TruncatedCheckpoint) {
+  write_file(dir_ / "run/checkpoint.safetensors", checkpoint_.substr(0, checkpoint_.size() / 2));
+  expect_user_error({"eval", "run"}, {"run/checkpoint.safetensors: ", "beyond the data region"});
+}
+
+TEST_F(CliCheckpointErrors, GarbageHeader) {
+  std::string bad = checkpoint_;
+  bad[8] = 'x';
+  write_file(dir_ / "run/checkpoint.safetensors", bad);
+  expect_user_error({"eval", "run"}, {"run/checkpoint.safetensors: header is not valid JSON",
+                                      "expected a JSON object"});
+}
+
+TEST_F(CliCheckpointErrors, CheckpointOfAnotherModel) {
+  // The run's config asks for d_model 16; a checkpoint of d_model 32 does not fit it.
+  const Outcome o = run_pelab(
+      {"train", "tiny.yaml", "model.d_model=32", "--out", "other", "--no-progress"}, dir_.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  fs::copy_file(dir_ / "other/checkpoint.safetensors", dir_ / "run/checkpoint.safetensors",
+                fs::copy_options::overwrite_existing);
+  expect_user_error(
+      {"train", "tiny.yaml", "--out", "run", "--resume"},
+      {"run/checkpoint.safetensors: the checkpoint was written by a different config"});
+}
+
+}  // namespace
+}  // namespace pelab::testing

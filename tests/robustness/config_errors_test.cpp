@@ -1,0 +1,296 @@
+// Bad configs and overrides: each case gives one line that names the file and line (or the
+// command-line argument), the key or value, and what would be valid. docs/errors.md lists
+// them. The YAML cases include what yaml-cpp alone lets through or chokes on: duplicate keys,
+// alias bombs, deep nesting, self-referencing aliases.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pelab/config/yaml_reader.h"
+#include "pelab/core/error.h"
+#include "pelab/experiment/config.h"
+#include "robustness/pelab_process.h"
+
+namespace pelab {
+namespace {
+
+using testing::TempDir;
+using testing::write_file;
+
+const char* kValid = R"(name: tiny
+seed: 0
+model:
+  d_model: 16
+  heads: 2
+  layers: 1
+positional:
+  type: rotary
+task:
+  name: shift
+  shift: 1
+  min_length: 1
+  max_length: 8
+training:
+  steps: 10
+  batch_size: 4
+  warmup: 2
+evaluation:
+  lengths: [4, 8]
+  examples: 8
+)";
+
+// The message of the pelab::Error `f` throws ("" and a test failure if it throws none).
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no pelab::Error was thrown";
+  return "";
+}
+
+std::string config_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  return error_of(
+      [&] { parse_experiment(text, "x.yaml", overrides, PELAB_SOURCE_DIR "/configs"); });
+}
+
+// kValid with `from` replaced by `to` (which must be there).
+std::string edited(const std::string& from, const std::string& to) {
+  std::string text = kValid;
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+// Every part must appear, and the message must be one line.
+void expect_message(const std::string& message, const std::vector<std::string>& parts) {
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  for (const std::string& part : parts)
+    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+}
+
+TEST(ConfigErrors, ValidConfigLoads) {
+  EXPECT_NO_THROW(parse_experiment(kValid, "x.yaml", {}, PELAB_SOURCE_DIR "/configs"));
+}
+
+// ---- the YAML itself --------------------------------------------------------------------
+
+TEST(ConfigErrors, SyntaxErrorNamesFileAndLine) {
+  expect_message(config_error(edited("  lengths: [4, 8]", "  lengths: [4, 8")),
+                 {"x.yaml:", "invalid YAML"});
+  expect_message(config_error(edited("  heads: 2\n", "  heads: 2\n heads: 3\n")),
+                 {"x.yaml:", "invalid YAML"});
+  expect_message(config_error("model: {d_model: 16\n"), {"x.yaml:", "invalid YAML"});
+}
+
+TEST(ConfigErrors, DuplicateKeyNamesBothLines) {
+  // yaml-cpp alone keeps the first value silently.
+  expect_message(config_error(edited("  layers: 1\n", "  layers: 1\n  heads: 4\n")),
+                 {"x.yaml:7: duplicate key 'heads' (first given at line 5)"});
+  expect_message(config_error(std::string(kValid) + "seed: 1\n"),
+                 {"x.yaml:21: duplicate key 'seed' (first given at line 2)"});
+}
+
+TEST(ConfigErrors, AliasBombIsRejectedQuickly) {
+  // "Billion laughs": ten levels of ten aliases each expand to 10^10 nodes.
+  std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 10; ++i) {
+    bomb += fmt::format("a{}: &a{} [", i, i);
+    for (int k = 0; k < 10; ++k) bomb += fmt::format("{}*a{}", k ? ", " : "", i - 1);
+    bomb += "]\n";
+  }
+  const auto start = std::chrono::steady_clock::now();
+  expect_message(config_error(bomb), {"x.yaml:", "expands to more than 1000000 nodes"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+}
+
+TEST(ConfigErrors, DeepNestingIsRejected) {
+  std::string deep = "model: ";
+  for (int i = 0; i < 100; ++i) deep += "[";
+  for (int i = 0; i < 100; ++i) deep += "]";
+  expect_message(config_error(deep + "\n"), {"x.yaml:1: nesting deeper than 64 levels"});
+  // Far deeper than any stack could recurse through: yaml-cpp's own guard stops it.
+  std::string abyss(1'000'000, '[');
+  expect_message(config_error(abyss), {"x.yaml:1: nesting deeper than 64 levels"});
+  std::string maps;
+  for (int i = 0; i < 100; ++i) maps += std::string(static_cast<size_t>(i), ' ') + "k:\n";
+  expect_message(config_error(maps), {"x.yaml:", "nesting deeper than 64 levels"});
+}
+
+TEST(ConfigErrors, SelfReferencingAliasIsRejected) {
+  expect_message(config_error("model: &m [*m]\n"), {"x.yaml:1: nesting deeper than 64 levels"});
+  expect_message(config_error("model: *nowhere\n"), {"x.yaml:1: invalid YAML"});
+}
+
+TEST(ConfigErrors, DocumentThatIsNotAMapping) {
+  expect_message(config_error("- model\n- task\n"), {"x.yaml", "a mapping"});
+  expect_message(config_error("just text\n"), {"x.yaml", "a mapping"});
+}
+
+// ---- keys and values --------------------------------------------------------------------
+
+TEST(ConfigErrors, UnknownKeySuggestsTheNearest) {
+  expect_message(config_error(edited("  heads: 2", "  hedas: 2")),
+                 {"x.yaml:5: model.hedas: unknown key (did you mean 'heads'?", "valid: "});
+  expect_message(config_error(edited("training:", "trainig:")),
+                 {"x.yaml:14: trainig: unknown key (did you mean 'training'?"});
+  expect_message(config_error(edited("  warmup: 2", "  warmpu: 2")),
+                 {"x.yaml:17: training.warmpu: unknown key (did you mean 'warmup'?"});
+}
+
+TEST(ConfigErrors, WrongTypeNamesKeyAndValue) {
+  expect_message(config_error(edited("  heads: 2", "  heads: two")),
+                 {"x.yaml:5: model.heads: expected an integer, got 'two'"});
+  expect_message(config_error(edited("  heads: 2", "  heads: 2.5")),
+                 {"x.yaml:5: model.heads: expected an integer, got '2.5'"});
+  expect_message(config_error(edited("  steps: 10", "  steps: [10]")),
+                 {"x.yaml:15: training.steps: expected an integer, got a list"});
+  expect_message(config_error(edited("  type: rotary", "  type: {name: rotary}")),
+                 {"x.yaml:8: positional.type: expected a text value (one line), got a mapping"});
+  expect_message(config_error(edited("name: tiny", "name: tiny\nthreads: lots")),
+                 {"x.yaml:2: threads: expected an integer, got 'lots'"});
+  expect_message(config_error(edited("  lengths: [4, 8]", "  lengths: [4, eight]")),
+                 {"evaluation.lengths: expected a list of integers, got 'eight'"});
+  expect_message(config_error(edited("training:\n", "training:\n  lr: .nan\n")),
+                 {"training.lr: expected a number, got '.nan'"});
+  expect_message(config_error(edited("  heads: 2", "  heads: 99999999999999999999")),
+                 {"model.heads: expected an integer"});
+  // Text that would break a one-line message is refused and shown escaped.
+  expect_message(config_error(edited("name: tiny", "name: \"two\\nlines\"")),
+                 {"x.yaml:1: name: expected a text value (one line), got 'two\\nlines'"});
+  expect_message(config_error(edited("  heads: 2", "  \"he\\x01ads\": 2")),
+                 {"x.yaml:5: model: keys must be plain names, got 'he\\x01ads'"});
+  // pelab computes in float32: a number beyond its range is refused where it is written.
+  expect_message(config_error(edited("training:\n", "training:\n  lr: 1e39\n")),
+                 {"x.yaml:15: training.lr: 1e39 is out of range (a number must be at most "
+                  "3.40282e+38 in magnitude)"});
+}
+
+TEST(ConfigErrors, OutOfRangeValuesNameTheValidRange) {
+  expect_message(config_error(edited("  steps: 10", "  steps: 0")),
+                 {"x.yaml:15: training.steps: must be positive, got 0"});
+  expect_message(config_error(edited("training:\n", "training:\n  lr: -0.1\n")),
+                 {"training.lr: must be positive, got -0.1"});
+  expect_message(config_error(edited("  layers: 1", "  layers: 1\n  dropout: 1.5")),
+                 {"model.dropout must be in [0, 1), got 1.5"});
+  expect_message(config_error(edited("  shift: 1", "  shift: 5000")),
+                 {"x.yaml:11: task.shift: 5000 is out of range [1, 4096]"});
+  expect_message(config_error(edited("seed: 0", "seed: -1")), {"x.yaml:2: seed: must be >= 0"});
+  expect_message(config_error(edited("name: tiny", "name: tiny\nthreads: 0")),
+                 {"threads: must be in [1, 256], got 0"});
+  expect_message(config_error(edited("  batch_size: 4", "  batch_size: 100000000")),
+                 {"training.batch_size: must be at most 65536"});
+  expect_message(config_error(edited("  max_length: 8", "  max_length: 100000000")),
+                 {"task.max_length: 100000000 is above the longest problem size pelab takes"});
+  expect_message(config_error(edited("  lengths: [4, 8]", "  lengths: [4, 0]")),
+                 {"evaluation.lengths: length 0 is outside"});
+  expect_message(config_error(edited("  examples: 8", "  examples: 0")),
+                 {"evaluation.examples: must be in [1, 1000000], got 0"});
+}
+
+TEST(ConfigErrors, InconsistentValuesNameBothKeys) {
+  expect_message(config_error(edited("  heads: 2", "  heads: 3")),
+                 {"x.yaml:5", "model.heads: 3 heads do not divide model.d_model = 16"});
+  expect_message(config_error(edited("  warmup: 2", "  warmup: 20")),
+                 {"x.yaml:17: training.warmup: must be in [0, training.steps = 10], got 20"});
+  expect_message(config_error(edited("  min_length: 1", "  min_length: 9")),
+                 {"task.max_length: 8 is below task.min_length = 9"});
+  // rotary needs an even head width: 6 / 2 = 3.
+  expect_message(config_error(edited("  d_model: 16", "  d_model: 6")), {"x.yaml:", "rotary"});
+  // A key the scheme does not take.
+  expect_message(config_error(edited("  type: rotary", "  type: rotary\n  max_len: 8")),
+                 {"x.yaml:9: positional.max_len: the 'rotary' scheme does not take this key"});
+  // A learned table shorter than the evaluated lengths.
+  expect_message(config_error(edited("  type: rotary", "  type: learned\n  max_len: 4")),
+                 {"positional.max_len: the learned table has 4 rows"});
+}
+
+TEST(ConfigErrors, HugeModelIsRefusedBeforeAllocating) {
+  expect_message(config_error(edited("  d_model: 16", "  d_model: 1000000000")),
+                 {"model.d_model must be in [1, 1048576], got 1000000000"});
+  // Each size is allowed, their product is not: refused at the first parameter that
+  // would pass the budget, without allocating it.
+  expect_message(config_error(edited("  d_model: 16", "  d_model: 65536")),
+                 {"x.yaml:3: model: the model would have more than 268435456 parameters (at "
+                  "'layers.0.attn.q.weight', shape [65536, 65536])"});
+}
+
+TEST(ConfigErrors, UnknownNamesListTheValidOnes) {
+  expect_message(config_error(edited("  type: rotary", "  type: rotory")),
+                 {"x.yaml:8: positional.type: unknown scheme 'rotory' (valid: ", "rotary"});
+  expect_message(config_error(edited("  name: shift", "  name: shfit")),
+                 {"x.yaml:10: task.name: unknown task 'shfit' (valid: ", "shift"});
+  expect_message(config_error(edited("positional:\n  type: rotary\n", "positional: rotry\n")),
+                 {"x.yaml:7: positional: no config group 'rotry'", "valid: ", "rotary"});
+}
+
+// ---- key=value overrides ----------------------------------------------------------------
+
+TEST(OverrideErrors, NotKeyEqualsValue) {
+  expect_message(config_error(kValid, {"model.heads"}),
+                 {"override 'model.heads': expected key=value"});
+  expect_message(config_error(kValid, {"=4"}), {"override '=4': expected key=value"});
+  expect_message(config_error(kValid, {"model.heads="}),
+                 {"command line 'model.heads=': empty value"});
+  expect_message(config_error(kValid, {"model..heads=4"}), {"'model..heads' is not a valid key"});
+}
+
+TEST(OverrideErrors, UnknownKeySuggestsTheNearest) {
+  expect_message(config_error(kValid, {"modle.heads=4"}),
+                 {"command line 'modle.heads=4': unknown key 'modle' (did you mean 'model'?"});
+  expect_message(config_error(kValid, {"model.hedas=4"}),
+                 {"command line 'model.hedas=4': model.hedas: unknown key (did you mean 'heads'?"});
+}
+
+TEST(OverrideErrors, WrongTypeOrRangeNamesTheArgument) {
+  expect_message(config_error(kValid, {"model.heads=four"}),
+                 {"command line 'model.heads=four': model.heads: expected an integer, got 'four'"});
+  expect_message(config_error(kValid, {"training.steps=-5"}),
+                 {"command line 'training.steps=-5': training.steps: must be positive, got -5"});
+  expect_message(config_error(kValid, {"model.heads=3"}),
+                 {"command line 'model.heads=3'", "3 heads do not divide model.d_model = 16"});
+  expect_message(config_error(kValid, {"seed.x=1"}),
+                 {"command line 'seed.x=1': 'seed' is not a section"});
+}
+
+TEST(OverrideErrors, BadYamlValue) {
+  expect_message(config_error(kValid, {"evaluation.lengths=[4, 8"}),
+                 {"command line 'evaluation.lengths=[4, 8': the value is not valid YAML"});
+  std::string deep = "model.d_model=";
+  for (int i = 0; i < 100; ++i) deep += "[";
+  expect_message(config_error(kValid, {deep}), {"command line 'model.d_model=[[["});
+  expect_message(config_error(kValid, {"sweep.seed=[&a [1, 1, 1], *a, {x: 1, x: 2}]"}),
+                 {"command line 'sweep.seed=", "duplicate key 'x'"});
+}
+
+// ---- the file -----------------------------------------------------------------------------
+
+TEST(ConfigFileErrors, MissingDirectoryOrBinaryFile) {
+  TempDir dir;
+  expect_message(error_of([&] { load_experiment(dir / "absent.yaml"); }),
+                 {"absent.yaml: no such file"});
+  expect_message(error_of([&] { load_experiment(dir.path().string()); }),
+                 {"not a regular file; expected a YAML config"});
+  const char binary[] = "name: x\nseed: 0\x00\x01\x02";
+  write_file(dir / "binary.yaml", std::string(binary, sizeof binary - 1));
+  expect_message(error_of([&] { load_experiment(dir / "binary.yaml"); }),
+                 {"binary.yaml:2: not a text file (a NUL byte)"});
+  write_file(dir / "huge.yaml", std::string((16u << 20) + 1, '#'));
+  expect_message(error_of([&] { load_experiment(dir / "huge.yaml"); }),
+                 {"huge.yaml: more than 16777216 bytes is too large for a config"});
+}
+
+TEST(ConfigFileErrors, ErrorsInAGroupNameTheGroupFile) {
+  TempDir dir;
+  write_file(dir / "configs/positional/odd.yaml", "type: rotary\ntype: alibi\n");
+  write_file(dir / "configs/x.yaml", edited("positional:\n  type: rotary\n", "positional: odd\n"));
+  expect_message(error_of([&] { load_experiment(dir / "configs/x.yaml"); }),
+                 {"positional/odd.yaml:2: duplicate key 'type' (first given at line 1)"});
+}
+
+}  // namespace
+}  // namespace pelab

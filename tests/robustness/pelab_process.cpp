@@ -1,0 +1,126 @@
+#include "robustness/pelab_process.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace pelab::testing {
+
+TempDir::TempDir() {
+  std::string templ = (fs::temp_directory_path() / "pelab_robustness_XXXXXX").string();
+  if (::mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = templ;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const fs::path& path, const std::string& bytes) {
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+std::string pelab_binary() {
+  return PELAB_BINARY;
+}
+
+namespace {
+
+pid_t spawn(const std::vector<std::string>& args, const fs::path& cwd, const fs::path& out,
+            const fs::path& err) {
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  std::string exe = pelab_binary();
+  argv.push_back(exe.data());
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  if (err == out) {
+    posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+  }
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error("cannot start " + exe);
+  return pid;
+}
+
+Outcome finish(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw std::runtime_error("waitpid failed");
+  }
+  Outcome o;
+  if (WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
+  return o;
+}
+
+}  // namespace
+
+Outcome run_pelab(const std::vector<std::string>& args, const fs::path& cwd) {
+  TempDir logs;
+  const fs::path out = logs.path() / "stdout", err = logs.path() / "stderr";
+  Outcome o = finish(spawn(args, cwd, out, err));
+  o.out = read_file(out);
+  o.err = read_file(err);
+  return o;
+}
+
+pid_t start_pelab(const std::vector<std::string>& args, const fs::path& log) {
+  return spawn(args, {}, log, log);
+}
+
+Outcome wait_pelab(pid_t pid, const fs::path& log) {
+  Outcome o = finish(pid);
+  o.err = read_file(log);
+  return o;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string user_error_problem(const Outcome& o, const std::vector<std::string>& parts) {
+  const std::string shown = fmt::format("exit {}, signal {}, stdout '{}', stderr '{}'", o.exit_code,
+                                        o.signal, o.out, o.err);
+  if (o.exit_code != 2) return "expected exit code 2: " + shown;
+  if (!o.out.empty()) return "expected nothing on stdout: " + shown;
+  const std::vector<std::string> lines = lines_of(o.err);
+  if (lines.size() != 1 || o.err.back() != '\n') return "expected one line on stderr: " + shown;
+  if (lines[0].rfind("pelab: error: ", 0) != 0) return "expected 'pelab: error: ': " + shown;
+  for (const std::string& part : parts)
+    if (lines[0].find(part) == std::string::npos) return "expected '" + part + "' in: " + shown;
+  return "";
+}
+
+}  // namespace pelab::testing

@@ -1,0 +1,60 @@
+// Helpers of the robustness tests: temporary directories, small files, and running the real
+// `pelab` binary (its path comes from CMake) the way a user would.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace pelab::testing {
+
+namespace fs = std::filesystem;
+
+// A fresh directory under the system's temporary directory, removed with everything in it.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_file(const fs::path& path);
+void write_file(const fs::path& path, const std::string& bytes);
+
+// What a finished pelab process left: its exit code (-1 if a signal ended it, then `signal`
+// is set) and everything it printed.
+struct Outcome {
+  int exit_code = -1;
+  int signal = 0;
+  std::string out, err;
+};
+
+// The built pelab binary.
+std::string pelab_binary();
+
+// Runs pelab with `args` (no shell involved) in `cwd` (default: the current directory) and
+// waits for it.
+Outcome run_pelab(const std::vector<std::string>& args, const fs::path& cwd = {});
+
+// Starts pelab with `args` in the background, stdout and stderr to `log`; returns its pid.
+pid_t start_pelab(const std::vector<std::string>& args, const fs::path& log);
+// Waits for a started process; `log` becomes Outcome::err (stdout and stderr together).
+Outcome wait_pelab(pid_t pid, const fs::path& log);
+
+// The lines of a text ("a\nb\n" → {"a", "b"}).
+std::vector<std::string> lines_of(const std::string& text);
+
+// Asserts the shape of a user error reported on the command line: exit code 2, nothing on
+// stdout, and exactly one line on stderr, which starts "pelab: error: " and contains every
+// one of `parts`. Returns a description of what is wrong, or "" when all holds.
+std::string user_error_problem(const Outcome& o, const std::vector<std::string>& parts);
+
+}  // namespace pelab::testing
