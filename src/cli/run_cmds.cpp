@@ -67,6 +67,11 @@ void add_run_commands(CLI::App& app, Action& action) {
   eval->add_option("--examples", ea->examples, "examples per length (default: the config's)");
   eval->callback([ea, &action] {
     action = [ea] {
+      std::error_code ec;
+      PELAB_CHECK(fs::exists(ea->run, ec),
+                  "{}: no such run directory (give a directory that `pelab train` wrote, or its "
+                  "checkpoint.safetensors)",
+                  ea->run);
       const fs::path run = fs::is_directory(ea->run) ? fs::path(ea->run) : fs::path(ea->run).parent_path();
       const std::string ckpt = (run / "checkpoint.safetensors").string();
       ExperimentConfig c = load_experiment((run / "config.yaml").string());

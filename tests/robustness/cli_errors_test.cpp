@@ -79,6 +79,10 @@ TEST_F(CliErrors, UnknownSubcommand) {
                     {"unknown command 'trian' (did you mean 'train'? valid: ", "sweep"});
 }
 
+TEST_F(CliErrors, MissingRunDirectoryIsNamed) {
+  expect_user_error({"eval", "no-such-run"}, {"no-such-run: no such run directory"});
+}
+
 TEST_F(CliErrors, BadOptionValue) {
   expect_user_error({"train", "tiny.yaml", "--stop-after", "-3"},
                     {"--stop-after: expected an integer >= 0, got '-3'"});
