@@ -46,10 +46,16 @@ bool check_finite_enabled() {
   return g_check_finite.load();
 }
 
-bool grad_enabled() { return g_grad_enabled; }
+bool grad_enabled() {
+  return g_grad_enabled;
+}
 
-NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
-NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
+NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) {
+  g_grad_enabled = false;
+}
+NoGradGuard::~NoGradGuard() {
+  g_grad_enabled = previous_;
+}
 
 void record(Tensor& output, const char* name, const TensorList& inputs, BackwardFn backward) {
   // Every differentiable op passes through here: the one place to watch their outputs.

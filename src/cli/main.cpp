@@ -29,8 +29,9 @@ int report_error(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"pelab: how should position enter a transformer? Train encoders with any "
-               "positional scheme on toy tasks, evaluate by length, compare."};
+  CLI::App app{
+      "pelab: how should position enter a transformer? Train encoders with any "
+      "positional scheme on toy tasks, evaluate by length, compare."};
   app.require_subcommand(1);
   app.set_version_flag("--version", fmt::format("pelab {} (commit {})", pelab::pelab_version(),
                                                 pelab::pelab_git_commit()));

@@ -72,7 +72,8 @@ void add_run_commands(CLI::App& app, Action& action) {
                   "{}: no such run directory (give a directory that `pelab train` wrote, or its "
                   "checkpoint.safetensors)",
                   ea->run);
-      const fs::path run = fs::is_directory(ea->run) ? fs::path(ea->run) : fs::path(ea->run).parent_path();
+      const fs::path run =
+          fs::is_directory(ea->run) ? fs::path(ea->run) : fs::path(ea->run).parent_path();
       const std::string ckpt = (run / "checkpoint.safetensors").string();
       ExperimentConfig c = load_experiment((run / "config.yaml").string());
       if (ea->examples > 0) c.evaluation.examples = ea->examples;
@@ -80,14 +81,15 @@ void add_run_commands(CLI::App& app, Action& action) {
       const std::unique_ptr<Encoder> model = load_model(ckpt);
       const std::unique_ptr<Task> task = make_task(c.task.name, c.task.params);
       for (int64_t n : ea->lengths)
-        PELAB_CHECK(n >= task->min_length() && n <= 100000,
-                    "--lengths: {} is outside [{}, 100000]", n, task->min_length());
+        PELAB_CHECK(n >= task->min_length() && n <= 100000, "--lengths: {} is outside [{}, 100000]",
+                    n, task->min_length());
       const int64_t max_position = model->scheme().max_position();
       for (int64_t n : ea->lengths)
-        PELAB_CHECK(max_position < 0 || task->sequence_length(static_cast<int>(n)) - 1 <= max_position,
-                    "--lengths: {} needs positions up to {}, but the learned table of this run "
-                    "stops at {} (positional.max_len)",
-                    n, task->sequence_length(static_cast<int>(n)) - 1, max_position);
+        PELAB_CHECK(
+            max_position < 0 || task->sequence_length(static_cast<int>(n)) - 1 <= max_position,
+            "--lengths: {} needs positions up to {}, but the learned table of this run "
+            "stops at {} (positional.max_len)",
+            n, task->sequence_length(static_cast<int>(n)) - 1, max_position);
       const Evaluation e = evaluate(*model, *task, c, ea->lengths);
       fmt::print("{:>7} {:>7} {:>9} {:>9} {:>9} {:>9}\n", "length", "tokens", "token_acc",
                  "seq_acc", "loss", "trained");

@@ -21,7 +21,9 @@ constexpr int64_t kMaxExpandedNodes = 1'000'000;  // a config is a few hundred n
 constexpr int kMaxDepth = 64;
 constexpr size_t kMaxFileBytes = 16u << 20;
 
-int line_of(const YAML::Node& n) { return n.Mark().line + 1; }
+int line_of(const YAML::Node& n) {
+  return n.Mark().line + 1;
+}
 
 // Where a YAML text came from: "file:line" in a file; a command-line value has no lines.
 struct Place {
@@ -118,8 +120,8 @@ std::string read_yaml_file_text(const std::string& path) {
   std::vector<char> chunk(1 << 16);
   while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
     s.append(chunk.data(), static_cast<size_t>(in.gcount()));
-    PELAB_CHECK(s.size() <= kMaxFileBytes, "{}: more than {} bytes is too large for a config",
-                path, kMaxFileBytes);
+    PELAB_CHECK(s.size() <= kMaxFileBytes, "{}: more than {} bytes is too large for a config", path,
+                kMaxFileBytes);
   }
   PELAB_CHECK(!in.bad(), "{}: read error", path);
   const size_t nul = s.find('\0');
@@ -154,7 +156,9 @@ std::string message_text(const std::string& text) {
   return out;
 }
 
-std::string yaml_number(double value) { return fmt::format("{}", value); }
+std::string yaml_number(double value) {
+  return fmt::format("{}", value);
+}
 
 std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best;
@@ -179,7 +183,10 @@ std::string nearest_name(const std::string& word, const std::vector<std::string>
 MapReader::MapReader(const YAML::Node& node, std::string source, std::string path,
                      std::shared_ptr<const KeyLocations> origins,
                      std::shared_ptr<KeyLocations> locations)
-    : node_(node), source_(std::move(source)), path_(std::move(path)), origins_(std::move(origins)),
+    : node_(node),
+      source_(std::move(source)),
+      path_(std::move(path)),
+      origins_(std::move(origins)),
       locations_(std::move(locations)) {
   if (!node_ || node_.IsNull()) return;
   if (!node_.IsMap())
@@ -208,7 +215,9 @@ std::vector<std::string> MapReader::keys_in_file_order() const {
   return keys;
 }
 
-bool MapReader::has(const std::string& key) const { return find(key) != nullptr; }
+bool MapReader::has(const std::string& key) const {
+  return find(key) != nullptr;
+}
 
 std::string MapReader::where(const std::string& key) const {
   const std::string dotted = path_.empty() ? key : path_ + "." + key;
@@ -272,7 +281,8 @@ bool MapReader::read(const std::string& key, double& out) {
       ok = false;
     }
   }
-  if (!ok || used != s.size() || !std::isfinite(v)) fail(key, "expected a number, got " + describe(n));
+  if (!ok || used != s.size() || !std::isfinite(v))
+    fail(key, "expected a number, got " + describe(n));
   // pelab computes in float32: a larger number would become infinite (or undefined) there.
   if (std::fabs(v) > std::numeric_limits<float>::max())
     fail(key, fmt::format("{} is out of range (a number must be at most {:g} in magnitude)", s,

@@ -475,14 +475,16 @@ std::string to_yaml(const ExperimentConfig& c) {
   rest << YAML::Key << "steps" << YAML::Value << t.steps << YAML::Key << "batch_size" << YAML::Value
        << t.batch_size << YAML::Key << "optimizer" << YAML::Value << t.optimizer << YAML::Key
        << "lr" << YAML::Value << yaml_number(t.lr) << YAML::Key << "weight_decay" << YAML::Value
-       << yaml_number(t.weight_decay) << YAML::Key << "beta1" << YAML::Value << yaml_number(t.beta1) << YAML::Key << "beta2"
-       << YAML::Value << yaml_number(t.beta2) << YAML::Key << "eps" << YAML::Value << yaml_number(t.eps) << YAML::Key
-       << "momentum" << YAML::Value << yaml_number(t.momentum) << YAML::Key << "warmup" << YAML::Value
-       << t.warmup << YAML::Key << "schedule" << YAML::Value << t.schedule << YAML::Key << "min_lr"
-       << YAML::Value << yaml_number(t.min_lr) << YAML::Key << "clip_norm" << YAML::Value << yaml_number(t.clip_norm)
-       << YAML::Key << "log_every" << YAML::Value << t.log_every << YAML::Key << "eval_every"
-       << YAML::Value << t.eval_every << YAML::Key << "checkpoint_every" << YAML::Value
-       << t.checkpoint_every << YAML::Key << "check_finite" << YAML::Value << t.check_finite;
+       << yaml_number(t.weight_decay) << YAML::Key << "beta1" << YAML::Value << yaml_number(t.beta1)
+       << YAML::Key << "beta2" << YAML::Value << yaml_number(t.beta2) << YAML::Key << "eps"
+       << YAML::Value << yaml_number(t.eps) << YAML::Key << "momentum" << YAML::Value
+       << yaml_number(t.momentum) << YAML::Key << "warmup" << YAML::Value << t.warmup << YAML::Key
+       << "schedule" << YAML::Value << t.schedule << YAML::Key << "min_lr" << YAML::Value
+       << yaml_number(t.min_lr) << YAML::Key << "clip_norm" << YAML::Value
+       << yaml_number(t.clip_norm) << YAML::Key << "log_every" << YAML::Value << t.log_every
+       << YAML::Key << "eval_every" << YAML::Value << t.eval_every << YAML::Key
+       << "checkpoint_every" << YAML::Value << t.checkpoint_every << YAML::Key << "check_finite"
+       << YAML::Value << t.check_finite;
   rest << YAML::EndMap;
   rest << YAML::Key << "evaluation" << YAML::Value << YAML::BeginMap;
   rest << YAML::Key << "lengths" << YAML::Value << YAML::Flow << c.evaluation.lengths;

@@ -7,10 +7,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "cli_util.h"
 #include "pelab/analysis/rotary_check.h"
 #include "pelab/claims/reproduce.h"
 #include "pelab/core/error.h"
+#include "pelab_process.h"
 
 namespace pelab {
 namespace {

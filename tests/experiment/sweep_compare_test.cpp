@@ -22,12 +22,12 @@
 #include <thread>
 #include <vector>
 
-#include "cli_util.h"
 #include "pelab/core/error.h"
 #include "pelab/experiment/compare.h"
 #include "pelab/experiment/config.h"
 #include "pelab/experiment/plot.h"
 #include "pelab/experiment/sweep.h"
+#include "pelab_process.h"
 
 namespace pelab {
 namespace {
@@ -35,38 +35,10 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using testing::pelab_binary;
+using testing::read_file;
 using testing::shell;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "pelab_sweep_test_XXXXXX").string();
-    char* made = ::mkdtemp(templ.data());
-    if (made == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = made;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
+using testing::TempDir;
+using testing::write_file;
 
 // A tiny valid config with a sweep over two schemes and two seeds.
 const char* kTinyConfig = R"(name: tiny
@@ -150,7 +122,7 @@ TEST(SweepValidate, BadAxisValueIsNamedAndNothingStarts) {
   TempDir tmp;
   std::string config = kTinyConfig;
   config.replace(config.find("[none, rotary]"), 14, "[none, rotory]");
-  write(tmp / "c.yaml", config);
+  write_file(tmp / "c.yaml", config);
   SweepOptions o;
   o.config_path = tmp / "c.yaml";
   o.out_dir = tmp / "out";
@@ -170,7 +142,7 @@ TEST(SweepValidate, BadAxisKeyIsNamed) {
   TempDir tmp;
   std::string config = kTinyConfig;
   config.replace(config.find("positional.type: [none"), 16, "positional.tpye:");
-  write(tmp / "c.yaml", config);
+  write_file(tmp / "c.yaml", config);
   SweepOptions o;
   o.config_path = tmp / "c.yaml";
   o.out_dir = tmp / "out";
@@ -188,7 +160,7 @@ TEST(SweepValidate, NoAxesIsAnError) {
   TempDir tmp;
   std::string config = kTinyConfig;
   config.erase(config.find("sweep:"));
-  write(tmp / "c.yaml", config);
+  write_file(tmp / "c.yaml", config);
   SweepOptions o;
   o.config_path = tmp / "c.yaml";
   o.out_dir = tmp / "out";
@@ -200,7 +172,7 @@ TEST(SweepValidate, NoAxesIsAnError) {
   const SweepResult r = run_sweep(o);
   EXPECT_EQ(r.total, 2);
   EXPECT_EQ(r.failed, 2);
-  const json s = json::parse(slurp(fs::path(tmp / "out") / "seed=1" / "status.json"));
+  const json s = json::parse(read_file(fs::path(tmp / "out") / "seed=1" / "status.json"));
   EXPECT_EQ(s["status"], "failed");
   EXPECT_EQ(s["exit_code"], 0);
   EXPECT_NE(s["error"].get<std::string>().find("no completed summary.json"), std::string::npos);
@@ -216,8 +188,8 @@ TEST(SweepPlan, DecidesFromTheRunFiles) {
   fs::create_directories(tmp / "empty");
   EXPECT_EQ(plan_run(tmp / "empty", cfg).action, RunAction::fresh);
 
-  write(tmp.path() / "done" / "config.yaml", cfg);
-  write(tmp.path() / "done" / "summary.json", R"({"status": "completed", "eval": []})");
+  write_file(tmp.path() / "done" / "config.yaml", cfg);
+  write_file(tmp.path() / "done" / "summary.json", R"({"status": "completed", "eval": []})");
   RunPlan p = plan_run(tmp / "done", cfg);
   EXPECT_EQ(p.action, RunAction::skip);
   EXPECT_FALSE(p.config_mismatch);
@@ -226,16 +198,16 @@ TEST(SweepPlan, DecidesFromTheRunFiles) {
   EXPECT_TRUE(p.config_mismatch);
 
   // A failed run is redone even if it left a checkpoint.
-  write(tmp.path() / "failed" / "config.yaml", cfg);
-  write(tmp.path() / "failed" / "checkpoint.safetensors", "x");
-  write(tmp.path() / "failed" / "status.json", R"({"status": "failed", "exit_code": 2})");
+  write_file(tmp.path() / "failed" / "config.yaml", cfg);
+  write_file(tmp.path() / "failed" / "checkpoint.safetensors", "x");
+  write_file(tmp.path() / "failed" / "status.json", R"({"status": "failed", "exit_code": 2})");
   p = plan_run(tmp / "failed", cfg);
   EXPECT_EQ(p.action, RunAction::fresh);
   EXPECT_NE(p.reason.find("exit 2"), std::string::npos);
 
-  write(tmp.path() / "partial" / "config.yaml", cfg);
-  write(tmp.path() / "partial" / "checkpoint.safetensors", "x");
-  write(tmp.path() / "partial" / "status.json", R"({"status": "interrupted"})");
+  write_file(tmp.path() / "partial" / "config.yaml", cfg);
+  write_file(tmp.path() / "partial" / "checkpoint.safetensors", "x");
+  write_file(tmp.path() / "partial" / "status.json", R"({"status": "interrupted"})");
   EXPECT_EQ(plan_run(tmp / "partial", cfg).action, RunAction::resume);
   // A checkpoint of another config cannot be resumed: redo.
   p = plan_run(tmp / "partial", "name: y\n");
@@ -243,7 +215,7 @@ TEST(SweepPlan, DecidesFromTheRunFiles) {
   EXPECT_TRUE(p.config_mismatch);
 
   // A summary that is not "completed" does not count.
-  write(tmp.path() / "odd" / "summary.json", R"({"status": "stopped"})");
+  write_file(tmp.path() / "odd" / "summary.json", R"({"status": "stopped"})");
   EXPECT_EQ(plan_run(tmp / "odd", cfg).action, RunAction::fresh);
 }
 
@@ -252,9 +224,9 @@ TEST(SweepPlan, FirstDifferenceAndLastLine) {
   EXPECT_EQ(first_difference("a\nb\n", "a\nc\n"), "line 2: 'b' vs 'c'");
   EXPECT_EQ(first_difference("a\n", "a\nb\n"), "line 2: '(end)' vs 'b'");
   TempDir tmp;
-  write(tmp.path() / "log", "one\npelab: error: bad thing\n\n  \n");
+  write_file(tmp.path() / "log", "one\npelab: error: bad thing\n\n  \n");
   EXPECT_EQ(last_line(tmp / "log"), "pelab: error: bad thing");
-  write(tmp.path() / "bar", "[##..] 1/4\r[####] 4/4\r\n");
+  write_file(tmp.path() / "bar", "[##..] 1/4\r[####] 4/4\r\n");
   EXPECT_EQ(last_line(tmp / "bar"), "[####] 4/4");
   EXPECT_EQ(last_line(tmp / "nothing"), "");
 }
@@ -289,8 +261,8 @@ struct FakeSweep {
   TempDir tmp;
   SweepOptions options;
   FakeSweep() {
-    write(tmp / "c.yaml", kTinyConfig);
-    write(tmp / "fake-pelab", kFakePelab);
+    write_file(tmp / "c.yaml", kTinyConfig);
+    write_file(tmp / "fake-pelab", kFakePelab);
     ::chmod((tmp / "fake-pelab").c_str(), 0755);
     options.config_path = tmp / "c.yaml";
     options.out_dir = tmp / "out";
@@ -313,22 +285,23 @@ TEST(SweepProcess, RunsFailsRecordsAndSkips) {
   EXPECT_NE(r.tally().find("1 failed"), std::string::npos) << r.tally();
 
   // The command line of a run, and its log.
-  const std::string args = slurp(f.run("positional.type=none/seed=0") / "invocations");
+  const std::string args = read_file(f.run("positional.type=none/seed=0") / "invocations");
   EXPECT_NE(args.find("train "), std::string::npos) << args;
   EXPECT_NE(args.find("positional.type=none seed=0 sweep={} --out "), std::string::npos) << args;
   EXPECT_NE(args.find("--no-progress"), std::string::npos) << args;
   EXPECT_EQ(args.find("--resume"), std::string::npos) << args;
-  EXPECT_NE(slurp(f.run("positional.type=none/seed=0") / "stdout.log").find("training..."),
+  EXPECT_NE(read_file(f.run("positional.type=none/seed=0") / "stdout.log").find("training..."),
             std::string::npos);
-  const json ok = json::parse(slurp(f.run("positional.type=none/seed=0") / "status.json"));
+  const json ok = json::parse(read_file(f.run("positional.type=none/seed=0") / "status.json"));
   EXPECT_EQ(ok["status"], "completed");
 
-  const json failed = json::parse(slurp(f.run("positional.type=rotary/seed=1") / "status.json"));
+  const json failed =
+      json::parse(read_file(f.run("positional.type=rotary/seed=1") / "status.json"));
   EXPECT_EQ(failed["status"], "failed");
   EXPECT_EQ(failed["exit_code"], 2);
   EXPECT_EQ(failed["error"], "pelab: error: step 3: the loss is nan");
   EXPECT_TRUE(fs::exists(f.tmp / "out/sweep.json"));
-  const json manifest = json::parse(slurp(f.tmp / "out/sweep.json"));
+  const json manifest = json::parse(read_file(f.tmp / "out/sweep.json"));
   EXPECT_EQ(manifest["runs"].size(), 4u);
   EXPECT_EQ(manifest["runs"][3]["name"], "positional.type=rotary/seed=1");
 
@@ -337,28 +310,29 @@ TEST(SweepProcess, RunsFailsRecordsAndSkips) {
   EXPECT_EQ(r.skipped, 3);
   EXPECT_EQ(r.completed, 0);
   EXPECT_EQ(r.failed, 1);
-  const std::string again = slurp(f.run("positional.type=rotary/seed=1") / "invocations");
+  const std::string again = read_file(f.run("positional.type=rotary/seed=1") / "invocations");
   EXPECT_EQ(std::count(again.begin(), again.end(), '\n'), 2);
-  EXPECT_EQ(slurp(f.run("positional.type=none/seed=0") / "invocations").size(), args.size());
+  EXPECT_EQ(read_file(f.run("positional.type=none/seed=0") / "invocations").size(), args.size());
 
   // A run with a checkpoint (of the same config) and no summary is resumed.
   const fs::path partial = f.run("positional.type=none/seed=1");
   fs::remove(partial / "summary.json");
-  write(partial / "checkpoint.safetensors", "x");
-  write(partial / "config.yaml",
-        to_yaml(load_experiment(f.tmp / "c.yaml", {"positional.type=none", "seed=1", "sweep={}"})));
+  write_file(partial / "checkpoint.safetensors", "x");
+  write_file(
+      partial / "config.yaml",
+      to_yaml(load_experiment(f.tmp / "c.yaml", {"positional.type=none", "seed=1", "sweep={}"})));
   r = run_sweep(f.options);
   EXPECT_EQ(r.completed, 1);
   EXPECT_EQ(r.skipped, 2);
-  const std::string resumed = slurp(partial / "invocations");
+  const std::string resumed = read_file(partial / "invocations");
   EXPECT_NE(resumed.substr(resumed.find('\n') + 1).find("--resume"), std::string::npos) << resumed;
-  EXPECT_NE(slurp(partial / "stdout.log").find("resumed by pelab sweep"), std::string::npos);
+  EXPECT_NE(read_file(partial / "stdout.log").find("resumed by pelab sweep"), std::string::npos);
 }
 
 TEST(SweepProcess, MismatchedCompletedRunIsAnError) {
   FakeSweep f;
-  write(f.run("positional.type=none/seed=0") / "config.yaml", "name: other\n");
-  write(f.run("positional.type=none/seed=0") / "summary.json", R"({"status": "completed"})");
+  write_file(f.run("positional.type=none/seed=0") / "config.yaml", "name: other\n");
+  write_file(f.run("positional.type=none/seed=0") / "summary.json", R"({"status": "completed"})");
   try {
     run_sweep(f.options);
     FAIL() << "expected an error";
@@ -389,7 +363,7 @@ TEST(SweepProcess, MissingExecutableFailsEveryRun) {
   f.options.executable = f.tmp / "no-such-pelab";
   const SweepResult r = run_sweep(f.options);
   EXPECT_EQ(r.failed, 4);
-  const json s = json::parse(slurp(f.run("positional.type=none/seed=0") / "status.json"));
+  const json s = json::parse(read_file(f.run("positional.type=none/seed=0") / "status.json"));
   EXPECT_EQ(s["status"], "failed");
   EXPECT_NE(s["error"].get<std::string>().find("cannot start"), std::string::npos);
 }
@@ -415,7 +389,7 @@ TEST(SweepProcess, SigintStopsLaunchingAndForwards) {
   EXPECT_EQ(r.not_started, 2);
   EXPECT_EQ(r.failed, 0);
   EXPECT_EQ(r.exit_code(), 3);
-  const json s = json::parse(slurp(f.run("positional.type=none/seed=0") / "status.json"));
+  const json s = json::parse(read_file(f.run("positional.type=none/seed=0") / "status.json"));
   EXPECT_EQ(s["status"], "interrupted");
   EXPECT_EQ(s["exit_code"], 3);
   EXPECT_FALSE(fs::exists(f.run("positional.type=rotary/seed=0")));
@@ -440,7 +414,7 @@ void write_run(const fs::path& dir, const FakeRun& r) {
   if (r.scheme == "rotary") config += "  base: 10000\n";
   config += fmt::format("task:\n  name: {}\n  min_length: 1\n  max_length: 16\n", r.task);
   config += "evaluation:\n  lengths: [8, 16, 32, 64]\n";
-  write(dir / "config.yaml", config);
+  write_file(dir / "config.yaml", config);
   json summary = {{"status", "completed"},
                   {"seed", r.seed},
                   {"scheme", r.scheme},
@@ -453,11 +427,11 @@ void write_run(const fs::path& dir, const FakeRun& r) {
                                {"token_accuracy", (1 + r.acc[i]) / 2},
                                {"loss", 0.1},
                                {"in_training", lengths[i] <= 16}});
-  write(dir / "summary.json", summary.dump(2));
+  write_file(dir / "summary.json", summary.dump(2));
   std::string pp = "length,position,scored,accuracy,loss\n";
   for (int p = 0; p < 4; ++p) pp += fmt::format("16,{},10,1.0,0.1\n", p);
   for (int p = 0; p < 6; ++p) pp += fmt::format("64,{},10,{:.6f},0.1\n", p, r.acc[3] + p / 100.0);
-  write(dir / "per_position.csv", pp);
+  write_file(dir / "per_position.csv", pp);
 }
 
 // none: seeds 0–2; rotary: seeds 0–2 (plus base: 10000); one failed and one incomplete run.
@@ -469,12 +443,12 @@ void write_demo(const fs::path& root) {
   write_run(root / "positional.type=rotary/seed=1", {"rotary", 1, {1.0, 0.9, 0.4, 0.25}});
   write_run(root / "positional.type=rotary/seed=10", {"rotary", 10, {1.0, 0.8, 0.3, 0.25}});
   const fs::path failed = root / "positional.type=alibi/seed=0";
-  write(failed / "config.yaml", "name: demo\nseed: 0\npositional:\n  type: alibi\n");
-  write(failed / "status.json",
-        R"({"status": "failed", "exit_code": 2, "error": "pelab: error: boom"})");
+  write_file(failed / "config.yaml", "name: demo\nseed: 0\npositional:\n  type: alibi\n");
+  write_file(failed / "status.json",
+             R"({"status": "failed", "exit_code": 2, "error": "pelab: error: boom"})");
   const fs::path partial = root / "positional.type=alibi/seed=1";
-  write(partial / "config.yaml", "name: demo\nseed: 1\npositional:\n  type: alibi\n");
-  write(partial / "checkpoint.safetensors", "x");
+  write_file(partial / "config.yaml", "name: demo\nseed: 1\npositional:\n  type: alibi\n");
+  write_file(partial / "checkpoint.safetensors", "x");
 }
 
 TEST(CompareStats, SampleStd) {
@@ -519,8 +493,8 @@ TEST(CompareFind, SweepJsonOrderAndNotStarted) {
   TempDir tmp;
   write_run(tmp.path() / "seed=0", {"none", 0, {1, 1, 1, 1}});
   write_run(tmp.path() / "seed=1", {"none", 1, {1, 1, 1, 1}});
-  write(tmp.path() / "sweep.json",
-        R"({"runs": [{"name": "seed=1"}, {"name": "seed=0"}, {"name": "seed=2"}]})");
+  write_file(tmp.path() / "sweep.json",
+             R"({"runs": [{"name": "seed=1"}, {"name": "seed=0"}, {"name": "seed=2"}]})");
   const std::vector<RunRecord> runs = find_runs({tmp.path().string()});
   ASSERT_EQ(runs.size(), 3u);
   EXPECT_EQ(fs::path(runs[0].dir).filename(), "seed=1");
@@ -554,8 +528,9 @@ TEST(CompareGroups, FailedRunsKeepTheLabels) {
   TempDir tmp;
   write_run(tmp.path() / "positional.type=rotary/seed=0", {"rotary", 0, {1, 1, 0.5, 0}});
   const fs::path failed = tmp.path() / "positional.type=none/seed=0";
-  write(failed / "config.yaml", "name: demo\nseed: 0\npositional:\n  type: none\n");
-  write(failed / "status.json", R"j({"status": "failed", "signal": "11 (Segmentation fault)"})j");
+  write_file(failed / "config.yaml", "name: demo\nseed: 0\npositional:\n  type: none\n");
+  write_file(failed / "status.json",
+             R"j({"status": "failed", "signal": "11 (Segmentation fault)"})j");
   const Comparison c = compare_runs(find_runs({tmp.path().string()}), Metric::sequence_accuracy);
   EXPECT_EQ(c.group_keys, (std::vector<std::string>{"positional.type"}));
   ASSERT_EQ(c.groups.size(), 1u);
@@ -672,9 +647,9 @@ TEST(CompareOutput, SingleSeedAndMissingLengths) {
   write_run(tmp.path() / "b/seed=0", {"rotary", 0, {1, 1, 1, 1}});
   // rotary seed 1 lacks length 64.
   write_run(tmp.path() / "b/seed=1", {"rotary", 1, {1, 1, 1, 1}});
-  json s = json::parse(slurp(tmp.path() / "b/seed=1/summary.json"));
+  json s = json::parse(read_file(tmp.path() / "b/seed=1/summary.json"));
   s["eval"].erase(3);
-  write(tmp.path() / "b/seed=1/summary.json", s.dump());
+  write_file(tmp.path() / "b/seed=1/summary.json", s.dump());
   const Comparison c = compare_runs(find_runs({tmp.path().string()}), Metric::sequence_accuracy);
   const std::string md = comparison_markdown(c);
   EXPECT_NE(md.find("| none | 1 | 0.50 | 0.50 | 0.50 | 0.50 | 0.50 | 0.50 |"), std::string::npos)
@@ -696,7 +671,7 @@ TEST(CompareOutput, WritesFilesAndSaysWhenGnuplotIsMissing) {
   for (const char* f : {"compare.md", "compare.csv", "compare.json"})
     EXPECT_TRUE(fs::exists(fs::path(tmp / "report") / f)) << f;
   EXPECT_EQ(out.written.size(), 3u);
-  EXPECT_EQ(slurp(fs::path(tmp / "report") / "compare.md"), out.markdown);
+  EXPECT_EQ(read_file(fs::path(tmp / "report") / "compare.md"), out.markdown);
 
   CompareOptions none;
   none.dirs = {tmp / "report"};
@@ -734,7 +709,7 @@ TEST(ComparePlot, RendersWithGnuplotWhenInstalled) {
     EXPECT_GT(fs::file_size(tmp.path() / "accuracy_by_position.png"), 1000u);
   }
   if (info.svg) {
-    EXPECT_NE(slurp(tmp.path() / "accuracy_by_length.svg").find("<svg"), std::string::npos);
+    EXPECT_NE(read_file(tmp.path() / "accuracy_by_length.svg").find("<svg"), std::string::npos);
   }
   EXPECT_TRUE(fs::exists(tmp.path() / "accuracy_by_length.gp"));
 }
@@ -746,7 +721,7 @@ TEST(SweepSlow, TwoSchemesTwoSeedsEndToEnd) {
   const std::string pelab = pelab_binary();
   if (!fs::exists(pelab)) GTEST_SKIP() << pelab << " is not built";
   TempDir tmp;
-  write(tmp / "tiny.yaml", kTinyConfig);
+  write_file(tmp / "tiny.yaml", kTinyConfig);
   const std::string cmd = fmt::format("'{}' sweep '{}' --out '{}' --jobs 2 --no-progress", pelab,
                                       tmp / "tiny.yaml", tmp / "out");
   auto [code, output] = shell(cmd);
@@ -754,18 +729,18 @@ TEST(SweepSlow, TwoSchemesTwoSeedsEndToEnd) {
   for (const char* run : {"positional.type=none/seed=0", "positional.type=none/seed=1",
                           "positional.type=rotary/seed=0", "positional.type=rotary/seed=1"}) {
     const fs::path dir = fs::path(tmp / "out") / run;
-    const json summary = json::parse(slurp(dir / "summary.json"));
+    const json summary = json::parse(read_file(dir / "summary.json"));
     EXPECT_EQ(summary["status"], "completed") << run;
-    EXPECT_EQ(json::parse(slurp(dir / "status.json"))["status"], "completed") << run;
+    EXPECT_EQ(json::parse(read_file(dir / "status.json"))["status"], "completed") << run;
     EXPECT_TRUE(fs::exists(dir / "stdout.log")) << run;
     // A run is a plain training run: no sweep section in its config.
-    EXPECT_EQ(slurp(dir / "config.yaml").find("sweep"), std::string::npos) << run;
+    EXPECT_EQ(read_file(dir / "config.yaml").find("sweep"), std::string::npos) << run;
   }
   EXPECT_NE(output.find("| positional.type | n | 4* | 8* | 16 | in-distribution | extrapolation |"),
             std::string::npos)
       << output;
   EXPECT_NE(output.find("4 completed, 0 skipped"), std::string::npos) << output;
-  const std::string csv = slurp(fs::path(tmp / "out") / "compare.csv");
+  const std::string csv = read_file(fs::path(tmp / "out") / "compare.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);  // header + 2 groups × 3 lengths
 
   // Again: everything is skipped, the comparison is repeated.

@@ -5,31 +5,19 @@
 #include <string>
 #include <vector>
 
+#include "../pelab_process.h"
 #include "fuzz_util.h"
 #include "pelab/experiment/config.h"
 
 namespace {
-const char* kBase = R"(name: fuzz
-seed: 0
-model:
-  d_model: 16
-  heads: 2
-  layers: 1
-positional:
-  type: rotary
-task:
-  name: shift
-  shift: 1
-  min_length: 1
-  max_length: 8
-training:
+const std::string kBase = pelab::testing::tiny_config("fuzz", R"(training:
   steps: 10
   batch_size: 4
   warmup: 2
 evaluation:
   lengths: [4, 8, 16]
   examples: 8
-)";
+)");
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

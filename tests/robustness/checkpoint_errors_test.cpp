@@ -11,7 +11,7 @@
 #include "pelab/core/error.h"
 #include "pelab/experiment/config.h"
 #include "pelab/experiment/trainer.h"
-#include "robustness/pelab_process.h"
+#include "pelab_process.h"
 
 namespace pelab {
 namespace {
@@ -21,27 +21,14 @@ using testing::read_file;
 using testing::TempDir;
 using testing::write_file;
 
-const char* kConfig = R"(name: tiny
-seed: 0
-model:
-  d_model: 16
-  heads: 2
-  layers: 1
-positional:
-  type: rotary
-task:
-  name: shift
-  shift: 1
-  min_length: 1
-  max_length: 8
-training:
+const std::string kConfig = testing::tiny_config("tiny", R"(training:
   steps: 6
   batch_size: 4
   warmup: 1
 evaluation:
   lengths: [4, 8]
   examples: 4
-)";
+)");
 
 // The checkpoint bytes with their JSON header edited by `edit` (the data region unchanged).
 std::string with_header(const std::string& bytes, const std::function<void(json&)>& edit) {

@@ -7,25 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "robustness/pelab_process.h"
+#include "pelab_process.h"
 
 namespace pelab::testing {
 namespace {
 
-const char* kTiny = R"(name: tiny
-seed: 0
-model:
-  d_model: 16
-  heads: 2
-  layers: 1
-positional:
-  type: rotary
-task:
-  name: shift
-  shift: 1
-  min_length: 1
-  max_length: 8
-training:
+const std::string kTiny = testing::tiny_config("tiny", R"(training:
   steps: 4
   batch_size: 4
   warmup: 1
@@ -34,7 +21,7 @@ training:
 evaluation:
   lengths: [4, 8]
   examples: 4
-)";
+)");
 
 // The files in `dir`, recursively, relative to it.
 std::vector<std::string> listing(const fs::path& dir) {

@@ -12,7 +12,7 @@
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/error.h"
 #include "pelab/experiment/config.h"
-#include "robustness/pelab_process.h"
+#include "pelab_process.h"
 
 namespace pelab {
 namespace {
@@ -20,27 +20,14 @@ namespace {
 using testing::TempDir;
 using testing::write_file;
 
-const char* kValid = R"(name: tiny
-seed: 0
-model:
-  d_model: 16
-  heads: 2
-  layers: 1
-positional:
-  type: rotary
-task:
-  name: shift
-  shift: 1
-  min_length: 1
-  max_length: 8
-training:
+const std::string kValid = testing::tiny_config("tiny", R"(training:
   steps: 10
   batch_size: 4
   warmup: 2
 evaluation:
   lengths: [4, 8]
   examples: 8
-)";
+)");
 
 // The message of the pelab::Error `f` throws ("" and a test failure if it throws none).
 std::string error_of(const std::function<void()>& f) {

@@ -22,7 +22,7 @@
 #include "pelab/io/safetensors.h"
 #include "pelab/nn/checkpoint.h"
 #include "pelab/ops/ops.h"
-#include "robustness/pelab_process.h"
+#include "pelab_process.h"
 
 namespace pelab {
 namespace {
@@ -32,25 +32,12 @@ using testing::read_file;
 using testing::TempDir;
 using testing::write_file;
 
-std::string tiny_config(const std::string& training) {
-  return R"(name: tiny
-seed: 0
-model:
-  d_model: 16
-  heads: 2
-  layers: 1
-positional:
-  type: rotary
-task:
-  name: shift
-  shift: 1
-  min_length: 1
-  max_length: 8
-evaluation:
+std::string tiny_with_training(const std::string& training) {
+  return testing::tiny_config("tiny", R"(evaluation:
   lengths: [4, 8]
   examples: 4
 training:
-)" + training;
+)" + training);
 }
 
 int64_t checkpoint_step(const std::string& path) {
@@ -154,8 +141,8 @@ TEST_P(FaultSignals, FinishesTheStepSavesExitsThreeAndResumes) {
   const int sig = GetParam();
   TempDir dir;
   write_file(dir / "tiny.yaml",
-             tiny_config("  steps: 100000\n  batch_size: 4\n  warmup: 1\n  log_every: 1\n"
-                         "  checkpoint_every: 0\n"));
+             tiny_with_training("  steps: 100000\n  batch_size: 4\n  warmup: 1\n  log_every: 1\n"
+                                "  checkpoint_every: 0\n"));
   const testing::fs::path run = dir.path() / "run";
   const pid_t pid = testing::start_pelab(
       {"train", dir / "tiny.yaml", "--out", run.string(), "--no-progress"}, dir / "log.txt");
@@ -215,7 +202,7 @@ std::string train_error(const std::string& config_text, const std::string& run) 
 
 TEST(Faults, NonFiniteLossStopsNamingTheStepAndKeepsTheLastGoodCheckpoint) {
   TempDir dir;
-  const std::string message = train_error(tiny_config(kDiverging), dir / "run");
+  const std::string message = train_error(tiny_with_training(kDiverging), dir / "run");
   EXPECT_NE(message.find("step 2: the loss is nan"), std::string::npos) << message;
   EXPECT_NE(message.find("the last good checkpoint, step 1, is kept in"), std::string::npos)
       << message;
@@ -228,8 +215,8 @@ TEST(Faults, NonFiniteLossStopsNamingTheStepAndKeepsTheLastGoodCheckpoint) {
 
 TEST(Faults, CheckFiniteNamesTheFirstBadOp) {
   TempDir dir;
-  const std::string message =
-      train_error(tiny_config(std::string(kDiverging) + "  check_finite: true\n"), dir / "run");
+  const std::string message = train_error(
+      tiny_with_training(std::string(kDiverging) + "  check_finite: true\n"), dir / "run");
   EXPECT_NE(message.find("step 2: forward: the output of op '"), std::string::npos) << message;
   EXPECT_NE(message.find("found by training.check_finite"), std::string::npos) << message;
   EXPECT_NE(message.find("the last good checkpoint, step 1"), std::string::npos) << message;
@@ -241,8 +228,8 @@ TEST(Faults, UpdateThatOverflowsNamesTheParameter) {
   const std::string message = train_error(
       // AdamW moves each weight by about lr and decays it by lr·weight_decay·w: together
       // more than the largest float for some of them.
-      tiny_config("  steps: 10\n  batch_size: 4\n  warmup: 0\n  lr: 3.4e38\n"
-                  "  weight_decay: 1\n  clip_norm: 0\n"),
+      tiny_with_training("  steps: 10\n  batch_size: 4\n  warmup: 0\n  lr: 3.4e38\n"
+                         "  weight_decay: 1\n  clip_norm: 0\n"),
       dir / "run");
   EXPECT_NE(message.find("step 1: the update made parameter '"), std::string::npos) << message;
   EXPECT_NE(message.find("no checkpoint was written yet"), std::string::npos) << message;

@@ -10,7 +10,7 @@
 #include "pelab/experiment/config.h"
 #include "pelab/experiment/trainer.h"
 #include "pelab/io/safetensors.h"
-#include "robustness/pelab_process.h"
+#include "pelab_process.h"
 
 namespace pelab {
 namespace {

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "robustness/pelab_process.h"
+#include "pelab_process.h"
 
 namespace pelab::testing {
 namespace {

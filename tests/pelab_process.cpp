@@ -1,4 +1,4 @@
-#include "robustness/pelab_process.h"
+#include "pelab_process.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -16,7 +17,7 @@ extern char** environ;
 namespace pelab::testing {
 
 TempDir::TempDir() {
-  std::string templ = (fs::temp_directory_path() / "pelab_robustness_XXXXXX").string();
+  std::string templ = (fs::temp_directory_path() / "pelab_test_XXXXXX").string();
   if (::mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   path_ = templ;
 }
@@ -24,6 +25,16 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   fs::remove_all(path_, ec);
+}
+
+std::pair<int, std::string> shell(const std::string& command) {
+  std::string output;
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) return {-1, ""};
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, p)) output.append(buf, n);
+  const int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
 std::string read_file(const fs::path& path) {

@@ -1,11 +1,12 @@
-// Helpers of the robustness tests: temporary directories, small files, and running the real
-// `pelab` binary (its path comes from CMake) the way a user would.
+// Test support shared by the suites: temporary directories, small files, a small experiment
+// config, and running the real `pelab` binary (its path comes from CMake) the way a user would.
 #pragma once
 
 #include <sys/types.h>
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pelab::testing {
@@ -25,6 +26,26 @@ class TempDir {
  private:
   fs::path path_;
 };
+
+// The small experiment the end-to-end tests train: a 1-layer, 16-wide rotary encoder on shift
+// by 1, problem sizes 1–8. `rest` appends the sections each test chooses (training,
+// evaluation, sweep). Inline: the fuzz targets use it without the rest of this file.
+inline std::string tiny_config(const std::string& name, const std::string& rest) {
+  return "name: " + name + R"(
+seed: 0
+model:
+  d_model: 16
+  heads: 2
+  layers: 1
+positional:
+  type: rotary
+task:
+  name: shift
+  shift: 1
+  min_length: 1
+  max_length: 8
+)" + rest;
+}
 
 std::string read_file(const fs::path& path);
 void write_file(const fs::path& path, const std::string& bytes);
@@ -48,6 +69,9 @@ Outcome run_pelab(const std::vector<std::string>& args, const fs::path& cwd = {}
 pid_t start_pelab(const std::vector<std::string>& args, const fs::path& log);
 // Waits for a started process; `log` becomes Outcome::err (stdout and stderr together).
 Outcome wait_pelab(pid_t pid, const fs::path& log);
+
+// Runs a shell command; returns its exit status and stdout + stderr together.
+std::pair<int, std::string> shell(const std::string& command);
 
 // The lines of a text ("a\nb\n" → {"a", "b"}).
 std::vector<std::string> lines_of(const std::string& text);
