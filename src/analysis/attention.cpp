@@ -13,21 +13,6 @@
 
 namespace pelab {
 
-namespace {
-
-std::string num(double x) {
-  return std::isfinite(x) ? fmt::format("{:.5g}", x) : "NaN";
-}
-
-// A gnuplot string literal.
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("''") : std::string(1, ch);
-  return q + "'";
-}
-
-}  // namespace
-
 AttentionAnalysis analyze_attention(const Encoder& model, const Task& task,
                                     const AttentionAnalysisOptions& options) {
   PELAB_CHECK(options.examples >= 1, "--examples must be at least 1, got {}", options.examples);
@@ -100,9 +85,7 @@ AttentionAnalysis analyze_attention(const Encoder& model, const Task& task,
 
 PlotResult write_attention_analysis(const AttentionAnalysis& a, const std::string& out_dir) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  PELAB_CHECK(!ec, "{}: cannot create the directory: {}", out_dir, ec.message());
+  ensure_directory(out_dir);
   PlotResult out;
 
   nlohmann::json j;
@@ -131,14 +114,9 @@ PlotResult write_attention_analysis(const AttentionAnalysis& a, const std::strin
   write_file_atomic(json_path, j.dump() + "\n");
   out.written.push_back(json_path);
 
-  std::vector<std::string> problems;
-  auto collect = [&](const PlotResult& r) {
-    out.written.insert(out.written.end(), r.written.begin(), r.written.end());
-    if (!r.message.empty()) problems.push_back(r.message);
-  };
   std::string tics;
   for (size_t t = 0; t < a.shown_tokens.size(); ++t)
-    tics += fmt::format("{}{} {}", t ? ", " : "", quoted(a.shown_tokens[t]), t);
+    tics += fmt::format("{}{} {}", t ? ", " : "", gnuplot_quoted(a.shown_tokens[t]), t);
   const int64_t cols = std::min<int64_t>(a.heads, 4);
   const int64_t rows = (a.heads + cols - 1) / cols;
   for (int64_t l = 0; l < a.layers; ++l) {
@@ -152,7 +130,7 @@ PlotResult write_attention_analysis(const AttentionAnalysis& a, const std::strin
       for (int64_t r = 0; r < w.rows; ++r) {
         for (int64_t c = 0; c < w.cols; ++c) {
           if (c) body += ' ';
-          body += num(w.at(r, c));
+          body += gnuplot_number(w.at(r, c));
         }
         body += '\n';
       }
@@ -163,14 +141,15 @@ PlotResult write_attention_analysis(const AttentionAnalysis& a, const std::strin
     if (a.tokens <= 40)
       body +=
           "set xtics (" + tics + ") rotate by 90 font ',8'\nset ytics (" + tics + ") font ',8'\n";
-    std::string plot = fmt::format("set multiplot layout {},{} title {}\n", rows, cols,
-                                   quoted(fmt::format("Attention weights, layer {} ({}, n = {})", l,
-                                                      a.scheme, a.options.length)));
+    std::string plot =
+        fmt::format("set multiplot layout {},{} title {}\n", rows, cols,
+                    gnuplot_quoted(fmt::format("Attention weights, layer {} ({}, n = {})", l,
+                                               a.scheme, a.options.length)));
     for (int64_t h = 0; h < a.heads; ++h)
       plot += fmt::format("set title 'head {}'\nplot $h{} matrix with image notitle\n", h, h);
     plot += "unset multiplot";
-    collect(draw_figure(body, plot, out_dir, fmt::format("attention_layer{}", l),
-                        fmt::format("{},{}", 320 * cols, 300 * rows + 40)));
+    append(out, draw_figure(body, plot, out_dir, fmt::format("attention_layer{}", l),
+                            fmt::format("{},{}", 320 * cols, 300 * rows + 40)));
   }
 
   std::string body = fmt::format(
@@ -180,7 +159,8 @@ PlotResult write_attention_analysis(const AttentionAnalysis& a, const std::strin
   for (int64_t m = 0; m < a.layers * a.heads; ++m) {
     body += fmt::format("$m{} << EOD\n", m);
     for (size_t k = 0; k < a.distances.size(); ++k)
-      body += fmt::format("{} {}\n", a.distances[k], num(a.by_distance[static_cast<size_t>(m)][k]));
+      body += fmt::format("{} {}\n", a.distances[k],
+                          gnuplot_number(a.by_distance[static_cast<size_t>(m)][k]));
     body += "EOD\n";
   }
   body += "set xlabel 'relative distance j − i (key − query)'\nset ylabel 'mean weight'\n";
@@ -189,8 +169,8 @@ PlotResult write_attention_analysis(const AttentionAnalysis& a, const std::strin
   const int64_t lrows = (a.layers + lcols - 1) / lcols;
   std::string plot =
       fmt::format("set multiplot layout {},{} title {}\n", lrows, lcols,
-                  quoted(fmt::format("Mean attention weight by distance ({}, n = {})", a.scheme,
-                                     a.options.length)));
+                  gnuplot_quoted(fmt::format("Mean attention weight by distance ({}, n = {})",
+                                             a.scheme, a.options.length)));
   for (int64_t l = 0; l < a.layers; ++l) {
     plot += fmt::format("set title 'layer {}'\nplot ", l);
     for (int64_t h = 0; h < a.heads; ++h)
@@ -199,9 +179,8 @@ PlotResult write_attention_analysis(const AttentionAnalysis& a, const std::strin
     plot += "\n";
   }
   plot += "unset multiplot";
-  collect(draw_figure(body, plot, out_dir, "attention_by_distance",
-                      fmt::format("{},{}", 560 * lcols, 400 * lrows + 40)));
-  for (const std::string& p : problems) out.message += (out.message.empty() ? "" : "; ") + p;
+  append(out, draw_figure(body, plot, out_dir, "attention_by_distance",
+                          fmt::format("{},{}", 560 * lcols, 400 * lrows + 40)));
   return out;
 }
 

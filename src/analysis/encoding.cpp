@@ -296,19 +296,9 @@ EncodingAnalysis analyze_encoding(const Encoder& model, const EncodingAnalysisOp
   return a;
 }
 
-namespace {
-
-std::string num(double x) {
-  return std::isfinite(x) ? fmt::format("{:.6g}", x) : "nan";
-}
-
-}  // namespace
-
 PlotResult write_encoding_analysis(const EncodingAnalysis& a, const std::string& out_dir) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  PELAB_CHECK(!ec, "{}: cannot create the directory: {}", out_dir, ec.message());
+  ensure_directory(out_dir);
   PlotResult out;
   const Matrix& P = a.encoding;
 
@@ -349,7 +339,7 @@ PlotResult write_encoding_analysis(const EncodingAnalysis& a, const std::string&
     csv += std::to_string(r);
     for (int64_t c = 0; c < P.cols; ++c) {
       csv += ',';
-      csv += num(P.at(r, c));
+      csv += gnuplot_number(P.at(r, c));
     }
     csv += "\n";
   }
@@ -363,7 +353,7 @@ PlotResult write_encoding_analysis(const EncodingAnalysis& a, const std::string&
   for (int64_t r = 0; r < P.rows; ++r) {
     for (int64_t c = 0; c < P.cols; ++c) {
       if (c) body += ' ';
-      body += num(P.at(r, c));
+      body += gnuplot_number(P.at(r, c));
     }
     body += "\n";
   }
@@ -375,19 +365,16 @@ PlotResult write_encoding_analysis(const EncodingAnalysis& a, const std::string&
       "'#b2182b')\n";
   double largest = 0;
   for (double v : P.values) largest = std::max(largest, std::abs(v));
-  body += fmt::format("set cbrange [{}:{}]\n", num(-largest), num(largest > 0 ? largest : 1));
-  std::vector<std::string> problems;
-  auto collect = [&](const PlotResult& r) {
-    out.written.insert(out.written.end(), r.written.begin(), r.written.end());
-    if (!r.message.empty()) problems.push_back(r.message);
-  };
-  collect(draw_figure(body, "plot $P matrix with image notitle", out_dir, "encoding_heatmap",
-                      "900,700"));
+  body += fmt::format("set cbrange [{}:{}]\n", gnuplot_number(-largest),
+                      gnuplot_number(largest > 0 ? largest : 1));
+  append(out, draw_figure(body, "plot $P matrix with image notitle", out_dir, "encoding_heatmap",
+                          "900,700"));
 
   std::string dots =
       fmt::format("# pelab analyze encoding: P({0})·P(j) for the {1} encoding\n$D << EOD\n",
                   a.options.reference, a.scheme);
-  for (size_t jj = 0; jj < a.dots.size(); ++jj) dots += fmt::format("{} {}\n", jj, num(a.dots[jj]));
+  for (size_t jj = 0; jj < a.dots.size(); ++jj)
+    dots += fmt::format("{} {}\n", jj, gnuplot_number(a.dots[jj]));
   dots += "EOD\n";
   dots += fmt::format("set title 'P({0}) · P(j), {1} encoding'\n", a.options.reference, a.scheme);
   dots +=
@@ -396,9 +383,8 @@ PlotResult write_encoding_analysis(const EncodingAnalysis& a, const std::string&
   dots += fmt::format(
       "set arrow 1 from {0}, graph 0 to {0}, graph 1 nohead dashtype 2 lc rgb 'gray40'\n",
       a.options.reference);
-  collect(
-      draw_figure(dots, "plot $D using 1:2 with lines lw 2 notitle", out_dir, "dot_by_distance"));
-  for (const std::string& p : problems) out.message += (out.message.empty() ? "" : "; ") + p;
+  append(out, draw_figure(dots, "plot $D using 1:2 with lines lw 2 notitle", out_dir,
+                          "dot_by_distance"));
   return out;
 }
 

@@ -112,10 +112,6 @@ double energy_in_span(const Matrix& m, const std::vector<std::vector<double>>& b
   return total > 0 ? inside / total : 0.0;
 }
 
-std::string num(double x) {
-  return std::isfinite(x) ? fmt::format("{:.6g}", x) : "NaN";
-}
-
 }  // namespace
 
 std::vector<PositionCount> training_position_counts(const ExperimentConfig& config,
@@ -210,9 +206,7 @@ PositionsAnalysis analyze_positions(const Encoder& model, const Task& task,
 
 PlotResult write_positions_analysis(const PositionsAnalysis& a, const std::string& out_dir) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  PELAB_CHECK(!ec, "{}: cannot create the directory: {}", out_dir, ec.message());
+  ensure_directory(out_dir);
   PlotResult out;
   nlohmann::json j;
   j["scheme"] = a.scheme;
@@ -230,8 +224,8 @@ PlotResult write_positions_analysis(const PositionsAnalysis& a, const std::strin
                                 {"accuracy", r.accuracy},
                                 {"loss", r.loss},
                                 {"trained_scored", r.trained_scored}});
-    csv += fmt::format("{},{},{},{},{},{}\n", r.length, r.position, r.scored, num(r.accuracy),
-                       num(r.loss), r.trained_scored);
+    csv += fmt::format("{},{},{},{},{},{}\n", r.length, r.position, r.scored,
+                       gnuplot_number(r.accuracy), gnuplot_number(r.loss), r.trained_scored);
   }
   if (a.overlap) {
     const SubspaceOverlap& o = *a.overlap;
@@ -268,7 +262,8 @@ PlotResult write_positions_analysis(const PositionsAnalysis& a, const std::strin
     body += fmt::format("$n{} << EOD\n", li);
     for (const PositionRow& r : a.rows)
       if (r.length == lengths[li])
-        body += fmt::format("{} {} {}\n", r.position, num(r.accuracy), num(r.loss));
+        body += fmt::format("{} {} {}\n", r.position, gnuplot_number(r.accuracy),
+                            gnuplot_number(r.loss));
     body += "EOD\n";
   }
   body += fmt::format("set title 'Accuracy by position ({}; trained on n = {}..{})'\n", a.scheme,

@@ -105,7 +105,7 @@ void c9(const ClaimContext& ctx, ClaimResult& r) {
       "(`{3}/encoding.json`, key "
       "`dot_with_reference`):\n\n![P({0})·P(j)]({3}/dot_by_distance.png)\n",
       reference, positions - 1, d_model, ctx.rel_dir);
-  (void)files;
+  if (!files.message.empty()) r.details += fmt::format("\n(figures: {})\n", files.message);
 }
 
 void c10(const ClaimContext& ctx, ClaimResult& r) {
@@ -126,7 +126,7 @@ void c10(const ClaimContext& ctx, ClaimResult& r) {
   o.moving_lengths = lengths;
   o.moving_threshold = threshold;
   const EncodingAnalysis a = analyze_encoding(model, o);
-  write_encoding_analysis(a, ctx.dir);
+  const PlotResult files = write_encoding_analysis(a, ctx.dir);
   std::string table = "| positions in use | dimensions that move by more than " +
                       fmt_number(threshold) + " | share |\n|--:|--:|--:|\n";
   nlohmann::json shares = nlohmann::json::array();
@@ -150,6 +150,7 @@ void c10(const ClaimContext& ctx, ClaimResult& r) {
       "when its values span more than {} (the table's values lie in [−1, 1]).\n\n{}\n"
       "![The sinusoidal table]({}/encoding_heatmap.png)\n",
       d_model, fmt_number(threshold), table, ctx.rel_dir);
+  if (!files.message.empty()) r.details += fmt::format("\n(figures: {})\n", files.message);
 }
 
 }  // namespace

@@ -174,9 +174,7 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
     chosen.emplace_back(
         &def, read_claim_config(config_path(options.configs_dir, def.id), def.id, options.quick));
   }
-  std::error_code ec;
-  fs::create_directories(options.out, ec);
-  PELAB_CHECK(!ec, "{}: cannot create the directory: {}", options.out, ec.message());
+  ensure_directory(options.out);
 
   std::vector<ClaimResult> results;
   for (const auto& [def, config] : chosen) {
@@ -187,8 +185,7 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
     r.config = config.path;
     r.rule = config.rule;
     const ClaimContext ctx{config, options, (fs::path(options.out) / def->id).string(), def->id};
-    fs::create_directories(ctx.dir, ec);
-    PELAB_CHECK(!ec, "{}: cannot create the directory: {}", ctx.dir, ec.message());
+    ensure_directory(ctx.dir);
     def->run(ctx, r);
     results.push_back(std::move(r));
   }
@@ -204,14 +201,9 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
       options.quick ? " --quick" : "");
   md += "| claim | verdict | because |\n|---|---|---|\n";
   for (const ClaimResult& r : results)
-    md += fmt::format(
-        "| [{}](#{}) | {} | {} |\n", r.id,
-        [&] {
-          std::string a = r.id;
-          std::transform(a.begin(), a.end(), a.begin(), ::tolower);
-          return a;
-        }(),
-        to_string(r.verdict), r.because);
+    // "## C9" is anchored as #c9.
+    md += fmt::format("| [{}](#c{}) | {} | {} |\n", r.id, r.id.substr(1), to_string(r.verdict),
+                      r.because);
   for (const ClaimResult& r : results) {
     j["claims"].push_back({{"id", r.id},
                            {"statement", r.statement},

@@ -330,17 +330,30 @@ PlotResult write_plots(const Comparison& c, const std::string& out_dir,
   return result;
 }
 
-PlotResult draw_figure(const std::string& body, const std::string& plot,
-                       const std::string& out_dir, const std::string& stem,
-                       const std::string& size, const std::string& gnuplot) {
+void append(PlotResult& into, const PlotResult& more) {
+  into.written.insert(into.written.end(), more.written.begin(), more.written.end());
+  if (!more.message.empty()) into.message += (into.message.empty() ? "" : "; ") + more.message;
+}
+
+std::string gnuplot_quoted(const std::string& s) {
+  return quoted(s);
+}
+
+std::string gnuplot_number(double x) {
+  return std::isfinite(x) ? fmt::format("{:.6g}", x) : "NaN";
+}
+
+PlotResult draw_figure(const std::string& body, const std::string& plot, const std::string& out_dir,
+                       const std::string& stem, const std::string& size,
+                       const std::string& gnuplot) {
   PlotResult result;
   const GnuplotInfo info = probe_gnuplot(gnuplot);
   result.message = gnuplot_problem(info, gnuplot);
   if (!result.message.empty()) return result;
   std::vector<std::string> problems;
   draw(
-      info, out_dir, stem, size,
-      [&](const auto& outputs) { return render(body, plot, outputs); }, result, problems);
+      info, out_dir, stem, size, [&](const auto& outputs) { return render(body, plot, outputs); },
+      result, problems);
   result.message = join_problems(info, problems);
   return result;
 }

@@ -9,6 +9,8 @@
 
 #include "pelab/core/error.h"
 
+#include <filesystem>
+
 namespace pelab {
 namespace {
 
@@ -47,6 +49,12 @@ class TempFile {
 
 std::string atomic_temp_path(const std::string& path) {
   return fmt::format("{}.tmp-{}", path, static_cast<long>(::getpid()));
+}
+
+void ensure_directory(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  PELAB_CHECK(!ec, "{}: cannot create the directory: {}", path, ec.message());
 }
 
 void write_file_atomic(const std::string& path, const std::string& bytes) {

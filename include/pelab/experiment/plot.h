@@ -41,12 +41,19 @@ struct PlotResult {
 PlotResult write_plots(const Comparison& c, const std::string& out_dir,
                        const std::string& gnuplot = "gnuplot");
 
+// Adds `more`'s files to `into`, and its message after a "; ".
+void append(PlotResult& into, const PlotResult& more);
+
+// A gnuplot string literal, and a number as gnuplot data ("NaN" when not finite, which
+// gnuplot leaves out of a plot).
+std::string gnuplot_quoted(const std::string& s);
+std::string gnuplot_number(double x);
+
 // One figure of any kind (the analyses use it): `body` holds settings and inline data blocks
 // ($name << EOD … EOD), `plot` the plot command; drawn into out_dir/stem.{png,svg} with the
 // script saved as stem.gp. size: "width,height" in pixels. Never throws for gnuplot trouble.
-PlotResult draw_figure(const std::string& body, const std::string& plot,
-                       const std::string& out_dir, const std::string& stem,
-                       const std::string& size = "1000,600",
+PlotResult draw_figure(const std::string& body, const std::string& plot, const std::string& out_dir,
+                       const std::string& stem, const std::string& size = "1000,600",
                        const std::string& gnuplot = "gnuplot");
 
 }  // namespace pelab

@@ -13,6 +13,9 @@ namespace pelab {
 // share the temporary name).
 void write_file_atomic(const std::string& path, const std::string& bytes);
 
+// Creates `path` and its parents if missing; a pelab::Error names the path otherwise.
+void ensure_directory(const std::string& path);
+
 // The temporary name write_file_atomic uses for `path` in this process.
 std::string atomic_temp_path(const std::string& path);
 
