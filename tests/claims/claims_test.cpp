@@ -56,17 +56,12 @@ TEST(RotaryCheck, NoteConstructionIsTheNotesFormula) {
   EXPECT_THROW(note003_rope(std::vector<double>(64, 1.0), 3, 32), Error);
 }
 
-std::string temp_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("pelab-claims-test-" + name);
-  fs::remove_all(dir);
-  return dir.string();
-}
-
 TEST(Reproduce, AnalyticClaimsWriteReportAndJson) {
   ReproduceOptions o;
   o.only = {"C8", "C9", "C10", "C11", "C12"};
   o.quick = true;
-  o.out = temp_dir("analytic");
+  const testing::TempDir tmp;
+  o.out = tmp / "analytic";
   o.configs_dir = std::string(PELAB_SOURCE_DIR) + "/configs";
   const std::vector<ClaimResult> results = reproduce(o);
   ASSERT_EQ(results.size(), 5u);
@@ -84,18 +79,18 @@ TEST(Reproduce, AnalyticClaimsWriteReportAndJson) {
   const std::string report((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
   for (const std::string id : {"C8", "C9", "C10", "C11", "C12"})
     EXPECT_NE(report.find("## " + id), std::string::npos) << id;
-  fs::remove_all(o.out);
 }
 
 TEST(Reproduce, BadClaimConfigsAndIdsAreClearErrors) {
-  const std::string configs = temp_dir("configs");
+  const testing::TempDir tmp;
+  const std::string configs = tmp / "configs";
   fs::create_directories(fs::path(configs) / "claims");
   std::ofstream(fs::path(configs) / "claims" / "c08.yaml")
       << "claim: C8\nstatement: s\nsources: ['002']\nverdict: v\nsettings:\n  d_model: 8\n  "
          "positons: 3\n";
   ReproduceOptions o;
   o.only = {"C8"};
-  o.out = temp_dir("bad-out");
+  o.out = tmp / "bad-out";
   o.configs_dir = configs;
   try {
     reproduce(o);
@@ -107,8 +102,6 @@ TEST(Reproduce, BadClaimConfigsAndIdsAreClearErrors) {
   }
   o.only = {"C99"};
   EXPECT_THROW(reproduce(o), Error);
-  fs::remove_all(configs);
-  fs::remove_all(o.out);
 }
 
 // `pelab reproduce --quick` end to end, as a user runs it: every claim pelab measures, with
@@ -116,7 +109,8 @@ TEST(Reproduce, BadClaimConfigsAndIdsAreClearErrors) {
 TEST(ReproduceSlow, QuickRunsEveryClaimAndReusesRuns) {
   const std::string pelab = testing::pelab_binary();
   ASSERT_TRUE(fs::exists(pelab)) << pelab << " is not built";
-  const std::string out = temp_dir("quick");
+  const testing::TempDir tmp;
+  const std::string out = tmp / "quick";
   const std::string cmd = "cd '" + std::string(PELAB_SOURCE_DIR) + "' && '" + pelab +
                           "' reproduce --quick --jobs 2 --out '" + out + "'";
   auto [code, output] = testing::shell(cmd);
@@ -128,7 +122,6 @@ TEST(ReproduceSlow, QuickRunsEveryClaimAndReusesRuns) {
   auto [again, output2] = testing::shell(cmd);
   ASSERT_EQ(again, 0) << output2;
   EXPECT_EQ(output2.find("start "), std::string::npos) << "a finished run was trained again";
-  fs::remove_all(out);
 }
 
 }  // namespace

@@ -5,16 +5,13 @@
 #include <filesystem>
 
 #include "nn/model_util.h"
+#include "pelab_process.h"
 #include "pelab/config/model_config_yaml.h"
 #include "pelab/core/error.h"
 #include "pelab/nn/checkpoint.h"
 
 namespace pelab::testing {
 namespace {
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("pelab_ckpt_" + name)).string();
-}
 
 class CheckpointRoundTrip : public ::testing::TestWithParam<std::string> {};
 
@@ -27,14 +24,14 @@ TEST_P(CheckpointRoundTrip, LoadedModelGivesIdenticalOutputs) {
   }
   Encoder model(config, 3);
   randomize_parameters(model, 4);
-  const std::string path = temp_path(GetParam() + ".safetensors");
+  const TempDir tmp;
+  const std::string path = tmp / (GetParam() + ".safetensors");
   model_checkpoint(model, model_sections_yaml(config)).write(path);
   const std::unique_ptr<Encoder> loaded = load_model(path);
   const Batch batch = make_batch({7, 3}, 7, 5);
   NoGradGuard no_grad;
   EXPECT_EQ(model.forward(batch).logits.to_vector(), loaded->forward(batch).logits.to_vector());
   EXPECT_EQ(loaded->params().count(), model.params().count());
-  std::filesystem::remove(path);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, CheckpointRoundTrip, ::testing::ValuesIn(scheme_names()),
@@ -43,7 +40,8 @@ INSTANTIATE_TEST_SUITE_P(Schemes, CheckpointRoundTrip, ::testing::ValuesIn(schem
 TEST(Checkpoint, ShapeThatDoesNotFitTheConfigIsAClearError) {
   ModelConfig config = tiny_config("relative");
   Encoder model(config, 3);
-  const std::string path = temp_path("mismatch.safetensors");
+  const TempDir tmp;
+  const std::string path = tmp / "mismatch.safetensors";
   ModelConfig other = config;
   other.positional.max_distance = 5;  // the config says k = 5, the tables hold 2·16+1 rows
   other.positional.keys_given.insert("max_distance");
@@ -57,14 +55,14 @@ TEST(Checkpoint, ShapeThatDoesNotFitTheConfigIsAClearError) {
     EXPECT_NE(m.find("[33, 8]"), std::string::npos) << m;
     EXPECT_NE(m.find("[11, 8]"), std::string::npos) << m;
   }
-  std::filesystem::remove(path);
 }
 
 TEST(Checkpoint, MissingAndExtraParametersAreNamed) {
   Encoder model(tiny_config("none"), 3);
   SafetensorsWriter w = model_checkpoint(model, model_sections_yaml(model.config()));
   w.add("pos.weight", Tensor::zeros({4, 16}));
-  const std::string path = temp_path("extra.safetensors");
+  const TempDir tmp;
+  const std::string path = tmp / "extra.safetensors";
   w.write(path);
   try {
     load_model(path);
@@ -73,7 +71,6 @@ TEST(Checkpoint, MissingAndExtraParametersAreNamed) {
     EXPECT_NE(std::string(e.what()).find("'pos.weight' is not a parameter"), std::string::npos)
         << e.what();
   }
-  std::filesystem::remove(path);
 }
 
 }  // namespace
