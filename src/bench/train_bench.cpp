@@ -11,6 +11,7 @@
 #include "pelab/core/parallel.h"
 #include "pelab/core/rng.h"
 #include "pelab/nn/encoder.h"
+#include "pelab/tensor/storage.h"
 #include "pelab/train/optimizer.h"
 
 namespace pelab {
@@ -118,18 +119,16 @@ double peak_rss_mb() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KB on Linux
 }
 
-TrainCaseResult run_train_case(const std::string& config, const std::string& scheme,
+StepTiming time_training_steps(const ModelConfig& model_config, const Batch& batch,
                                const TrainCaseOptions& o) {
   PELAB_CHECK(o.threads >= 1 && o.warmup >= 0 && o.min_steps >= 1 && o.max_steps >= o.min_steps,
               "bench: need threads >= 1, warm-up >= 0 and 1 <= min steps <= max steps");
-  const BenchConfig& c = bench_config(config);
   set_num_threads(o.threads);
-  Encoder model(bench_model_config(c, scheme), /*init_seed=*/0);
+  Encoder model(model_config, /*init_seed=*/0);
   // AdamW as the reference script builds it: weight decay on every parameter.
   AdamOptions adam;
   adam.weight_decay = 0.01;
   AdamW optimizer(model.params().all(), adam);
-  const Batch batch = bench_batch(c, /*seed=*/0);
   constexpr float kLr = 1e-3f;
 
   double loss = 0;
@@ -144,29 +143,43 @@ TrainCaseResult run_train_case(const std::string& config, const std::string& sch
 
   using clock = std::chrono::steady_clock;
   std::vector<double> ms;
+  StepTiming r;
   const auto start = clock::now();
   while (static_cast<int>(ms.size()) < o.max_steps) {
+    memory::reset_peak_live_bytes();
     const auto t0 = clock::now();
     step();
     ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+    r.peak_tensor_mb = std::max(r.peak_tensor_mb, static_cast<double>(memory::peak_live_bytes()) / 1e6);
     const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
     if (static_cast<int>(ms.size()) >= o.min_steps && elapsed > o.max_seconds) break;
   }
   std::sort(ms.begin(), ms.end());
+  r.steps = static_cast<int>(ms.size());
+  r.ms_median = ms[ms.size() / 2];  // the reference script's median: the upper one
+  r.ms_min = ms.front();
+  r.final_loss = loss;
+  return r;
+}
 
+TrainCaseResult run_train_case(const std::string& config, const std::string& scheme,
+                               const TrainCaseOptions& o) {
+  const BenchConfig& c = bench_config(config);
+  const StepTiming t = time_training_steps(bench_model_config(c, scheme), bench_batch(c, 0), o);
   TrainCaseResult r;
   r.config = config;
   r.scheme = scheme;
   r.threads = o.threads;
-  r.steps = static_cast<int>(ms.size());
-  r.ms_median = ms[ms.size() / 2];  // the reference script's median: the upper one
-  r.ms_min = ms.front();
+  r.steps = t.steps;
+  r.ms_median = t.ms_median;
+  r.ms_min = t.ms_min;
   r.tokens_per_step = c.B * c.T;
   r.tokens_per_s = static_cast<double>(r.tokens_per_step) / (r.ms_median * 1e-3);
   r.gflop_per_step = bench_matmul_flops(c, scheme) / 1e9;
   r.gflops = r.gflop_per_step / (r.ms_median * 1e-3);
-  r.final_loss = loss;
-  PELAB_CHECK(std::isfinite(loss), "bench {} {}: the loss is {}", config, scheme, loss);
+  r.final_loss = t.final_loss;
+  PELAB_CHECK(std::isfinite(t.final_loss), "bench {} {}: the loss is {}", config, scheme,
+              t.final_loss);
   return r;
 }
 

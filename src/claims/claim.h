@@ -4,11 +4,16 @@
 #include <yaml-cpp/yaml.h>
 
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pelab/claims/reproduce.h"
 #include "pelab/config/yaml_reader.h"
 #include "pelab/experiment/compare.h"
+#include "pelab/experiment/config.h"
+#include "pelab/nn/encoder.h"
 
 namespace pelab::claims {
 
@@ -41,8 +46,9 @@ struct ClaimDef {
 };
 
 // A trained claim's experiment: the sweep config named by settings.experiment (relative to
-// the claim's config file), with settings.overrides, run into <dir>/runs (finished runs are
-// reused), then compared. `group_key` picks the group label (e.g. "positional.type").
+// the claim's config file), with settings.overrides, run into OUT/runs/<experiment>[-<hash of
+// the overrides>] and compared. Finished runs are reused, so claims that ask for the same
+// experiment with the same overrides (C4, C5, C14, C16 on the default comparison) share runs.
 struct ClaimSweep {
   std::string config;  // the experiment config file
   std::vector<std::string> overrides;
@@ -56,10 +62,37 @@ struct ClaimSweep {
 ClaimSweep run_claim_sweep(const ClaimContext& ctx, const std::string& experiment,
                            const std::vector<std::string>& overrides);
 
+// The two settings every trained claim has: the experiment config and its overrides.
+struct ExperimentSettings {
+  std::string experiment;
+  std::vector<std::string> overrides;
+};
+ExperimentSettings read_experiment_settings(MapReader& settings);
+
+// A finished run of a claim's sweep, as the analyses need it.
+struct TrainedRun {
+  std::string dir;
+  ExperimentConfig config;        // its resolved config.yaml
+  std::unique_ptr<Encoder> model;  // its final checkpoint
+};
+TrainedRun load_trained_run(const std::string& dir);
+
+// (step, loss) for every logged training step of a run (metrics.jsonl).
+std::vector<std::pair<int64_t, double>> loss_curve(const std::string& run_dir);
+
+// The per-group summaries the trained claims put in claims.json.
+nlohmann::json group_numbers(const Comparison& comparison);
+
+// The table and figures of a sweep, as a report paragraph.
+std::string sweep_details(const ClaimSweep& sweep);
+
 // The claims, in order (one registration function per file of claims).
 void add_order_claims(std::vector<ClaimDef>& defs);     // C1, C5
 void add_encoding_claims(std::vector<ClaimDef>& defs);  // C8, C9, C10
 void add_rotary_claims(std::vector<ClaimDef>& defs);    // C11, C12
+void add_absolute_claims(std::vector<ClaimDef>& defs);  // C2, C3, C4, C14, C16
+void add_relative_claims(std::vector<ClaimDef>& defs);  // C6, C15
+void add_cost_claims(std::vector<ClaimDef>& defs);      // C7, C13
 
 // Markdown helpers.
 std::string fmt_number(double x);  // 4 significant digits, scientific when tiny

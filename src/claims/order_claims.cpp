@@ -62,21 +62,14 @@ double permutation_error(const std::string& scheme, uint64_t seed) {
   return worst / scale;
 }
 
-struct TrainedSettings {
-  std::string experiment;
-  std::vector<std::string> overrides;
-};
-
 std::string stat_text(const Stat& s) {
   return format_stat(s, 2);
 }
 
 void c1(const ClaimContext& ctx, ClaimResult& r) {
   MapReader s = ctx.settings();
-  TrainedSettings t;
+  const ExperimentSettings t = read_experiment_settings(s);
   double exact_below = 1e-5, chance_max = 0.2, learned_min = 0.9;
-  s.read("experiment", t.experiment);
-  s.read("overrides", t.overrides);
   s.read("exact_below", exact_below);
   s.read("none_at_most", chance_max);
   s.read("schemes_at_least", learned_min);
@@ -89,12 +82,7 @@ void c1(const ClaimContext& ctx, ClaimResult& r) {
               ctx.config.path);
   double weakest = 1;
   std::string weakest_name;
-  nlohmann::json groups = nlohmann::json::array();
   for (const Group& g : sweep.comparison.groups) {
-    groups.push_back({{"group", g.label},
-                      {"in_distribution", g.in_distribution.mean},
-                      {"in_distribution_std", g.in_distribution.std},
-                      {"seeds", g.in_distribution.n}});
     if (&g == none) continue;
     if (g.in_distribution.mean < weakest) {
       weakest = g.in_distribution.mean;
@@ -106,7 +94,7 @@ void c1(const ClaimContext& ctx, ClaimResult& r) {
                {"none_in_distribution", none->in_distribution.mean},
                {"weakest_scheme", weakest_name},
                {"weakest_scheme_in_distribution", weakest},
-               {"groups", groups}};
+               {"groups", group_numbers(sweep.comparison)}};
   const bool exact = none_error < exact_below && sinusoidal_error > 100 * exact_below;
   if (exact && none->in_distribution.mean <= chance_max && weakest >= learned_min)
     r.verdict = Verdict::Supported;
@@ -124,20 +112,14 @@ void c1(const ClaimContext& ctx, ClaimResult& r) {
       "**Exact check.** A bidirectional encoder (d_model 32, 4 heads, 2 layers) with random "
       "parameters, on 12 random tokens and a random permutation π: the largest "
       "|f(πx)[t] − f(x)[π(t)]|, relative to the largest logit, is {} for `none` and {} for "
-      "`sinusoidal` (which must break it).\n\n"
-      "**Training.** `{}` with overrides `{}` (runs in `{}`); sequence accuracy by problem size, "
-      "mean ± std over seeds:\n\n{}\n",
-      fmt_number(none_error), fmt_number(sinusoidal_error), sweep.config,
-      fmt::join(t.overrides, " "), sweep.runs_dir, sweep.table);
-  for (const std::string& f : sweep.figures) r.details += fmt::format("![{}]({})\n", f, f);
+      "`sinusoidal` (which must break it).\n\n**Training.** {}",
+      fmt_number(none_error), fmt_number(sinusoidal_error), sweep_details(sweep));
 }
 
 void c5(const ClaimContext& ctx, ClaimResult& r) {
   MapReader s = ctx.settings();
-  TrainedSettings t;
+  const ExperimentSettings t = read_experiment_settings(s);
   double in_distribution_min = 0.95, supported_min = 0.5, refuted_max = 0.1;
-  s.read("experiment", t.experiment);
-  s.read("overrides", t.overrides);
   s.read("in_distribution_min", in_distribution_min);
   s.read("supported_min", supported_min);
   s.read("refuted_max", refuted_max);
@@ -146,18 +128,10 @@ void c5(const ClaimContext& ctx, ClaimResult& r) {
   const Group* sin = sweep.group("positional.type", "sinusoidal");
   PELAB_CHECK(sin != nullptr, "{}: the experiment has no run with positional.type sinusoidal",
               ctx.config.path);
-  nlohmann::json groups = nlohmann::json::array();
-  for (const Group& g : sweep.comparison.groups)
-    groups.push_back({{"group", g.label},
-                      {"in_distribution", g.in_distribution.mean},
-                      {"in_distribution_std", g.in_distribution.std},
-                      {"extrapolation", g.extrapolation.mean},
-                      {"extrapolation_std", g.extrapolation.std},
-                      {"seeds", g.extrapolation.n}});
   r.numbers = {{"sinusoidal_in_distribution", sin->in_distribution.mean},
                {"sinusoidal_extrapolation", sin->extrapolation.mean},
                {"sinusoidal_extrapolation_std", sin->extrapolation.std},
-               {"groups", groups}};
+               {"groups", group_numbers(sweep.comparison)}};
   if (sin->in_distribution.mean < in_distribution_min)
     r.verdict = Verdict::Mixed;  // not learned in distribution: extrapolation says nothing
   else if (sin->extrapolation.mean >= supported_min)
@@ -171,12 +145,7 @@ void c5(const ClaimContext& ctx, ClaimResult& r) {
       "± std over {} seeds)",
       stat_text(sin->in_distribution), stat_text(sin->extrapolation), sin->extrapolation.n);
   r.figures = sweep.figures;
-  r.details = fmt::format(
-      "`{}` with overrides `{}` (runs in `{}`): trained on short problem sizes, tested up to 4× "
-      "longer. Sequence accuracy by problem size (sizes marked * were trained on), mean ± std "
-      "over seeds:\n\n{}\n",
-      sweep.config, fmt::join(t.overrides, " "), sweep.runs_dir, sweep.table);
-  for (const std::string& f : sweep.figures) r.details += fmt::format("![{}]({})\n", f, f);
+  r.details = "Trained on short problem sizes, tested up to 4× longer: " + sweep_details(sweep);
 }
 
 }  // namespace

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "claims/claim.h"
 #include "pelab/core/error.h"
 #include "pelab/experiment/sweep.h"
+#include "pelab/nn/checkpoint.h"
 #include "pelab/io/atomic_file.h"
 
 namespace pelab {
@@ -43,6 +45,20 @@ const Group* ClaimSweep::group(const std::string& key, const std::string& value)
   return nullptr;
 }
 
+namespace {
+
+// FNV-1a: a short name for a list of overrides that is the same on every machine.
+std::string overrides_hash(const std::vector<std::string>& overrides) {
+  uint64_t h = 14695981039346656037ull;
+  for (const std::string& o : overrides) {
+    for (const unsigned char c : o) h = (h ^ c) * 1099511628211ull;
+    h = (h ^ static_cast<unsigned char>('\n')) * 1099511628211ull;
+  }
+  return fmt::format("{:08x}", h & 0xffffffffull);
+}
+
+}  // namespace
+
 ClaimSweep run_claim_sweep(const ClaimContext& ctx, const std::string& experiment,
                            const std::vector<std::string>& overrides) {
   ClaimSweep cs;
@@ -50,7 +66,9 @@ ClaimSweep run_claim_sweep(const ClaimContext& ctx, const std::string& experimen
   PELAB_CHECK(fs::exists(cs.config), "{}: settings.experiment: {} does not exist", ctx.config.path,
               cs.config);
   cs.overrides = overrides;
-  cs.runs_dir = ctx.rel_dir + "/runs";
+  const std::string stem = fs::path(cs.config).stem().string();
+  cs.runs_dir = overrides.empty() ? fmt::format("runs/{}", stem)
+                                  : fmt::format("runs/{}-{}", stem, overrides_hash(overrides));
   SweepOptions so;
   so.config_path = cs.config;
   so.overrides = overrides;
@@ -77,14 +95,77 @@ ClaimSweep run_claim_sweep(const ClaimContext& ctx, const std::string& experimen
   return cs;
 }
 
+ExperimentSettings read_experiment_settings(MapReader& settings) {
+  ExperimentSettings e;
+  PELAB_CHECK(settings.read("experiment", e.experiment), "{}: the key 'experiment' is missing",
+              settings.where("experiment"));
+  settings.read("overrides", e.overrides);
+  return e;
+}
+
+TrainedRun load_trained_run(const std::string& dir) {
+  TrainedRun run;
+  run.dir = dir;
+  run.config = load_experiment((fs::path(dir) / "config.yaml").string());
+  run.model = load_model((fs::path(dir) / "checkpoint.safetensors").string());
+  return run;
+}
+
+std::vector<std::pair<int64_t, double>> loss_curve(const std::string& run_dir) {
+  const std::string path = (fs::path(run_dir) / "metrics.jsonl").string();
+  std::ifstream in(path);
+  PELAB_CHECK(in.good(), "{}: cannot read it", path);
+  std::vector<std::pair<int64_t, double>> curve;
+  int64_t line_number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_number;
+    if (line.empty()) continue;
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    PELAB_CHECK(!j.is_discarded(), "{}:{}: not a JSON line", path, line_number);
+    if (j.contains("loss") && j.contains("step") && j["loss"].is_number())
+      curve.emplace_back(j["step"].get<int64_t>(), j["loss"].get<double>());
+  }
+  return curve;
+}
+
+nlohmann::json group_numbers(const Comparison& comparison) {
+  nlohmann::json groups = nlohmann::json::array();
+  for (const Group& g : comparison.groups)
+    groups.push_back({{"group", g.label},
+                      {"in_distribution", g.in_distribution.mean},
+                      {"in_distribution_std", g.in_distribution.std},
+                      {"extrapolation", g.extrapolation.mean},
+                      {"extrapolation_std", g.extrapolation.std},
+                      {"seeds", g.in_distribution.n}});
+  return groups;
+}
+
+std::string sweep_details(const ClaimSweep& sweep) {
+  std::string md = fmt::format(
+      "`{}`{} (runs in `{}`). Sequence accuracy by problem size (sizes marked * were trained "
+      "on), mean ± std over seeds:\n\n{}\n",
+      sweep.config,
+      sweep.overrides.empty() ? ""
+                              : fmt::format(" with overrides `{}`", fmt::join(sweep.overrides, " ")),
+      sweep.runs_dir, sweep.table);
+  for (const std::string& f : sweep.figures) md += fmt::format("![{}]({})\n", f, f);
+  return md;
+}
+
 namespace {
 
 const std::vector<ClaimDef>& claim_table() {
   static const std::vector<ClaimDef> table = [] {
     std::vector<ClaimDef> defs;
     add_order_claims(defs);
+    add_absolute_claims(defs);
+    add_relative_claims(defs);
+    add_cost_claims(defs);
     add_encoding_claims(defs);
     add_rotary_claims(defs);
+    std::sort(defs.begin(), defs.end(), [](const ClaimDef& a, const ClaimDef& b) {
+      return std::stoi(a.id.substr(1)) < std::stoi(b.id.substr(1));
+    });
     return defs;
   }();
   return table;

@@ -69,6 +69,19 @@ struct TrainCaseResult {
 TrainCaseResult run_train_case(const std::string& config, const std::string& scheme,
                                const TrainCaseOptions& options);
 
+// The timing loop itself, for any model and batch (the claims time variants of the reference
+// model): AdamW as the reference script builds it, in this process.
+struct StepTiming {
+  int steps = 0;  // timed
+  double ms_median = 0, ms_min = 0;
+  double final_loss = 0;
+  // The most bytes tensors held at once during one step (forward, backward and update), in MB:
+  // unlike peak RSS, this is the step's own, whatever ran before in the process.
+  double peak_tensor_mb = 0;
+};
+StepTiming time_training_steps(const ModelConfig& model, const Batch& batch,
+                               const TrainCaseOptions& options);
+
 // Long evaluation: one forward pass without gradients of `config`'s model on one sequence of
 // `length` tokens (all real). Attention works in blocks of query rows, so memory grows with
 // length·d, never with length² per head: peak RSS shows it.

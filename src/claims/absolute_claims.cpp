@@ -1,0 +1,708 @@
+// The claims about absolute encodings, the ones added to the input:
+//   C2   raw and normalised indices (notes 000, 002)
+//   C3   what makes a good encoding, and what happens when position outweighs content (000, 004)
+//   C4   position bias from uneven training counts (000)
+//   C14  learned tables know nothing of positions never trained on (000, 001, 003)
+//   C16  added sinusoidal encodings keep their own subspace (002)
+// C4, C14 and C16 analyse the default comparison's runs (shared with C5 through the same
+// experiment and overrides); C2 and C3 train their own variants of it.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "claims/claim.h"
+#include "pelab/analysis/encoding.h"
+#include "pelab/analysis/positions.h"
+#include "pelab/autograd/autograd.h"
+#include "pelab/core/error.h"
+#include "pelab/core/rng.h"
+#include "pelab/data/task.h"
+#include "pelab/experiment/plot.h"
+#include "pelab/experiment/trainer.h"
+#include "pelab/train/schedule.h"
+
+namespace pelab::claims {
+
+namespace {
+
+double mean_of(const std::vector<double>& v) {
+  return v.empty() ? std::nan("") : std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+}
+
+// The group of a sweep whose positional.type is `scheme`; an error naming the claim's config
+// when the experiment has none.
+const Group& scheme_group(const ClaimContext& ctx, const ClaimSweep& sweep,
+                          const std::string& scheme) {
+  const Group* g = sweep.group("positional.type", scheme);
+  PELAB_CHECK(g != nullptr, "{}: the experiment has no run with positional.type {}",
+              ctx.config.path, scheme);
+  return *g;
+}
+
+// An untrained model of `scheme` at width d_model, for analyses of the encoding alone.
+Encoder encoding_model(const std::string& scheme, int64_t d_model, int64_t max_len,
+                       uint64_t seed) {
+  ModelConfig m;
+  m.vocab_in = 8;
+  m.vocab_out = 8;
+  m.d_model = d_model;
+  m.heads = 1;
+  m.layers = 1;
+  m.positional.type = scheme;
+  if (scheme == "learned") m.positional.max_len = max_len;
+  return Encoder(m, seed);
+}
+
+// ---- C2 ------------------------------------------------------------------------------------
+
+// max |logits(a) − logits(b)| / max |logits(b)| of two pre-LN encoders that differ only in
+// their scheme, on one random batch: `index` and `normalized` against `none`.
+double relative_logit_difference(const std::string& a, const std::string& b) {
+  auto logits = [](const std::string& scheme) {
+    ModelConfig m;
+    m.vocab_in = 8;
+    m.vocab_out = 8;
+    m.d_model = 32;
+    m.heads = 4;
+    m.layers = 2;
+    m.positional.type = scheme;
+    Encoder model(m, 5);
+    Generator rng(7);
+    const int64_t T = 24;
+    std::vector<int32_t> tokens(T), positions(T);
+    for (int32_t& t : tokens) t = static_cast<int32_t>(rng.uniform_int(0, 7));
+    std::iota(positions.begin(), positions.end(), 0);
+    Batch batch;
+    batch.tokens = IntTensor({1, T}, tokens);
+    batch.positions = IntTensor({1, T}, positions);
+    batch.key_mask = IntTensor({1, T}, 1);
+    batch.targets = IntTensor({1, T}, -1);
+    NoGradGuard no_grad;
+    return model.forward(batch).logits.to_vector();
+  };
+  const std::vector<float> x = logits(a), y = logits(b);
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    worst = std::max(worst, std::abs(static_cast<double>(x[i]) - y[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(y[i])));
+  }
+  return worst / scale;
+}
+
+// Mean training loss by step over a group's seeds, as a gnuplot data block.
+std::string loss_block(const Group& g, const std::string& name) {
+  std::map<int64_t, std::vector<double>> by_step;
+  for (const std::string& run : g.runs)
+    for (const auto& [step, loss] : loss_curve(run)) by_step[step].push_back(loss);
+  std::string block = "$" + name + " << EOD\n";
+  for (const auto& [step, losses] : by_step)
+    block += fmt::format("{} {}\n", step, gnuplot_number(mean_of(losses)));
+  return block + "EOD\n";
+}
+
+// The loss curves of every group of a sweep, mean over seeds, on a log scale.
+PlotResult draw_loss_curves(const ClaimSweep& sweep, const std::string& out_dir) {
+  std::string body =
+      "set xlabel 'training step'\nset ylabel 'training loss (mean over seeds)'\n"
+      "set logscale y\nset key outside right\nset grid\n";
+  std::string plot = "plot ";
+  for (size_t i = 0; i < sweep.comparison.groups.size(); ++i) {
+    const Group& g = sweep.comparison.groups[i];
+    const std::string name = fmt::format("loss{}", i);
+    body += loss_block(g, name);
+    plot += fmt::format("{}${} using 1:2 with linespoints title {}", i ? ", " : "", name,
+                        gnuplot_quoted(g.label));
+  }
+  return draw_figure(body, plot, out_dir, "loss_curves");
+}
+
+// Per run of a group: the first logged step whose training loss is at most `threshold` (a run
+// that never gets there counts as its last step plus one logging interval).
+Stat steps_to_loss(const Group& g, double threshold) {
+  std::vector<double> steps;
+  for (const std::string& run : g.runs) {
+    const auto curve = loss_curve(run);
+    double reached = 0;
+    for (const auto& [step, loss] : curve)
+      if (loss <= threshold) {
+        reached = static_cast<double>(step);
+        break;
+      }
+    if (reached == 0 && !curve.empty())
+      reached = static_cast<double>(curve.back().first +
+                                    (curve.size() > 1 ? curve[1].first - curve[0].first : 1));
+    steps.push_back(reached);
+  }
+  return summarize(steps);
+}
+
+void add_figures(const ClaimContext& ctx, const PlotResult& plot, ClaimResult& r) {
+  for (const std::string& f : plot.written)
+    if (f.size() > 4 && f.substr(f.size() - 4) == ".png") {
+      const std::string rel = ctx.rel_dir + "/" + std::filesystem::path(f).filename().string();
+      r.figures.push_back(rel);
+      r.details += fmt::format("![{}]({})\n", rel, rel);
+    }
+  if (!plot.message.empty()) r.details += fmt::format("\n(Figures: {})\n", plot.message);
+}
+
+void c2(const ClaimContext& ctx, ClaimResult& r) {
+  MapReader s = ctx.settings();
+  const ExperimentSettings e = read_experiment_settings(s);
+  double gap = 0.1, loss_threshold = 0.01, slower_factor = 2;
+  s.read("gap", gap);
+  s.read("loss_threshold", loss_threshold);
+  s.read("slower_factor", slower_factor);
+  s.finish({"experiment", "overrides", "gap", "loss_threshold", "slower_factor"});
+  // Exactly as MODEL.md says: added to a pre-LN model, both are removed by the first LayerNorm.
+  const double index_vs_none = relative_logit_difference("index", "none");
+  const double normalized_vs_none = relative_logit_difference("normalized", "none");
+  const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
+  const Group& sinusoidal = scheme_group(ctx, sweep, "sinusoidal");
+  const Stat reference_steps = steps_to_loss(sinusoidal, loss_threshold);
+  // Hurt: trains at least slower_factor× slower than sinusoidal, or ends gap below it.
+  auto hurt = [&](const Group& g) {
+    return steps_to_loss(g, loss_threshold).mean >= slower_factor * reference_steps.mean ||
+           g.in_distribution.mean <= sinusoidal.in_distribution.mean - gap;
+  };
+  const bool index_hurt = hurt(scheme_group(ctx, sweep, "index"));
+  const bool normalized_hurt = hurt(scheme_group(ctx, sweep, "normalized"));
+  r.verdict = index_hurt && normalized_hurt     ? Verdict::Supported
+              : !index_hurt && !normalized_hurt ? Verdict::Refuted
+                                                : Verdict::Mixed;
+  std::string table = fmt::format(
+      "| scheme | steps to training loss ≤ {} | in-distribution | beyond training |\n"
+      "|---|--:|--:|--:|\n",
+      fmt_number(loss_threshold));
+  nlohmann::json steps = nlohmann::json::object();
+  std::string because;
+  for (const Group& g : sweep.comparison.groups) {
+    const Stat st = steps_to_loss(g, loss_threshold);
+    steps[g.label] = {{"mean", st.mean}, {"std", st.std}, {"values", st.values}};
+    table += fmt::format("| {} | {} | {} | {} |\n", g.label, format_stat(st, 0),
+                         format_stat(g.in_distribution), format_stat(g.extrapolation));
+    if (g.label != "none")
+      because += fmt::format("{}{} {} steps ({} in-distribution)", because.empty() ? "" : ", ",
+                             g.label, format_stat(st, 0), format_stat(g.in_distribution));
+  }
+  r.numbers = {{"steps_to_loss", steps},
+               {"loss_threshold", loss_threshold},
+               {"index_hurt", index_hurt},
+               {"normalized_hurt", normalized_hurt},
+               {"pre_ln_index_vs_none", index_vs_none},
+               {"pre_ln_normalized_vs_none", normalized_vs_none},
+               {"groups", group_numbers(sweep.comparison)}};
+  r.because = fmt::format(
+      "to reach training loss {}: {} (post-LN; in a pre-LN model both equal `none` to {})",
+      fmt_number(loss_threshold), because,
+      fmt_number(std::max(index_vs_none, normalized_vs_none)));
+  r.details = fmt::format(
+      "**As the notes write them, added to a pre-LN model, both guesses do nothing:** they add "
+      "the same number to every column, and the first LayerNorm subtracts it. The logits of a "
+      "pre-LN encoder with `index` differ from the same encoder with `none` by {} of their "
+      "largest value (`normalized`: {}), float rounding only. The experiment therefore uses a "
+      "post-LN model, where attention sees the added values before any normalisation, and a "
+      "bidirectional one, where (unlike under a causal mask) order comes from the encoding "
+      "alone.\n\n{}\n**Training.** {}",
+      fmt_number(index_vs_none), fmt_number(normalized_vs_none), table, sweep_details(sweep));
+  add_figures(ctx, draw_loss_curves(sweep, ctx.dir), r);
+}
+
+// ---- C3 ------------------------------------------------------------------------------------
+
+struct EncodingProperties {
+  std::string scheme;
+  EncodingSummary summary;    // at `positions` rows
+  double long_max_norm = 0;   // the largest ‖P(p)‖ up to long_positions
+  double length_change = 0;   // max_p<short ‖P_short(p) − P_positions(p)‖ / mean norm
+  // The four properties, each a yes/no by a fixed tolerance (float32 rounding is ~1e-7).
+  bool unique() const { return summary.min_distance > 1e-3 * summary.mean_norm; }
+  bool bounded() const { return long_max_norm <= 1.001 * summary.max_norm; }
+  bool length_independent() const { return length_change < 1e-5; }
+  bool small() const { return summary.mean_norm < summary.token_norm; }
+  bool all() const { return unique() && bounded() && length_independent() && small(); }
+};
+
+EncodingProperties encoding_properties(const std::string& scheme, int64_t d_model,
+                                       int64_t positions, int64_t long_positions,
+                                       int64_t short_length) {
+  const Encoder model = encoding_model(scheme, d_model, long_positions, 11);
+  EncodingProperties p;
+  p.scheme = scheme;
+  const Matrix P = absolute_encoding(model, positions);
+  p.summary = summarize_encoding(P, model);
+  const Matrix L = absolute_encoding(model, long_positions);
+  for (int64_t i = 0; i < L.rows; ++i) {
+    double sq = 0;
+    for (int64_t c = 0; c < L.cols; ++c) sq += L.at(i, c) * L.at(i, c);
+    p.long_max_norm = std::max(p.long_max_norm, std::sqrt(sq));
+  }
+  // The same positions in a shorter sequence: an encoding independent of length is unchanged.
+  const Matrix S = absolute_encoding(model, short_length);
+  for (int64_t i = 0; i < S.rows; ++i) {
+    double sq = 0;
+    for (int64_t c = 0; c < S.cols; ++c) sq += std::pow(S.at(i, c) - P.at(i, c), 2);
+    p.length_change = std::max(p.length_change, std::sqrt(sq));
+  }
+  if (p.summary.mean_norm > 0) p.length_change /= p.summary.mean_norm;
+  return p;
+}
+
+void c3(const ClaimContext& ctx, ClaimResult& r) {
+  MapReader s = ctx.settings();
+  const ExperimentSettings e = read_experiment_settings(s);
+  int64_t d_model = 64, positions = 64, long_positions = 1024, short_length = 16;
+  std::vector<std::string> schemes;
+  double gap = 0.1, in_distribution_min = 0.95;
+  s.read("d_model", d_model);
+  s.read("positions", positions);
+  s.read("long_positions", long_positions);
+  s.read("short_length", short_length);
+  s.read("schemes", schemes);
+  s.read("gap", gap);
+  s.read("in_distribution_min", in_distribution_min);
+  s.finish({"experiment", "overrides", "d_model", "positions", "long_positions", "short_length",
+            "schemes", "gap", "in_distribution_min"});
+  PELAB_CHECK(short_length >= 1 && short_length < positions && positions < long_positions,
+              "{}: settings need 1 ≤ short_length < positions < long_positions", ctx.config.path);
+
+  // (a) The four properties, per scheme, at initialisation.
+  std::string table =
+      "| scheme | unique: min ‖P(i) − P(j)‖ | bounded: max ‖P‖ at {} → {} | same at other lengths: "
+      "change of P at length {} | small: ‖P‖ ÷ ‖token‖ | all four |\n|---|--:|--:|--:|--:|---|\n";
+  table = fmt::format(fmt::runtime(table), positions, long_positions, short_length);
+  auto mark = [](bool yes) { return yes ? " ✓" : " ✗"; };
+  nlohmann::json properties = nlohmann::json::array();
+  double sinusoidal_norm = 0, token_norm = 0;
+  std::vector<std::string> with_all;
+  for (const std::string& scheme : schemes) {
+    const EncodingProperties p =
+        encoding_properties(scheme, d_model, positions, long_positions, short_length);
+    if (scheme == "sinusoidal") {
+      sinusoidal_norm = p.summary.mean_norm;
+      token_norm = p.summary.token_norm;
+    }
+    if (p.all()) with_all.push_back(scheme);
+    table += fmt::format("| {} | {}{} | {} → {}{} | {}{} | {}{} | {} |\n", scheme,
+                         fmt_number(p.summary.min_distance), mark(p.unique()),
+                         fmt_number(p.summary.max_norm), fmt_number(p.long_max_norm),
+                         mark(p.bounded()), fmt_number(p.length_change),
+                         mark(p.length_independent()),
+                         fmt_number(p.summary.mean_norm / p.summary.token_norm), mark(p.small()),
+                         p.all() ? "yes" : "no");
+    properties.push_back({{"scheme", scheme},
+                          {"min_distance", p.summary.min_distance},
+                          {"max_norm", p.summary.max_norm},
+                          {"long_max_norm", p.long_max_norm},
+                          {"length_change", p.length_change},
+                          {"norm_ratio", p.summary.mean_norm / p.summary.token_norm},
+                          {"unique", p.unique()},
+                          {"bounded", p.bounded()},
+                          {"length_independent", p.length_independent()},
+                          {"small", p.small()}});
+  }
+  PELAB_CHECK(sinusoidal_norm > 0, "{}: settings.schemes must include sinusoidal (the scale "
+              "sweep's norms are sinusoidal's)", ctx.config.path);
+
+  // (b) The scale sweep: sinusoidal at positional.scale s, position ÷ content = s·‖P‖/‖token‖.
+  const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
+  std::vector<std::pair<double, const Group*>> by_scale;
+  for (const Group& g : sweep.comparison.groups)
+    for (const auto& [k, v] : g.keys)
+      if (k == "positional.scale") by_scale.emplace_back(std::stod(v), &g);
+  PELAB_CHECK(by_scale.size() >= 2, "{}: the experiment must sweep positional.scale",
+              ctx.config.path);
+  std::sort(by_scale.begin(), by_scale.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  const Group* at_one = nullptr;
+  std::string scale_table = "| positional.scale | ‖position‖ ÷ ‖token‖ | in-distribution | "
+                            "beyond training |\n|--:|--:|--:|--:|\n";
+  nlohmann::json scales = nlohmann::json::array();
+  for (const auto& [scale, g] : by_scale) {
+    if (scale == 1.0) at_one = g;
+    const double ratio = scale * sinusoidal_norm / token_norm;
+    scale_table += fmt::format("| {} | {} | {} | {} |\n", fmt_number(scale), fmt_number(ratio),
+                               format_stat(g->in_distribution), format_stat(g->extrapolation));
+    scales.push_back({{"scale", scale},
+                      {"norm_ratio", ratio},
+                      {"in_distribution", g->in_distribution.mean},
+                      {"in_distribution_std", g->in_distribution.std},
+                      {"extrapolation", g->extrapolation.mean}});
+  }
+  PELAB_CHECK(at_one != nullptr, "{}: the scale sweep must include 1", ctx.config.path);
+  const Group& largest = *by_scale.back().second;
+  const double drop = at_one->in_distribution.mean - largest.in_distribution.mean;
+  if (at_one->in_distribution.mean < in_distribution_min)
+    r.verdict = Verdict::Mixed;
+  else
+    r.verdict = drop >= gap ? Verdict::Supported : Verdict::Refuted;
+  r.numbers = {{"properties", properties}, {"scales", scales}, {"drop_at_largest_scale", drop}};
+  r.because = fmt::format(
+      "of {} schemes, {} all four properties; sinusoidal's in-distribution accuracy {} at scale "
+      "1 and {} at scale {} (position {}× the token's norm)",
+      schemes.size(),
+      with_all.empty() ? "none has"
+                       : fmt::format("{} {}", fmt::join(with_all, ", "),
+                                     with_all.size() == 1 ? "alone has" : "have"),
+      format_stat(at_one->in_distribution), format_stat(largest.in_distribution),
+      fmt_number(by_scale.back().first),
+      fmt_number(by_scale.back().first * sinusoidal_norm / token_norm));
+  r.details = fmt::format(
+      "**The properties,** per scheme at d_model {} (the token norm is the mean ‖s_emb·E[v]‖ at "
+      "initialisation; the change at another length is relative to the mean norm; `learned` is "
+      "its random initial table). A property holds (✓) when the smallest distance exceeds "
+      "1e-3 of the mean norm, the norm grows by at most 0.1% from {} to {} positions, the "
+      "change is below 1e-5, and the mean norm is below the token's:\n\n{}\n"
+      "**Position outweighing content:** sinusoidal on the default task at several "
+      "`positional.scale`s.\n\n{}\n{}",
+      d_model, positions, long_positions, table, scale_table, sweep_details(sweep));
+}
+
+// ---- C4 ------------------------------------------------------------------------------------
+
+struct PositionBias {
+  double early = 0, late = 0;        // token accuracy at the longest training length
+  double early_loss = 0, late_loss = 0;
+  double trained = 0, beyond = 0;    // token accuracy at the long length, by position
+  int64_t first_count = 0, last_count = 0;  // training counts of the first and last position
+};
+
+PositionBias position_bias(const std::string& run_dir, int64_t long_length) {
+  const TrainedRun run = load_trained_run(run_dir);
+  const std::unique_ptr<Task> task = make_task(run.config.task.name, run.config.task.params);
+  const int64_t L = run.config.task.max_length;
+  const PositionsAnalysis a = analyze_positions(*run.model, *task, run.config, {L, long_length});
+  PositionBias b;
+  int64_t last_trained = -1;
+  for (const PositionCount& c : a.counts)
+    if (c.scored > 0) last_trained = std::max(last_trained, c.position);
+  std::vector<double> early, late, early_loss, late_loss, trained, beyond;
+  int64_t last_scored_at_L = -1;
+  for (const PositionRow& row : a.rows)
+    if (row.length == L && row.scored > 0) last_scored_at_L = std::max(last_scored_at_L, row.position);
+  for (const PositionRow& row : a.rows) {
+    if (row.scored == 0) continue;
+    if (row.length == L) {
+      if (2 * row.position <= last_scored_at_L) {
+        early.push_back(row.accuracy);
+        early_loss.push_back(row.loss);
+      } else if (4 * row.position > 3 * last_scored_at_L) {
+        late.push_back(row.accuracy);
+        late_loss.push_back(row.loss);
+      }
+    } else {
+      (row.position <= last_trained ? trained : beyond).push_back(row.accuracy);
+    }
+  }
+  b.early = mean_of(early);
+  b.late = mean_of(late);
+  b.early_loss = mean_of(early_loss);
+  b.late_loss = mean_of(late_loss);
+  b.trained = mean_of(trained);
+  b.beyond = mean_of(beyond);
+  for (const PositionCount& c : a.counts) {
+    if (c.scored > 0 && b.first_count == 0) b.first_count = c.scored;
+    if (c.position == last_trained) b.last_count = c.scored;
+  }
+  return b;
+}
+
+void c4(const ClaimContext& ctx, ClaimResult& r) {
+  MapReader s = ctx.settings();
+  const ExperimentSettings e = read_experiment_settings(s);
+  std::vector<std::string> absolute, compared;
+  int64_t long_length = 64;
+  double gap = 0.05;
+  s.read("absolute", absolute);
+  s.read("compared", compared);
+  s.read("long_length", long_length);
+  s.read("gap", gap);
+  s.finish({"experiment", "overrides", "absolute", "compared", "long_length", "gap"});
+  const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
+  std::string table =
+      "| scheme | seeds | accuracy, early positions | accuracy, last quarter | loss, early | loss, "
+      "last quarter | accuracy at n = {}: trained positions | beyond |\n"
+      "|---|--:|--:|--:|--:|--:|--:|--:|\n";
+  table = fmt::format(fmt::runtime(table), long_length);
+  std::vector<double> absolute_bias, absolute_trained, absolute_beyond;
+  nlohmann::json per_scheme = nlohmann::json::object();
+  int64_t first_count = 0, last_count = 0;
+  std::vector<std::string> schemes = absolute;
+  schemes.insert(schemes.end(), compared.begin(), compared.end());
+  for (const std::string& scheme : schemes) {
+    const Group& g = scheme_group(ctx, sweep, scheme);
+    std::vector<double> early, late, early_loss, late_loss, trained, beyond;
+    for (const std::string& run : g.runs) {
+      const PositionBias b = position_bias(run, long_length);
+      early.push_back(b.early);
+      late.push_back(b.late);
+      early_loss.push_back(b.early_loss);
+      late_loss.push_back(b.late_loss);
+      trained.push_back(b.trained);
+      beyond.push_back(b.beyond);
+      first_count = b.first_count;
+      last_count = b.last_count;
+      if (std::find(absolute.begin(), absolute.end(), scheme) != absolute.end()) {
+        absolute_bias.push_back(b.early - b.late);
+        absolute_trained.push_back(b.trained);
+        absolute_beyond.push_back(b.beyond);
+      }
+    }
+    table += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", scheme, g.runs.size(),
+                         format_stat(summarize(early), 3), format_stat(summarize(late), 3),
+                         format_stat(summarize(early_loss), 3),
+                         format_stat(summarize(late_loss), 3), format_stat(summarize(trained)),
+                         format_stat(summarize(beyond)));
+    per_scheme[scheme] = {{"early_accuracy", mean_of(early)},
+                          {"late_accuracy", mean_of(late)},
+                          {"early_loss", mean_of(early_loss)},
+                          {"late_loss", mean_of(late_loss)},
+                          {"accuracy_trained_positions", mean_of(trained)},
+                          {"accuracy_beyond", mean_of(beyond)}};
+  }
+  const double bias = mean_of(absolute_bias);
+  const double trained = mean_of(absolute_trained), beyond = mean_of(absolute_beyond);
+  const bool long_suffer = beyond <= 0.5 * trained;
+  r.verdict = bias >= gap ? Verdict::Supported : long_suffer ? Verdict::Mixed : Verdict::Refuted;
+  r.numbers = {{"bias_inside_training", bias},
+               {"absolute_accuracy_trained_positions", trained},
+               {"absolute_accuracy_beyond", beyond},
+               {"training_count_first_position", first_count},
+               {"training_count_last_position", last_count},
+               {"schemes", per_scheme}};
+  r.because = fmt::format(
+      "absolute schemes: early − late token accuracy inside the training lengths {} (the first "
+      "scored position was scored {}× in training, the last trained position {}×); at n = {}: {} at trained "
+      "positions, {} beyond",
+      fmt_number(bias), first_count, last_count, long_length, fmt_number(trained),
+      fmt_number(beyond));
+  r.details = fmt::format(
+      "Training lengths are uniform, so early positions are scored far more often than late "
+      "ones. Per run, on held-out sequences (the evaluation set, fixed by seed): token accuracy "
+      "and loss at the longest training length, over its first half of positions (early) and "
+      "its last quarter; then at n = {}, over positions that training scored and those it never "
+      "did. Mean ± std over seeds:\n\n{}\n{}",
+      long_length, table, sweep_details(sweep));
+}
+
+// ---- C14 -----------------------------------------------------------------------------------
+
+// What weight decay alone does to a parameter that never gets a gradient under AdamW: it is
+// multiplied by Π_s (1 − lr_s·λ) over the steps.
+double decay_only_factor(const ExperimentConfig& c) {
+  LrScheduleOptions o;
+  o.lr = c.training.lr;
+  o.warmup_steps = c.training.warmup;
+  o.total_steps = std::max<int64_t>(c.training.steps, std::max<int64_t>(c.training.warmup, 1));
+  o.decay = parse_lr_decay(c.training.schedule);
+  o.min_lr = c.training.min_lr;
+  const LrSchedule schedule(o);
+  double factor = 1;
+  for (int64_t step = 0; step < c.training.steps; ++step)
+    factor *= 1.0 - static_cast<double>(schedule.lr_at(step)) * c.training.weight_decay;
+  return factor;
+}
+
+struct RowMovement {
+  std::vector<double> distance;  // per row: ‖w_p − w0_p‖ / ‖w0_p‖
+  int64_t last_trained = -1;
+  int64_t width = 0;              // columns of pos.weight
+  double decay_distance = 0;      // 1 − Π(1 − lr·λ): the distance decay alone gives
+  double untrained_worst = 0;     // max over untrained rows |distance − decay_distance|
+};
+
+RowMovement row_movement(const std::string& run_dir) {
+  const TrainedRun run = load_trained_run(run_dir);
+  PELAB_CHECK(run.config.training.optimizer == "adamw",
+              "{}: C14 compares rows with AdamW's decay-only path; this run uses {}", run_dir,
+              run.config.training.optimizer);
+  const std::unique_ptr<Encoder> initial = initial_model(run.config);
+  const std::unique_ptr<Task> task = make_task(run.config.task.name, run.config.task.params);
+  const Tensor w = run.model->params().get("pos.weight");  // [max_len, d]
+  const Tensor w0 = initial->params().get("pos.weight");
+  const std::vector<float> a = w.to_vector(), b = w0.to_vector();
+  const int64_t rows = w.shape()[0], d = w.shape()[1];
+  RowMovement m;
+  m.width = d;
+  for (const PositionCount& c : training_position_counts(run.config, *task))
+    if (c.present > 0) m.last_trained = std::max(m.last_trained, c.position);
+  m.decay_distance = 1.0 - decay_only_factor(run.config);
+  for (int64_t p = 0; p < rows; ++p) {
+    double diff = 0, norm = 0;
+    for (int64_t c = 0; c < d; ++c) {
+      diff += std::pow(static_cast<double>(a[p * d + c]) - b[p * d + c], 2);
+      norm += std::pow(static_cast<double>(b[p * d + c]), 2);
+    }
+    m.distance.push_back(std::sqrt(diff / norm));
+    if (p > m.last_trained)
+      m.untrained_worst =
+          std::max(m.untrained_worst, std::abs(m.distance.back() - m.decay_distance));
+  }
+  return m;
+}
+
+void c14(const ClaimContext& ctx, ClaimResult& r) {
+  MapReader s = ctx.settings();
+  const ExperimentSettings e = read_experiment_settings(s);
+  double refuted_min = 0.5, supported_max = 0.1, decay_tolerance = 1e-4;
+  s.read("extrapolation_supported_max", supported_max);
+  s.read("extrapolation_refuted_min", refuted_min);
+  s.read("decay_tolerance", decay_tolerance);
+  s.finish({"experiment", "overrides", "extrapolation_supported_max",
+            "extrapolation_refuted_min", "decay_tolerance"});
+  const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
+  const Group& learned = scheme_group(ctx, sweep, "learned");
+  std::vector<RowMovement> moves;
+  for (const std::string& run : learned.runs) moves.push_back(row_movement(run));
+  PELAB_CHECK(!moves.empty(), "{}: no finished learned run", ctx.config.path);
+  double untrained_worst = 0;
+  std::vector<double> trained_rows;
+  for (const RowMovement& m : moves) {
+    untrained_worst = std::max(untrained_worst, m.untrained_worst);
+    for (int64_t p = 0; p <= m.last_trained; ++p) trained_rows.push_back(m.distance[p]);
+  }
+  const RowMovement& first = moves.front();
+  const int64_t rows = static_cast<int64_t>(first.distance.size());
+  const int64_t d = first.width;
+  const bool untouched = untrained_worst <= decay_tolerance;
+  const double extrapolation = learned.extrapolation.mean;
+  if (extrapolation <= supported_max && untouched)
+    r.verdict = Verdict::Supported;
+  else if (extrapolation >= refuted_min || !untouched)
+    r.verdict = Verdict::Refuted;
+  else
+    r.verdict = Verdict::Mixed;
+  r.numbers = {{"extrapolation", extrapolation},
+               {"extrapolation_std", learned.extrapolation.std},
+               {"in_distribution", learned.in_distribution.mean},
+               {"rows", rows},
+               {"last_trained_position", first.last_trained},
+               {"decay_only_distance", first.decay_distance},
+               {"untrained_rows_worst_deviation_from_decay", untrained_worst},
+               {"trained_rows_mean_distance", mean_of(trained_rows)},
+               {"groups", group_numbers(sweep.comparison)}};
+  r.because = fmt::format(
+      "learned: in-distribution {}, beyond the training lengths {}; rows past position {} moved "
+      "from their initial values exactly as weight decay alone predicts ({} relative, deviation "
+      "≤ {}), trained rows by {} on average",
+      format_stat(learned.in_distribution), format_stat(learned.extrapolation), first.last_trained,
+      fmt_number(first.decay_distance), fmt_number(untrained_worst),
+      fmt_number(mean_of(trained_rows)));
+  // The curve: each row's distance from its initial value, mean over seeds.
+  std::string data = "$rows << EOD\n";
+  for (int64_t p = 0; p < rows; ++p) {
+    std::vector<double> v;
+    for (const RowMovement& m : moves) v.push_back(m.distance[p]);
+    data += fmt::format("{} {}\n", p, gnuplot_number(mean_of(v)));
+  }
+  data += "EOD\n";
+  const std::string body =
+      data + fmt::format(
+                 "set xlabel 'position (row of pos.weight)'\nset ylabel '‖w − w_0‖ / ‖w_0‖ "
+                 "(mean over seeds)'\nset logscale y\nset grid\nset arrow from {0},graph 0 to "
+                 "{0},graph 1 nohead dashtype 2\nset label 'last trained position' at {0},graph "
+                 "0.95 offset 1,0\n",
+                 first.last_trained);
+  r.details = fmt::format(
+      "The table `pos.weight` has one row per position up to the longest length the run uses: "
+      "here {} rows of {} values ({} parameters), and it grows by {} parameters per extra "
+      "position. Rows beyond the last position training ever showed get no gradient; under AdamW "
+      "they only decay, by the factor Π(1 − lr·λ) = {} over the schedule.\n\n{}",
+      rows, d, rows * d, d, fmt_number(1 - first.decay_distance), sweep_details(sweep));
+  add_figures(ctx,
+              draw_figure(body,
+                          "plot $rows using 1:2 with linespoints title 'distance from the initial "
+                          "row'",
+                          ctx.dir, "row_movement"),
+              r);
+}
+
+// ---- C16 -----------------------------------------------------------------------------------
+
+void c16(const ClaimContext& ctx, ClaimResult& r) {
+  MapReader s = ctx.settings();
+  const ExperimentSettings e = read_experiment_settings(s);
+  std::vector<std::string> schemes;
+  double supported_max = 0.5, refuted_min = 1.0;
+  s.read("schemes", schemes);
+  s.read("supported_max", supported_max);
+  s.read("refuted_min", refuted_min);
+  s.finish({"experiment", "overrides", "schemes", "supported_max", "refuted_min"});
+  PELAB_CHECK(!schemes.empty() && schemes.front() == "sinusoidal",
+              "{}: settings.schemes must start with sinusoidal (the claim's scheme)",
+              ctx.config.path);
+  const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
+  std::string table =
+      "| scheme | when | token span dim | position dims (90% energy) | P's energy in the token "
+      "span | ÷ chance | tokens' energy in P's span | ÷ chance |\n|---|---|--:|--:|--:|--:|--:|--:|\n";
+  nlohmann::json per_scheme = nlohmann::json::object();
+  double sinusoidal_ratio = 0;
+  for (const std::string& scheme : schemes) {
+    const Group& g = scheme_group(ctx, sweep, scheme);
+    for (const bool trained : {false, true}) {
+      std::vector<double> pos_in_tok, tok_in_pos, pos_ratio, tok_ratio, token_rank, pos_rank;
+      for (const std::string& dir : g.runs) {
+        const TrainedRun run = load_trained_run(dir);
+        const std::unique_ptr<Encoder> initial = initial_model(run.config);
+        const std::unique_ptr<Task> task = make_task(run.config.task.name, run.config.task.params);
+        // The positions the run trained on.
+        int64_t positions = 0;
+        for (const PositionCount& c : training_position_counts(run.config, *task))
+          if (c.present > 0) positions = c.position + 1;
+        const std::optional<SubspaceOverlap> o =
+            subspace_overlap(trained ? *run.model : *initial, positions);
+        PELAB_CHECK(o.has_value(), "{}: {} adds no absolute encoding to measure", ctx.config.path,
+                    scheme);
+        pos_in_tok.push_back(o->position_in_tokens);
+        tok_in_pos.push_back(o->tokens_in_position);
+        pos_ratio.push_back(o->position_in_tokens / o->position_in_tokens_chance);
+        tok_ratio.push_back(o->tokens_in_position / o->tokens_in_position_chance);
+        token_rank.push_back(static_cast<double>(o->token_rank));
+        pos_rank.push_back(static_cast<double>(o->position_rank));
+      }
+      table += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", scheme,
+                           trained ? "trained" : "initial", fmt_number(mean_of(token_rank)),
+                           fmt_number(mean_of(pos_rank)), format_stat(summarize(pos_in_tok), 3),
+                           format_stat(summarize(pos_ratio)), format_stat(summarize(tok_in_pos), 3),
+                           format_stat(summarize(tok_ratio)));
+      per_scheme[scheme][trained ? "trained" : "initial"] = {
+          {"position_in_tokens", mean_of(pos_in_tok)},
+          {"position_in_tokens_over_chance", mean_of(pos_ratio)},
+          {"tokens_in_position", mean_of(tok_in_pos)},
+          {"tokens_in_position_over_chance", mean_of(tok_ratio)}};
+      if (scheme == "sinusoidal" && trained)
+        sinusoidal_ratio = (mean_of(pos_ratio) + mean_of(tok_ratio)) / 2;
+    }
+  }
+  r.verdict = sinusoidal_ratio <= supported_max ? Verdict::Supported
+              : sinusoidal_ratio >= refuted_min ? Verdict::Refuted
+                                                : Verdict::Mixed;
+  r.numbers = {{"sinusoidal_overlap_over_chance", sinusoidal_ratio}, {"schemes", per_scheme}};
+  r.because = fmt::format(
+      "after training, the sinusoidal encoding and the token embeddings share {} of the energy "
+      "a random subspace of the same dimension would (mean of both directions over seeds)",
+      fmt_number(sinusoidal_ratio));
+  r.details = fmt::format(
+      "Per run: the span of the token embeddings s_emb·E (as many dimensions as tokens), and "
+      "the principal directions holding 90% of the energy of the encoding P over the positions "
+      "the run trained on. The share of P's energy inside the token span, and of the tokens' "
+      "energy inside P's span, each divided by what a random subspace of that dimension would "
+      "hold (dimension ÷ d_model). 1 means no separation beyond chance, 0 separate subspaces, "
+      "as concatenating would give. At initialisation the embeddings are random.\n\n{}\n{}",
+      table, sweep_details(sweep));
+}
+
+}  // namespace
+
+void add_absolute_claims(std::vector<ClaimDef>& defs) {
+  defs.push_back({"C2", c2});
+  defs.push_back({"C3", c3});
+  defs.push_back({"C4", c4});
+  defs.push_back({"C14", c14});
+  defs.push_back({"C16", c16});
+}
+
+}  // namespace pelab::claims
