@@ -150,7 +150,8 @@ StepTiming time_training_steps(const ModelConfig& model_config, const Batch& bat
     const auto t0 = clock::now();
     step();
     ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
-    r.peak_tensor_mb = std::max(r.peak_tensor_mb, static_cast<double>(memory::peak_live_bytes()) / 1e6);
+    r.peak_tensor_mb =
+        std::max(r.peak_tensor_mb, static_cast<double>(memory::peak_live_bytes()) / 1e6);
     const double elapsed = std::chrono::duration<double>(clock::now() - start).count();
     if (static_cast<int>(ms.size()) >= o.min_steps && elapsed > o.max_seconds) break;
   }

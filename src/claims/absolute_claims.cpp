@@ -43,8 +43,7 @@ const Group& scheme_group(const ClaimContext& ctx, const ClaimSweep& sweep,
 }
 
 // An untrained model of `scheme` at width d_model, for analyses of the encoding alone.
-Encoder encoding_model(const std::string& scheme, int64_t d_model, int64_t max_len,
-                       uint64_t seed) {
+Encoder encoding_model(const std::string& scheme, int64_t d_model, int64_t max_len, uint64_t seed) {
   ModelConfig m;
   m.vocab_in = 8;
   m.vocab_out = 8;
@@ -197,8 +196,7 @@ void c2(const ClaimContext& ctx, ClaimResult& r) {
                {"groups", group_numbers(sweep.comparison)}};
   r.because = fmt::format(
       "to reach training loss {}: {} (post-LN; in a pre-LN model both equal `none` to {})",
-      fmt_number(loss_threshold), because,
-      fmt_number(std::max(index_vs_none, normalized_vs_none)));
+      fmt_number(loss_threshold), because, fmt_number(std::max(index_vs_none, normalized_vs_none)));
   r.details = fmt::format(
       "**As the notes write them, added to a pre-LN model, both guesses do nothing:** they add "
       "the same number to every column, and the first LayerNorm subtracts it. The logits of a "
@@ -215,9 +213,9 @@ void c2(const ClaimContext& ctx, ClaimResult& r) {
 
 struct EncodingProperties {
   std::string scheme;
-  EncodingSummary summary;    // at `positions` rows
-  double long_max_norm = 0;   // the largest ‖P(p)‖ up to long_positions
-  double length_change = 0;   // max_p<short ‖P_short(p) − P_positions(p)‖ / mean norm
+  EncodingSummary summary;   // at `positions` rows
+  double long_max_norm = 0;  // the largest ‖P(p)‖ up to long_positions
+  double length_change = 0;  // max_p<short ‖P_short(p) − P_positions(p)‖ / mean norm
   // The four properties, each a yes/no by a fixed tolerance (float32 rounding is ~1e-7).
   bool unique() const { return summary.min_distance > 1e-3 * summary.mean_norm; }
   bool bounded() const { return long_max_norm <= 1.001 * summary.max_norm; }
@@ -286,13 +284,12 @@ void c3(const ClaimContext& ctx, ClaimResult& r) {
       token_norm = p.summary.token_norm;
     }
     if (p.all()) with_all.push_back(scheme);
-    table += fmt::format("| {} | {}{} | {} → {}{} | {}{} | {}{} | {} |\n", scheme,
-                         fmt_number(p.summary.min_distance), mark(p.unique()),
-                         fmt_number(p.summary.max_norm), fmt_number(p.long_max_norm),
-                         mark(p.bounded()), fmt_number(p.length_change),
-                         mark(p.length_independent()),
-                         fmt_number(p.summary.mean_norm / p.summary.token_norm), mark(p.small()),
-                         p.all() ? "yes" : "no");
+    table += fmt::format(
+        "| {} | {}{} | {} → {}{} | {}{} | {}{} | {} |\n", scheme,
+        fmt_number(p.summary.min_distance), mark(p.unique()), fmt_number(p.summary.max_norm),
+        fmt_number(p.long_max_norm), mark(p.bounded()), fmt_number(p.length_change),
+        mark(p.length_independent()), fmt_number(p.summary.mean_norm / p.summary.token_norm),
+        mark(p.small()), p.all() ? "yes" : "no");
     properties.push_back({{"scheme", scheme},
                           {"min_distance", p.summary.min_distance},
                           {"max_norm", p.summary.max_norm},
@@ -304,8 +301,10 @@ void c3(const ClaimContext& ctx, ClaimResult& r) {
                           {"length_independent", p.length_independent()},
                           {"small", p.small()}});
   }
-  PELAB_CHECK(sinusoidal_norm > 0, "{}: settings.schemes must include sinusoidal (the scale "
-              "sweep's norms are sinusoidal's)", ctx.config.path);
+  PELAB_CHECK(sinusoidal_norm > 0,
+              "{}: settings.schemes must include sinusoidal (the scale "
+              "sweep's norms are sinusoidal's)",
+              ctx.config.path);
 
   // (b) The scale sweep: sinusoidal at positional.scale s, position ÷ content = s·‖P‖/‖token‖.
   const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
@@ -318,8 +317,9 @@ void c3(const ClaimContext& ctx, ClaimResult& r) {
   std::sort(by_scale.begin(), by_scale.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   const Group* at_one = nullptr;
-  std::string scale_table = "| positional.scale | ‖position‖ ÷ ‖token‖ | in-distribution | "
-                            "beyond training |\n|--:|--:|--:|--:|\n";
+  std::string scale_table =
+      "| positional.scale | ‖position‖ ÷ ‖token‖ | in-distribution | "
+      "beyond training |\n|--:|--:|--:|--:|\n";
   nlohmann::json scales = nlohmann::json::array();
   for (const auto& [scale, g] : by_scale) {
     if (scale == 1.0) at_one = g;
@@ -364,9 +364,9 @@ void c3(const ClaimContext& ctx, ClaimResult& r) {
 // ---- C4 ------------------------------------------------------------------------------------
 
 struct PositionBias {
-  double early = 0, late = 0;        // token accuracy at the longest training length
+  double early = 0, late = 0;  // token accuracy at the longest training length
   double early_loss = 0, late_loss = 0;
-  double trained = 0, beyond = 0;    // token accuracy at the long length, by position
+  double trained = 0, beyond = 0;           // token accuracy at the long length, by position
   int64_t first_count = 0, last_count = 0;  // training counts of the first and last position
 };
 
@@ -382,7 +382,8 @@ PositionBias position_bias(const std::string& run_dir, int64_t long_length) {
   std::vector<double> early, late, early_loss, late_loss, trained, beyond;
   int64_t last_scored_at_L = -1;
   for (const PositionRow& row : a.rows)
-    if (row.length == L && row.scored > 0) last_scored_at_L = std::max(last_scored_at_L, row.position);
+    if (row.length == L && row.scored > 0)
+      last_scored_at_L = std::max(last_scored_at_L, row.position);
   for (const PositionRow& row : a.rows) {
     if (row.scored == 0) continue;
     if (row.length == L) {
@@ -451,11 +452,11 @@ void c4(const ClaimContext& ctx, ClaimResult& r) {
         absolute_beyond.push_back(b.beyond);
       }
     }
-    table += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", scheme, g.runs.size(),
-                         format_stat(summarize(early), 3), format_stat(summarize(late), 3),
-                         format_stat(summarize(early_loss), 3),
-                         format_stat(summarize(late_loss), 3), format_stat(summarize(trained)),
-                         format_stat(summarize(beyond)));
+    table +=
+        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", scheme, g.runs.size(),
+                    format_stat(summarize(early), 3), format_stat(summarize(late), 3),
+                    format_stat(summarize(early_loss), 3), format_stat(summarize(late_loss), 3),
+                    format_stat(summarize(trained)), format_stat(summarize(beyond)));
     per_scheme[scheme] = {{"early_accuracy", mean_of(early)},
                           {"late_accuracy", mean_of(late)},
                           {"early_loss", mean_of(early_loss)},
@@ -475,7 +476,8 @@ void c4(const ClaimContext& ctx, ClaimResult& r) {
                {"schemes", per_scheme}};
   r.because = fmt::format(
       "absolute schemes: early − late token accuracy inside the training lengths {} (the first "
-      "scored position was scored {}× in training, the last trained position {}×); at n = {}: {} at trained "
+      "scored position was scored {}× in training, the last trained position {}×); at n = {}: {} "
+      "at trained "
       "positions, {} beyond",
       fmt_number(bias), first_count, last_count, long_length, fmt_number(trained),
       fmt_number(beyond));
@@ -509,9 +511,9 @@ double decay_only_factor(const ExperimentConfig& c) {
 struct RowMovement {
   std::vector<double> distance;  // per row: ‖w_p − w0_p‖ / ‖w0_p‖
   int64_t last_trained = -1;
-  int64_t width = 0;              // columns of pos.weight
-  double decay_distance = 0;      // 1 − Π(1 − lr·λ): the distance decay alone gives
-  double untrained_worst = 0;     // max over untrained rows |distance − decay_distance|
+  int64_t width = 0;           // columns of pos.weight
+  double decay_distance = 0;   // 1 − Π(1 − lr·λ): the distance decay alone gives
+  double untrained_worst = 0;  // max over untrained rows |distance − decay_distance|
 };
 
 RowMovement row_movement(const std::string& run_dir) {
@@ -551,8 +553,8 @@ void c14(const ClaimContext& ctx, ClaimResult& r) {
   s.read("extrapolation_supported_max", supported_max);
   s.read("extrapolation_refuted_min", refuted_min);
   s.read("decay_tolerance", decay_tolerance);
-  s.finish({"experiment", "overrides", "extrapolation_supported_max",
-            "extrapolation_refuted_min", "decay_tolerance"});
+  s.finish({"experiment", "overrides", "extrapolation_supported_max", "extrapolation_refuted_min",
+            "decay_tolerance"});
   const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
   const Group& learned = scheme_group(ctx, sweep, "learned");
   std::vector<RowMovement> moves;
@@ -637,7 +639,8 @@ void c16(const ClaimContext& ctx, ClaimResult& r) {
   const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
   std::string table =
       "| scheme | when | token span dim | position dims (90% energy) | P's energy in the token "
-      "span | ÷ chance | tokens' energy in P's span | ÷ chance |\n|---|---|--:|--:|--:|--:|--:|--:|\n";
+      "span | ÷ chance | tokens' energy in P's span | ÷ chance "
+      "|\n|---|---|--:|--:|--:|--:|--:|--:|\n";
   nlohmann::json per_scheme = nlohmann::json::object();
   double sinusoidal_ratio = 0;
   for (const std::string& scheme : schemes) {

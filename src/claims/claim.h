@@ -35,6 +35,9 @@ struct ClaimContext {
   std::string rel_dir;  // <id>: the same, relative to OUT (for links in the report)
   // The settings, read strictly: unknown keys are errors naming the config's file and line.
   MapReader settings() const { return MapReader(config.settings, config.path, "settings"); }
+  // The experiments the claim ran (config, overrides, runs directory), recorded by
+  // run_claim_sweep for claims.json.
+  mutable nlohmann::json experiments = nlohmann::json::array();
 };
 
 // A claim's measurement and verdict: fills verdict, because, numbers, details, figures.
@@ -72,7 +75,7 @@ ExperimentSettings read_experiment_settings(MapReader& settings);
 // A finished run of a claim's sweep, as the analyses need it.
 struct TrainedRun {
   std::string dir;
-  ExperimentConfig config;        // its resolved config.yaml
+  ExperimentConfig config;         // its resolved config.yaml
   std::unique_ptr<Encoder> model;  // its final checkpoint
 };
 TrainedRun load_trained_run(const std::string& dir);

@@ -101,7 +101,7 @@ void c7(const ClaimContext& ctx, ClaimResult& r) {
   }
   const int64_t n = static_cast<int64_t>(lengths.size());
   const bool relative_part = relative_slowest == n, rotary_part = rotary_minimal == n;
-  r.verdict = relative_part && rotary_part    ? Verdict::Supported
+  r.verdict = relative_part && rotary_part     ? Verdict::Supported
               : !relative_part && !rotary_part ? Verdict::Refuted
                                                : Verdict::Mixed;
   r.numbers = {{"cases", cases},
@@ -137,8 +137,8 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
   s.read("costlier_by", costlier_by);
   s.read("min_steps", min_steps);
   s.read("max_seconds", max_seconds);
-  s.finish({"experiment", "add_overrides", "concat_overrides", "in_distribution_min",
-            "costlier_by", "min_steps", "max_seconds"});
+  s.finish({"experiment", "add_overrides", "concat_overrides", "in_distribution_min", "costlier_by",
+            "min_steps", "max_seconds"});
   const ClaimSweep add = run_claim_sweep(ctx, experiment, add_overrides);
   const ClaimSweep concat = run_claim_sweep(ctx, experiment, concat_overrides);
 
@@ -156,8 +156,8 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
       const int64_t T = run.config.task.max_length, B = run.config.training.batch_size;
       const BenchConfig c{
           "claim", m.d_model, m.layers, m.heads, T, B, std::min(m.vocab_in, m.vocab_out)};
-      const StepTiming t = time_training_steps(m, bench_batch(c, 0),
-                                               claim_timing(min_steps, max_seconds));
+      const StepTiming t =
+          time_training_steps(m, bench_batch(c, 0), claim_timing(min_steps, max_seconds));
       const double gflop = bench_matmul_flops(c, m.positional.type) / 1e9;
       const std::string scheme = m.positional.type, combine = m.positional.combine;
       if (sweep == &add) {
@@ -168,10 +168,10 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
       }
       all_work = all_work && g.in_distribution.mean >= in_distribution_min;
       any_fails = any_fails || g.in_distribution.mean < 0.5;
-      table += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", scheme, combine,
-                           m.d_model, run.model->params().count(), fmt_number(gflop),
-                           fmt_number(t.ms_median), format_stat(g.in_distribution),
-                           format_stat(g.extrapolation));
+      table +=
+          fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", scheme, combine, m.d_model,
+                      run.model->params().count(), fmt_number(gflop), fmt_number(t.ms_median),
+                      format_stat(g.in_distribution), format_stat(g.extrapolation));
       rows.push_back({{"scheme", scheme},
                       {"combine", combine},
                       {"d_model", m.d_model},

@@ -60,8 +60,8 @@ void c6(const ClaimContext& ctx, ClaimResult& r) {
   s.read("in_distribution_min", in_distribution_min);
   s.read("supported_min", supported_min);
   s.read("refuted_max", refuted_max);
-  s.finish({"experiment", "overrides", "parameter_lengths", "in_distribution_min",
-            "supported_min", "refuted_max"});
+  s.finish({"experiment", "overrides", "parameter_lengths", "in_distribution_min", "supported_min",
+            "refuted_max"});
   const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
 
   // (a) Parameters: the relative tables against length (none) and against k (linear).
@@ -112,8 +112,8 @@ void c6(const ClaimContext& ctx, ClaimResult& r) {
     ++learned_ks;
     if (g->extrapolation.mean >= supported_min) ++good;
     if (g->extrapolation.mean <= refuted_max) ++bad;
-    judged += fmt::format("{}k = {}: {}", judged.empty() ? "" : "; ", k,
-                          format_stat(g->extrapolation));
+    judged +=
+        fmt::format("{}k = {}: {}", judged.empty() ? "" : "; ", k, format_stat(g->extrapolation));
   }
   if (!constant_in_length)
     r.verdict = Verdict::Refuted;
@@ -185,8 +185,8 @@ void c15(const ClaimContext& ctx, ClaimResult& r) {
     const Stat st = window_stat(scheme);
     if (st.mean >= best_absolute + margin) ++better;
     best_claimed = std::max(best_claimed, st.mean);
-    claimed_text += fmt::format("{}{} {}", claimed_text.empty() ? "" : ", ", scheme,
-                                format_stat(st));
+    claimed_text +=
+        fmt::format("{}{} {}", claimed_text.empty() ? "" : ", ", scheme, format_stat(st));
   }
   const int64_t n_claimed = static_cast<int64_t>(claimed.size());
   const bool learned = std::max(best_claimed, best_absolute) >= learned_min;
@@ -202,8 +202,9 @@ void c15(const ClaimContext& ctx, ClaimResult& r) {
   r.because = fmt::format(
       "sequence accuracy at distances {}–{} (trained on): {}; best absolute scheme {} {}{}",
       window[0], window[1], claimed_text, best_name, fmt_number(best_absolute),
-      learned ? "" : fmt::format(" (no scheme reached {}: not learned at these settings)",
-                                 fmt_number(learned_min)));
+      learned ? ""
+              : fmt::format(" (no scheme reached {}: not learned at these settings)",
+                            fmt_number(learned_min)));
   r.details = fmt::format(
       "The answer is the token D positions before a marker whose own position varies; D is the "
       "problem size, so accuracy by size is accuracy by distance. The verdict reads the longest "

@@ -11,8 +11,8 @@
 #include "claims/claim.h"
 #include "pelab/core/error.h"
 #include "pelab/experiment/sweep.h"
-#include "pelab/nn/checkpoint.h"
 #include "pelab/io/atomic_file.h"
+#include "pelab/nn/checkpoint.h"
 
 namespace pelab {
 
@@ -80,6 +80,8 @@ ClaimSweep run_claim_sweep(const ClaimContext& ctx, const std::string& experimen
   PELAB_CHECK(result.failed == 0 && result.exit_code() == 0,
               "{}: the experiment's sweep did not finish ({}); see {}", ctx.config.id,
               result.tally(), so.out_dir);
+  ctx.experiments.push_back(
+      {{"config", cs.config}, {"overrides", overrides}, {"runs", cs.runs_dir}});
   CompareOptions co;
   co.dirs = {so.out_dir};
   co.out_dir = so.out_dir;
@@ -145,8 +147,9 @@ std::string sweep_details(const ClaimSweep& sweep) {
       "`{}`{} (runs in `{}`). Sequence accuracy by problem size (sizes marked * were trained "
       "on), mean ± std over seeds:\n\n{}\n",
       sweep.config,
-      sweep.overrides.empty() ? ""
-                              : fmt::format(" with overrides `{}`", fmt::join(sweep.overrides, " ")),
+      sweep.overrides.empty()
+          ? ""
+          : fmt::format(" with overrides `{}`", fmt::join(sweep.overrides, " ")),
       sweep.runs_dir, sweep.table);
   for (const std::string& f : sweep.figures) md += fmt::format("![{}]({})\n", f, f);
   return md;
@@ -268,6 +271,7 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
     const ClaimContext ctx{config, options, (fs::path(options.out) / def->id).string(), def->id};
     ensure_directory(ctx.dir);
     def->run(ctx, r);
+    r.experiments = ctx.experiments;
     results.push_back(std::move(r));
   }
 
@@ -290,6 +294,7 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
                            {"statement", r.statement},
                            {"sources", r.sources},
                            {"config", r.config},
+                           {"experiments", r.experiments},
                            {"rule", r.rule},
                            {"verdict", to_string(r.verdict)},
                            {"because", r.because},

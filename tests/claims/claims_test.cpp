@@ -2,6 +2,8 @@
 // `pelab reproduce` on the claims that need no training.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -119,6 +121,19 @@ TEST(ReproduceSlow, QuickRunsEveryClaimAndReusesRuns) {
   const nlohmann::json j = nlohmann::json::parse(in);
   EXPECT_EQ(j["claims"].size(), claim_ids().size());
   EXPECT_TRUE(j["quick"].get<bool>());
+  std::map<std::string, std::string> runs_of;  // claim → its (first) experiment's runs
+  for (const nlohmann::json& c : j["claims"]) {
+    const std::string id = c["id"];
+    const std::string verdict = c["verdict"];
+    EXPECT_TRUE(verdict == "supported" || verdict == "refuted" || verdict == "mixed") << id;
+    EXPECT_FALSE(c["because"].get<std::string>().empty()) << id;
+    for (const nlohmann::json& f : c["figures"])
+      EXPECT_TRUE(fs::exists(fs::path(out) / f.get<std::string>())) << id << ": " << f;
+    if (!c["experiments"].empty()) runs_of[id] = c["experiments"][0]["runs"];
+  }
+  // The claims on the default comparison's runs share them rather than training them again.
+  for (const std::string id : {"C4", "C14", "C16"}) EXPECT_EQ(runs_of[id], runs_of["C5"]) << id;
+  EXPECT_NE(runs_of["C1"], runs_of["C5"]);
   auto [again, output2] = testing::shell(cmd);
   ASSERT_EQ(again, 0) << output2;
   EXPECT_EQ(output2.find("start "), std::string::npos) << "a finished run was trained again";

@@ -23,6 +23,7 @@ struct ClaimResult {
   std::string sources;    // the notes it comes from
   std::string config;     // the claim's config file
   std::string rule;       // the verdict rule, in words (from its config)
+  nlohmann::json experiments = nlohmann::json::array();  // trained: config, overrides, runs
   Verdict verdict = Verdict::Mixed;
   std::string because;     // one line: the numbers the rule compared
   nlohmann::json numbers;  // the key numbers
