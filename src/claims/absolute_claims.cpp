@@ -118,24 +118,34 @@ PlotResult draw_loss_curves(const ClaimSweep& sweep, const std::string& out_dir)
   return draw_figure(body, plot, out_dir, "loss_curves");
 }
 
-// Per run of a group: the first logged step whose training loss is at most `threshold` (a run
-// that never gets there counts as its last step plus one logging interval).
-Stat steps_to_loss(const Group& g, double threshold) {
+// Per run of a group: the first logged step whose training loss is at most `threshold`. A run
+// that never gets there counts as its last step plus one logging interval (a lower bound), and
+// is counted in `not_reached`.
+struct StepsToLoss {
+  Stat steps;
+  int64_t not_reached = 0;
+};
+StepsToLoss steps_to_loss(const Group& g, double threshold) {
   std::vector<double> steps;
+  StepsToLoss out;
   for (const std::string& run : g.runs) {
     const auto curve = loss_curve(run);
-    double reached = 0;
+    PELAB_CHECK(!curve.empty(), "{}: metrics.jsonl logs no training loss", run);
+    double reached = -1;
     for (const auto& [step, loss] : curve)
       if (loss <= threshold) {
         reached = static_cast<double>(step);
         break;
       }
-    if (reached == 0 && !curve.empty())
+    if (reached < 0) {
+      ++out.not_reached;
       reached = static_cast<double>(curve.back().first +
                                     (curve.size() > 1 ? curve[1].first - curve[0].first : 1));
+    }
     steps.push_back(reached);
   }
-  return summarize(steps);
+  out.steps = summarize(steps);
+  return out;
 }
 
 void add_figures(const ClaimContext& ctx, const PlotResult& plot, ClaimResult& r) {
@@ -161,17 +171,20 @@ void c2(const ClaimContext& ctx, ClaimResult& r) {
   const double normalized_vs_none = relative_logit_difference("normalized", "none");
   const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
   const Group& sinusoidal = scheme_group(ctx, sweep, "sinusoidal");
-  const Stat reference_steps = steps_to_loss(sinusoidal, loss_threshold);
+  const StepsToLoss reference = steps_to_loss(sinusoidal, loss_threshold);
   // Hurt: trains at least slower_factor× slower than sinusoidal, or ends gap below it.
   auto hurt = [&](const Group& g) {
-    return steps_to_loss(g, loss_threshold).mean >= slower_factor * reference_steps.mean ||
+    return steps_to_loss(g, loss_threshold).steps.mean >= slower_factor * reference.steps.mean ||
            g.in_distribution.mean <= sinusoidal.in_distribution.mean - gap;
   };
   const bool index_hurt = hurt(scheme_group(ctx, sweep, "index"));
   const bool normalized_hurt = hurt(scheme_group(ctx, sweep, "normalized"));
-  r.verdict = index_hurt && normalized_hurt     ? Verdict::Supported
-              : !index_hurt && !normalized_hurt ? Verdict::Refuted
-                                                : Verdict::Mixed;
+  if (reference.not_reached > 0)
+    r.verdict = Verdict::Mixed;  // the reference never trained to the threshold: no yardstick
+  else
+    r.verdict = index_hurt && normalized_hurt     ? Verdict::Supported
+                : !index_hurt && !normalized_hurt ? Verdict::Refuted
+                                                  : Verdict::Mixed;
   std::string table = fmt::format(
       "| scheme | steps to training loss ≤ {} | in-distribution | beyond training |\n"
       "|---|--:|--:|--:|\n",
@@ -179,13 +192,21 @@ void c2(const ClaimContext& ctx, ClaimResult& r) {
   nlohmann::json steps = nlohmann::json::object();
   std::string because;
   for (const Group& g : sweep.comparison.groups) {
-    const Stat st = steps_to_loss(g, loss_threshold);
-    steps[g.label] = {{"mean", st.mean}, {"std", st.std}, {"values", st.values}};
-    table += fmt::format("| {} | {} | {} | {} |\n", g.label, format_stat(st, 0),
+    const StepsToLoss st = steps_to_loss(g, loss_threshold);
+    const std::string steps_text =
+        format_stat(st.steps, 0) + " steps" +
+        (st.not_reached ? fmt::format(" (a lower bound: {} of {} runs never got there)",
+                                      st.not_reached, g.runs.size())
+                        : "");
+    steps[g.label] = {{"mean", st.steps.mean},
+                      {"std", st.steps.std},
+                      {"values", st.steps.values},
+                      {"runs_not_reaching", st.not_reached}};
+    table += fmt::format("| {} | {} | {} | {} |\n", g.label, steps_text,
                          format_stat(g.in_distribution), format_stat(g.extrapolation));
     if (g.label != "none")
-      because += fmt::format("{}{} {} steps ({} in-distribution)", because.empty() ? "" : ", ",
-                             g.label, format_stat(st, 0), format_stat(g.in_distribution));
+      because += fmt::format("{}{} {}, {} in-distribution", because.empty() ? "" : "; ", g.label,
+                             steps_text, format_stat(g.in_distribution));
   }
   r.numbers = {{"steps_to_loss", steps},
                {"loss_threshold", loss_threshold},
@@ -197,15 +218,18 @@ void c2(const ClaimContext& ctx, ClaimResult& r) {
   r.because = fmt::format(
       "to reach training loss {}: {} (post-LN; in a pre-LN model both equal `none` to {})",
       fmt_number(loss_threshold), because, fmt_number(std::max(index_vs_none, normalized_vs_none)));
+  const bool removed = std::max(index_vs_none, normalized_vs_none) < 1e-5;
   r.details = fmt::format(
-      "**As the notes write them, added to a pre-LN model, both guesses do nothing:** they add "
-      "the same number to every column, and the first LayerNorm subtracts it. The logits of a "
-      "pre-LN encoder with `index` differ from the same encoder with `none` by {} of their "
-      "largest value (`normalized`: {}), float rounding only. The experiment therefore uses a "
-      "post-LN model, where attention sees the added values before any normalisation, and a "
-      "bidirectional one, where (unlike under a causal mask) order comes from the encoding "
-      "alone.\n\n{}\n**Training.** {}",
-      fmt_number(index_vs_none), fmt_number(normalized_vs_none), table, sweep_details(sweep));
+      "**As the notes write them, added to a pre-LN model:** both add the same number to every "
+      "column, which the first LayerNorm subtracts. The logits of a pre-LN encoder with `index` "
+      "differ from the same encoder with `none` by {} of their largest value (`normalized`: "
+      "{}){}. The experiment uses a post-LN model, where attention sees the added values before "
+      "any normalisation, and a bidirectional one, where (unlike under a causal mask) order "
+      "comes from the encoding alone.\n\n{}\n**Training.** {}",
+      fmt_number(index_vs_none), fmt_number(normalized_vs_none),
+      removed ? ": float rounding, so in pre-LN they carry no position at all"
+              : ": more than float rounding",
+      table, sweep_details(sweep));
   add_figures(ctx, draw_loss_curves(sweep, ctx.dir), r);
 }
 
@@ -444,9 +468,9 @@ void c4(const ClaimContext& ctx, ClaimResult& r) {
       late_loss.push_back(b.late_loss);
       trained.push_back(b.trained);
       beyond.push_back(b.beyond);
-      first_count = b.first_count;
-      last_count = b.last_count;
       if (std::find(absolute.begin(), absolute.end(), scheme) != absolute.end()) {
+        first_count = b.first_count;  // the same for every run: one training stream per seed
+        last_count = b.last_count;
         absolute_bias.push_back(b.early - b.late);
         absolute_trained.push_back(b.trained);
         absolute_beyond.push_back(b.beyond);
@@ -466,6 +490,10 @@ void c4(const ClaimContext& ctx, ClaimResult& r) {
   }
   const double bias = mean_of(absolute_bias);
   const double trained = mean_of(absolute_trained), beyond = mean_of(absolute_beyond);
+  PELAB_CHECK(std::isfinite(bias) && std::isfinite(trained) && std::isfinite(beyond),
+              "{}: nothing to compare (settings.absolute needs a scheme, the longest training "
+              "length scored positions in both windows, and long_length {} must exceed it)",
+              ctx.config.path, long_length);
   const bool long_suffer = beyond <= 0.5 * trained;
   r.verdict = bias >= gap ? Verdict::Supported : long_suffer ? Verdict::Mixed : Verdict::Refuted;
   r.numbers = {{"bias_inside_training", bias},
@@ -482,12 +510,13 @@ void c4(const ClaimContext& ctx, ClaimResult& r) {
       fmt_number(bias), first_count, last_count, long_length, fmt_number(trained),
       fmt_number(beyond));
   r.details = fmt::format(
-      "Training lengths are uniform, so early positions are scored far more often than late "
-      "ones. Per run, on held-out sequences (the evaluation set, fixed by seed): token accuracy "
+      "Training lengths are uniform: the first scored position was scored {}× in training, the "
+      "last trained one {}×. Per run, on held-out sequences (the evaluation set, fixed by seed): "
+      "token accuracy "
       "and loss at the longest training length, over its first half of positions (early) and "
       "its last quarter; then at n = {}, over positions that training scored and those it never "
       "did. Mean ± std over seeds:\n\n{}\n{}",
-      long_length, table, sweep_details(sweep));
+      first_count, last_count, long_length, table, sweep_details(sweep));
 }
 
 // ---- C14 -----------------------------------------------------------------------------------
@@ -504,7 +533,9 @@ double decay_only_factor(const ExperimentConfig& c) {
   const LrSchedule schedule(o);
   double factor = 1;
   for (int64_t step = 0; step < c.training.steps; ++step)
-    factor *= 1.0 - static_cast<double>(schedule.lr_at(step)) * c.training.weight_decay;
+    // As the optimizer applies it: the factor rounded to float each step.
+    factor *= static_cast<double>(static_cast<float>(
+        1.0 - static_cast<double>(schedule.lr_at(step)) * c.training.weight_decay));
   return factor;
 }
 
@@ -512,8 +543,9 @@ struct RowMovement {
   std::vector<double> distance;  // per row: ‖w_p − w0_p‖ / ‖w0_p‖
   int64_t last_trained = -1;
   int64_t width = 0;           // columns of pos.weight
-  double decay_distance = 0;   // 1 − Π(1 − lr·λ): the distance decay alone gives
-  double untrained_worst = 0;  // max over untrained rows |distance − decay_distance|
+  double decay_factor = 1;     // f = Π(1 − lr·λ): what decay alone leaves of a row
+  int64_t untrained_rows = 0;  // rows past the last trained position
+  double untrained_worst = 0;  // max over them ‖w_p − f·w0_p‖ / ‖w0_p‖ (0: decay alone)
 };
 
 RowMovement row_movement(const std::string& run_dir) {
@@ -531,17 +563,20 @@ RowMovement row_movement(const std::string& run_dir) {
   m.width = d;
   for (const PositionCount& c : training_position_counts(run.config, *task))
     if (c.present > 0) m.last_trained = std::max(m.last_trained, c.position);
-  m.decay_distance = 1.0 - decay_only_factor(run.config);
+  m.decay_factor = decay_only_factor(run.config);
   for (int64_t p = 0; p < rows; ++p) {
-    double diff = 0, norm = 0;
+    double diff = 0, off_decay = 0, norm = 0;
     for (int64_t c = 0; c < d; ++c) {
-      diff += std::pow(static_cast<double>(a[p * d + c]) - b[p * d + c], 2);
-      norm += std::pow(static_cast<double>(b[p * d + c]), 2);
+      const double now = a[p * d + c], before = b[p * d + c];
+      diff += std::pow(now - before, 2);
+      off_decay += std::pow(now - m.decay_factor * before, 2);
+      norm += before * before;
     }
     m.distance.push_back(std::sqrt(diff / norm));
-    if (p > m.last_trained)
-      m.untrained_worst =
-          std::max(m.untrained_worst, std::abs(m.distance.back() - m.decay_distance));
+    if (p > m.last_trained) {
+      ++m.untrained_rows;
+      m.untrained_worst = std::max(m.untrained_worst, std::sqrt(off_decay / norm));
+    }
   }
   return m;
 }
@@ -561,14 +596,20 @@ void c14(const ClaimContext& ctx, ClaimResult& r) {
   for (const std::string& run : learned.runs) moves.push_back(row_movement(run));
   PELAB_CHECK(!moves.empty(), "{}: no finished learned run", ctx.config.path);
   double untrained_worst = 0;
+  int64_t untrained_rows = 0;
   std::vector<double> trained_rows;
   for (const RowMovement& m : moves) {
     untrained_worst = std::max(untrained_worst, m.untrained_worst);
+    untrained_rows += m.untrained_rows;
     for (int64_t p = 0; p <= m.last_trained; ++p) trained_rows.push_back(m.distance[p]);
   }
   const RowMovement& first = moves.front();
   const int64_t rows = static_cast<int64_t>(first.distance.size());
   const int64_t d = first.width;
+  PELAB_CHECK(untrained_rows > 0,
+              "{}: learned's table has no row past the last trained position (evaluate longer "
+              "than training, so that it does)",
+              ctx.config.path);
   const bool untouched = untrained_worst <= decay_tolerance;
   const double extrapolation = learned.extrapolation.mean;
   if (extrapolation <= supported_max && untouched)
@@ -582,16 +623,18 @@ void c14(const ClaimContext& ctx, ClaimResult& r) {
                {"in_distribution", learned.in_distribution.mean},
                {"rows", rows},
                {"last_trained_position", first.last_trained},
-               {"decay_only_distance", first.decay_distance},
+               {"decay_only_factor", first.decay_factor},
                {"untrained_rows_worst_deviation_from_decay", untrained_worst},
+               {"untrained_rows_moved_by_decay_alone", untouched},
                {"trained_rows_mean_distance", mean_of(trained_rows)},
                {"groups", group_numbers(sweep.comparison)}};
   r.because = fmt::format(
-      "learned: in-distribution {}, beyond the training lengths {}; rows past position {} moved "
-      "from their initial values exactly as weight decay alone predicts ({} relative, deviation "
-      "≤ {}), trained rows by {} on average",
-      format_stat(learned.in_distribution), format_stat(learned.extrapolation), first.last_trained,
-      fmt_number(first.decay_distance), fmt_number(untrained_worst),
+      "learned: in-distribution {}, beyond the training lengths {}; the {} rows past position {} "
+      "{} weight decay alone (largest ‖w − f·w₀‖/‖w₀‖ {}, f = {}), trained rows moved by {} on "
+      "average",
+      format_stat(learned.in_distribution), format_stat(learned.extrapolation), untrained_rows,
+      first.last_trained, untouched ? "moved from their initial values by" : "moved by more than",
+      fmt_number(untrained_worst), fmt_number(first.decay_factor),
       fmt_number(mean_of(trained_rows)));
   // The curve: each row's distance from its initial value, mean over seeds.
   std::string data = "$rows << EOD\n";
@@ -611,9 +654,11 @@ void c14(const ClaimContext& ctx, ClaimResult& r) {
   r.details = fmt::format(
       "The table `pos.weight` has one row per position up to the longest length the run uses: "
       "here {} rows of {} values ({} parameters), and it grows by {} parameters per extra "
-      "position. Rows beyond the last position training ever showed get no gradient; under AdamW "
-      "they only decay, by the factor Π(1 − lr·λ) = {} over the schedule.\n\n{}",
-      rows, d, rows * d, d, fmt_number(1 - first.decay_distance), sweep_details(sweep));
+      "position. A row that never gets a gradient is, under AdamW, only multiplied by "
+      "f = Π(1 − lr·λ) = {} over the schedule; the rule checks each row past the last position "
+      "training showed against f·w₀ (over {} runs, {} such rows).\n\n{}",
+      rows, d, rows * d, d, fmt_number(first.decay_factor), moves.size(), untrained_rows,
+      sweep_details(sweep));
   add_figures(ctx,
               draw_figure(body,
                           "plot $rows using 1:2 with linespoints title 'distance from the initial "

@@ -132,6 +132,7 @@ TEST(ReproduceSlow, QuickRunsEveryClaimAndReusesRuns) {
     if (!c["experiments"].empty()) runs_of[id] = c["experiments"][0]["runs"];
   }
   // The claims on the default comparison's runs share them rather than training them again.
+  ASSERT_FALSE(runs_of["C5"].empty());
   for (const std::string id : {"C4", "C14", "C16"}) EXPECT_EQ(runs_of[id], runs_of["C5"]) << id;
   EXPECT_NE(runs_of["C1"], runs_of["C5"]);
   auto [again, output2] = testing::shell(cmd);
