@@ -57,8 +57,9 @@ With the shipped groups (`configs/positional/`):
   expected to work by construction.
 - **relative** (Shaw, `max_distance: 16`) — offsets beyond 16 are clipped together. Tasks
   whose answer sits at an offset that grows with n (copy: n + 1; reverse; duplicate: up to
-  3n; missing_duplicate: n; long_range: D = n; even_pairs: the first token) cannot be
-  represented once that offset passes 16 — already at the top of the training range.
+  3n; missing_duplicate: n; even_pairs: the first token) cannot be represented once that
+  offset passes 16 — already at the top of the training range; nor can long_range with
+  `task.distance` above 16 (its survey config uses 8).
 - **t5** (`num_buckets: 32`, `max_distance: 128`) — offsets below 8 (each sign) have their
   own bucket, larger ones share logarithmically wider buckets, and everything beyond 128
   shares one: exact long offsets are not representable, only their rough size.

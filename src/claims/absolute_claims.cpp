@@ -148,16 +148,6 @@ StepsToLoss steps_to_loss(const Group& g, double threshold) {
   return out;
 }
 
-void add_figures(const ClaimContext& ctx, const PlotResult& plot, ClaimResult& r) {
-  for (const std::string& f : plot.written)
-    if (f.size() > 4 && f.substr(f.size() - 4) == ".png") {
-      const std::string rel = ctx.rel_dir + "/" + std::filesystem::path(f).filename().string();
-      r.figures.push_back(rel);
-      r.details += fmt::format("![{}]({})\n", rel, rel);
-    }
-  if (!plot.message.empty()) r.details += fmt::format("\n(Figures: {})\n", plot.message);
-}
-
 void c2(const ClaimContext& ctx, ClaimResult& r) {
   MapReader s = ctx.settings();
   const ExperimentSettings e = read_experiment_settings(s);

@@ -13,6 +13,7 @@
 #include "pelab/config/yaml_reader.h"
 #include "pelab/experiment/compare.h"
 #include "pelab/experiment/config.h"
+#include "pelab/experiment/plot.h"
 #include "pelab/nn/encoder.h"
 
 namespace pelab::claims {
@@ -88,6 +89,10 @@ nlohmann::json group_numbers(const Comparison& comparison);
 
 // The table and figures of a sweep, as a report paragraph.
 std::string sweep_details(const ClaimSweep& sweep);
+
+// A figure a claim drew into ctx.dir: its PNG is linked in r.details and listed in r.figures;
+// any plotting trouble is said in one line.
+void add_figures(const ClaimContext& ctx, const PlotResult& plot, ClaimResult& r);
 
 // The claims, in order (one registration function per file of claims).
 void add_order_claims(std::vector<ClaimDef>& defs);     // C1, C5

@@ -155,6 +155,16 @@ std::string sweep_details(const ClaimSweep& sweep) {
   return md;
 }
 
+void add_figures(const ClaimContext& ctx, const PlotResult& plot, ClaimResult& r) {
+  for (const std::string& f : plot.written)
+    if (f.size() > 4 && f.substr(f.size() - 4) == ".png") {
+      const std::string rel = ctx.rel_dir + "/" + std::filesystem::path(f).filename().string();
+      r.figures.push_back(rel);
+      r.details += fmt::format("![{}]({})\n", rel, rel);
+    }
+  if (!plot.message.empty()) r.details += fmt::format("\n(Figures: {})\n", plot.message);
+}
+
 namespace {
 
 const std::vector<ClaimDef>& claim_table() {

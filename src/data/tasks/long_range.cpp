@@ -34,7 +34,9 @@ class LongRangeTask : public TaskBase {
         "only the offset identifies it. Needs relative offsets of exactly D (a relative scheme "
         "clipped below D cannot represent it; one that blurs large offsets degrades with D), or "
         "absolute positions precise enough to compute p-D at a marker position p that varies "
-        "per example. Accuracy by D is the scheme's reach.";
+        "per example. Accuracy by D is the scheme's reach. With D = n (task.distance 0) the "
+        "model must also know n, which a causal model cannot see at the marker: the tokens that "
+        "reveal it come after.";
   }
 
   int min_length() const override { return distance_ > 0 ? distance_ : 1; }

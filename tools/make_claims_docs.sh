@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Regenerates docs/claims/: runs `pelab reproduce` (the full settings; finished training runs
+# under runs/claims are reused) and copies its report, claims.json and the figures the report
+# shows into docs/claims/, without the training runs themselves, and refreshes the README's
+# table of verdicts from the report.
+#   tools/make_claims_docs.sh [extra pelab reproduce options, e.g. --jobs 2 or --only C4]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/setup.sh
+PELAB=${PELAB_BUILD_DIR:-build}/pelab
+OUT=${PELAB_CLAIMS_OUT:-runs/claims}
+DOCS=docs/claims
+
+# Results first: a failed run stops the script before docs/claims is touched.
+"$PELAB" reproduce --out "$OUT" "$@"
+
+rm -rf "$DOCS.new"
+mkdir -p "$DOCS.new"
+cp "$OUT/report.md" "$OUT/claims.json" "$DOCS.new/"
+# Every image the report links to, at the same relative path.
+grep -o '](\([^)]*\.png\))' "$OUT/report.md" | sed 's/^](\(.*\))$/\1/' | sort -u |
+  while read -r figure; do
+    mkdir -p "$DOCS.new/$(dirname "$figure")"
+    cp "$OUT/$figure" "$DOCS.new/$figure"
+  done
+rm -rf "$DOCS"
+mv "$DOCS.new" "$DOCS"
+
+# The README's table of verdicts, between its claims-table markers: the report's own summary
+# rows, linked to the report.
+{
+  echo "| claim | verdict | what was measured |"
+  echo "|---|---|---|"
+  grep '^| \[C[0-9]*\](#c[0-9]*) |' "$DOCS/report.md" | sed 's|](#c|](docs/claims/report.md#c|'
+} > "$DOCS.table"
+awk -v table="$DOCS.table" '
+  /<!-- claims-table:end -->/ { while ((getline line < table) > 0) print line; skip = 0 }
+  !skip { print }
+  /<!-- claims-table:begin -->/ { skip = 1 }
+' README.md > README.md.new
+mv README.md.new README.md
+rm -f "$DOCS.table"
+echo "wrote $DOCS/report.md, $DOCS/claims.json and $(find "$DOCS" -name '*.png' | wc -l) figures"
