@@ -138,9 +138,22 @@ nlohmann::json group_numbers(const Comparison& comparison) {
                       {"in_distribution_std", g.in_distribution.std},
                       {"extrapolation", g.extrapolation.mean},
                       {"extrapolation_std", g.extrapolation.std},
-                      {"seeds", g.in_distribution.n}});
+                      {"seeds", g.in_distribution.seeds},
+                      {"in_distribution_per_seed", g.in_distribution.values},
+                      {"extrapolation_per_seed", g.extrapolation.values}});
   return groups;
 }
+
+namespace {
+
+// "0.98, 1.00, 0.97" (one value per seed, in seed order).
+std::string per_seed_text(const Stat& s) {
+  std::string text;
+  for (const double v : s.values) text += fmt::format("{}{:.2f}", text.empty() ? "" : ", ", v);
+  return text.empty() ? "—" : text;
+}
+
+}  // namespace
 
 std::string sweep_details(const ClaimSweep& sweep) {
   std::string md = fmt::format(
@@ -151,6 +164,11 @@ std::string sweep_details(const ClaimSweep& sweep) {
           ? ""
           : fmt::format(" with overrides `{}`", fmt::join(sweep.overrides, " ")),
       sweep.runs_dir, sweep.table);
+  md += "Per seed:\n\n| group | seeds | in-distribution | beyond training |\n|---|---|---|---|\n";
+  for (const Group& g : sweep.comparison.groups)
+    md += fmt::format("| {} | {} | {} | {} |\n", g.label, fmt::join(g.in_distribution.seeds, ", "),
+                      per_seed_text(g.in_distribution), per_seed_text(g.extrapolation));
+  md += "\n";
   for (const std::string& f : sweep.figures) md += fmt::format("![{}]({})\n", f, f);
   return md;
 }
