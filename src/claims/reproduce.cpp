@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "claims/claim.h"
+#include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
 #include "pelab/experiment/sweep.h"
 #include "pelab/io/atomic_file.h"
@@ -309,9 +310,15 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
   j["claims"] = nlohmann::json::array();
   std::string md = "# The notes' claims, reproduced\n\n";
   md += fmt::format(
-      "Made by `pelab reproduce{}`. Each claim's config (under `configs/claims/`) states the "
-      "verdict rule; the code applies it to the numbers below.\n\n",
-      options.quick ? " --quick" : "");
+      "Made by `pelab reproduce{}` ({}). Each claim's config (under `configs/claims/`) states "
+      "the verdict rule; the code applies it to the numbers below. The trained claims use toy "
+      "tasks, small models (d_model 64) and short training; a verdict holds for the settings "
+      "its section lists, and the per-seed tables show how much it depends on the seed.{}\n\n",
+      options.quick ? " --quick" : "",
+      fmt::format("pelab {}, commit {}", pelab_version(), pelab_git_commit()),
+      options.quick ? " With --quick the settings are smaller still (fewer seeds, schemes and "
+                      "steps): it checks that everything runs, its verdicts are not findings."
+                    : "");
   md += "| claim | verdict | because |\n|---|---|---|\n";
   for (const ClaimResult& r : results)
     // "## C9" is anchored as #c9.
