@@ -28,10 +28,6 @@ namespace pelab::claims {
 
 namespace {
 
-double mean_of(const std::vector<double>& v) {
-  return v.empty() ? std::nan("") : std::accumulate(v.begin(), v.end(), 0.0) / v.size();
-}
-
 // The group of a sweep whose positional.type is `scheme`; an error naming the claim's config
 // when the experiment has none.
 const Group& scheme_group(const ClaimContext& ctx, const ClaimSweep& sweep,

@@ -105,4 +105,7 @@ void add_cost_claims(std::vector<ClaimDef>& defs);      // C7, C13
 // Markdown helpers.
 std::string fmt_number(double x);  // 4 significant digits, scientific when tiny
 
+// The mean of `values` (NaN when empty, so that an empty window is never mistaken for 0).
+double mean_of(const std::vector<double>& values);
+
 }  // namespace pelab::claims

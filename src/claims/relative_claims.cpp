@@ -17,10 +17,6 @@ namespace pelab::claims {
 
 namespace {
 
-double mean_of(const std::vector<double>& v) {
-  return v.empty() ? std::nan("") : std::accumulate(v.begin(), v.end(), 0.0) / v.size();
-}
-
 // The parameters `model`'s scheme adds to it: its count minus that of the same model with
 // `none`. `learned_rows` sets learned's table length (the longest length a run uses).
 int64_t positional_parameters(ModelConfig model, int64_t learned_rows = 0) {
