@@ -9,8 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 PELAB=${PELAB_BUILD_DIR:-build}/pelab
+ALL_TASKS=$(for c in configs/tasks/*.yaml; do basename "$c" .yaml; done)
 if [ -z "${TASKS+set}" ]; then
-  TASKS=$(for c in configs/tasks/*.yaml; do basename "$c" .yaml; done)
+  TASKS=$ALL_TASKS
 fi
 OUT=docs/tasks.md
 TMP=$(mktemp)
@@ -103,6 +104,15 @@ EOF
     sed -n '/^|/p' "runs/tasks/$name/compare.md"
     echo
   done
+  missing=""
+  for name in $ALL_TASKS; do
+    case " $(echo $TASKS) " in *" $name "*) ;; *) missing="$missing $name" ;; esac
+  done
+  if [ -n "$missing" ]; then
+    echo "Not measured on this page yet:$(echo "$missing" | sed 's/ /, /g; s/^, / /')."
+    echo "\`pelab sweep configs/tasks/NAME.yaml\` runs one; \`tools/make_task_docs.sh\` runs them all."
+    echo
+  fi
   echo "## Reference"
   echo
   "$PELAB" tasks --markdown

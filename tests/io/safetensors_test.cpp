@@ -374,7 +374,8 @@ TEST(SafetensorsMalformed, ShorterThanEightBytes) {
 }
 
 TEST(SafetensorsMalformed, HeaderLengthBeyondTheFile) {
-  std::string bytes = le64(9999999999ULL) + std::string(1226, ' ');
+  std::string bytes = le64(9999999999ULL);
+  bytes.append(1226, ' ');
   expect_read_error(bytes, {"header length 9999999999 exceeds the file size 1234"});
   expect_read_error(le64(std::numeric_limits<uint64_t>::max()),
                     {"header length 18446744073709551615 exceeds the file size 8"});
@@ -382,7 +383,8 @@ TEST(SafetensorsMalformed, HeaderLengthBeyondTheFile) {
 }
 
 TEST(SafetensorsMalformed, HeaderLengthBeyondTheCap) {
-  std::string bytes = le64(100'000'001) + std::string(100'000'008, ' ');
+  std::string bytes = le64(100'000'001);
+  bytes.append(100'000'008, ' ');
   expect_read_error(bytes, {"header length 100000001 exceeds the 100000000-byte limit"});
 }
 
