@@ -105,6 +105,10 @@ void add_cost_claims(std::vector<ClaimDef>& defs);      // C7, C13
 // Markdown helpers.
 std::string fmt_number(double x);  // 4 significant digits, scientific when tiny
 
+// An untrained model that holds `positional` at width d_model, for analyses of the encoding
+// alone (one layer, one head, 8 tokens; the seed sets learned's initial table).
+Encoder encoding_model(const PositionalConfig& positional, int64_t d_model, uint64_t seed = 0);
+
 // The mean of `values` (NaN when empty, so that an empty window is never mistaken for 0).
 double mean_of(const std::vector<double>& values);
 

@@ -12,17 +12,12 @@ namespace pelab::claims {
 
 namespace {
 
-// An encoder whose only use is to hold the sinusoidal scheme at width d.
+// The sinusoidal scheme at width d with base `base`, alone.
 Encoder sinusoidal_model(int64_t d_model, double base) {
-  ModelConfig m;
-  m.vocab_in = 2;
-  m.vocab_out = 2;
-  m.d_model = d_model;
-  m.heads = 1;
-  m.layers = 1;
-  m.positional.type = "sinusoidal";
-  m.positional.base = base;
-  return Encoder(m, 0);
+  PositionalConfig positional;
+  positional.type = "sinusoidal";
+  positional.base = base;
+  return encoding_model(positional, d_model);
 }
 
 void c8(const ClaimContext& ctx, ClaimResult& r) {

@@ -46,6 +46,17 @@ double mean_of(const std::vector<double>& values) {
                               static_cast<double>(values.size());
 }
 
+Encoder encoding_model(const PositionalConfig& positional, int64_t d_model, uint64_t seed) {
+  ModelConfig m;
+  m.vocab_in = 8;
+  m.vocab_out = 8;
+  m.d_model = d_model;
+  m.heads = 1;
+  m.layers = 1;
+  m.positional = positional;
+  return Encoder(m, seed);
+}
+
 const Group* ClaimSweep::group(const std::string& key, const std::string& value) const {
   for (const Group& g : comparison.groups)
     for (const auto& [k, v] : g.keys)

@@ -41,20 +41,8 @@ using testing::TempDir;
 using testing::write_file;
 
 // A tiny valid config with a sweep over two schemes and two seeds.
-const char* kTinyConfig = R"(name: tiny
-seed: 0
-model:
-  d_model: 16
-  heads: 2
-  layers: 1
-positional:
-  type: none
-task:
-  name: shift
-  shift: 1
-  min_length: 1
-  max_length: 8
-training:
+// (The sweep sets positional.type, so the base config's scheme never trains.)
+const std::string kTinyConfig = testing::tiny_config("tiny", R"(training:
   steps: 20
   batch_size: 8
   warmup: 5
@@ -66,7 +54,7 @@ evaluation:
 sweep:
   positional.type: [none, rotary]
   seed: [0, 1]
-)";
+)");
 
 // ---- axis expansion and naming ----------------------------------------------------------
 

@@ -14,20 +14,7 @@ namespace {
 
 using json = nlohmann::json;
 
-const char* kSweep = R"(name: sweepfail
-seed: 0
-model:
-  d_model: 16
-  heads: 2
-  layers: 1
-positional:
-  type: rotary
-task:
-  name: shift
-  shift: 1
-  min_length: 1
-  max_length: 6
-training:
+const std::string kSweep = tiny_config("sweepfail", R"(training:
   steps: 6
   batch_size: 4
   warmup: 0
@@ -40,7 +27,7 @@ evaluation:
 sweep:
   training.lr: [0.001, 1e30]
   seed: [0, 1]
-)";
+)");
 
 std::string status_of(const fs::path& run) {
   return json::parse(read_file(run / "status.json"))["status"].get<std::string>();
