@@ -18,6 +18,7 @@
 
 #include "commands.h"
 #include "pelab/backend/gemm.h"
+#include "pelab/bench/fma_peak.h"
 #include "pelab/bench/gemm_bench.h"
 #include "pelab/bench/train_bench.h"
 #include "pelab/core/error.h"
@@ -118,7 +119,7 @@ struct TrainArgs {
   int warmup = 5, steps = 30, min_steps = 10;
   double max_seconds = 8.0;
   int repeats = 1;
-  double peak_gflops = 117.0;  // FMA peak of one core
+  double peak_gflops = 0.0;  // FMA peak of one core; 0 = measure it on this machine
   std::string json_path;
   bool vs_torch = false;
   std::string torch_script;
@@ -288,11 +289,17 @@ int run_train_bench(TrainArgs a) {
     return j;
   };
 
+  std::string peak_source = "--peak-gflops";
+  if (a.peak_gflops <= 0.0) {
+    const FmaPeak measured = measure_fma_peak();
+    a.peak_gflops = measured.gflops_per_core;
+    peak_source = fmt::format("measured here, {} FMA chains", measured.isa);
+  }
   fmt::print(
       "pelab bench: {} timed steps at most ({} at least, {} s), {} warm-up, {} repeat(s){}"
-      "\n% of peak: of {:.0f} GFLOP/s per thread (matmul FLOPs only)\n",
+      "\n% of peak: of {:.1f} GFLOP/s per thread ({}; matmul FLOPs only)\n",
       a.steps, a.min_steps, a.max_seconds, a.warmup, a.repeats,
-      a.vs_torch ? ", alternating with the PyTorch reference" : "", a.peak_gflops);
+      a.vs_torch ? ", alternating with the PyTorch reference" : "", a.peak_gflops, peak_source);
   std::string header =
       fmt::format("{:<7} {:<10} {:>2} {:>9} {:>9} {:>7} {:>6} {:>7}", "config", "scheme", "th",
                   "ms/step", "tok/s", "GFLOP/s", "%peak", "RSS MB");
@@ -385,7 +392,11 @@ int run_train_bench(TrainArgs a) {
   if (!a.json_path.empty()) {
     std::ofstream f(a.json_path);
     PELAB_CHECK(f.good(), "cannot write {}", a.json_path);
-    f << json{{"peak_gflops_per_thread", a.peak_gflops}, {"rows", rows}}.dump(2) << "\n";
+    f << json{{"peak_gflops_per_thread", a.peak_gflops},
+              {"peak_source", peak_source},
+              {"rows", rows}}
+             .dump(2)
+      << "\n";
   }
   return 0;
 }
@@ -420,7 +431,8 @@ void add_bench_commands(CLI::App& app, Action& action) {
       ->check(CLI::Range(1, 100));
   bench
       ->add_option("--peak-gflops", ta->peak_gflops,
-                   "FMA peak of one core in GFLOP/s, for the % of peak column")
+                   "FMA peak of one core in GFLOP/s, for the % of peak column (default: "
+                   "measured on this machine at the start)")
       ->check(CLI::Range(1.0, 1e6));
   bench->add_option("--json", ta->json_path, "also write the results as JSON to this file");
   bench->add_flag("--vs-torch", ta->vs_torch,

@@ -1,4 +1,5 @@
-// slice (a view) and concat (a copy) along one axis; each is the other's gradient.
+// slice (a view) and concat (a copy) along one axis. concat's gradient is slices of dy; slice's
+// is dy padded with zeros, written in one pass.
 #include "op_util.h"
 #include "pelab/ops/ops.h"
 
@@ -20,19 +21,26 @@ Tensor slice(const Tensor& x, int axis, int64_t start, int64_t end) {
   Tensor y(impl);
   if (needs_grad(x)) {
     record(y, "slice", {x}, [a, start, end, n, in_shape = x.shape()](const Tensor& g) {
-      TensorList parts;
-      if (start > 0) {
-        Shape s = in_shape;
-        s[a] = start;
-        parts.push_back(Tensor::zeros(s));
-      }
-      parts.push_back(g);
-      if (end < n) {
-        Shape s = in_shape;
-        s[a] = n - end;
-        parts.push_back(Tensor::zeros(s));
-      }
-      return TensorList{parts.size() == 1 ? g : concat(parts, a)};
+      // dx viewed as [outer, n · inner]: per row, zeros, then dy's row, then zeros.
+      int64_t outer = 1, inner = 1;
+      for (int d = 0; d < a; ++d) outer *= in_shape[d];
+      for (int d = a + 1; d < static_cast<int>(in_shape.size()); ++d) inner *= in_shape[d];
+      const Tensor gc = g.contiguous();
+      Tensor dx = Tensor::empty(in_shape);
+      const int64_t row = n * inner, lead = start * inner, width = (end - start) * inner;
+      const float* src = gc.data();
+      float* dst = dx.data();
+      parallel_for(0, outer,
+                   std::max<int64_t>(1, detail::kElementwiseGrain / std::max<int64_t>(row, 1)),
+                   [&](int64_t lo, int64_t hi) {
+                     for (int64_t r = lo; r < hi; ++r) {
+                       float* out = dst + r * row;
+                       std::fill_n(out, lead, 0.0f);
+                       std::copy_n(src + r * width, width, out + lead);
+                       std::fill_n(out + lead + width, row - lead - width, 0.0f);
+                     }
+                   });
+      return TensorList{dx};
     });
   }
   return y;
