@@ -1,6 +1,7 @@
 #include "pelab/experiment/config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -56,15 +57,24 @@ std::vector<std::string> group_names(const std::string& configs_dir, const std::
 
 Group load_group(const std::string& configs_dir, const std::string& section,
                  const std::string& name, const std::string& where) {
+  std::string valid;
+  for (const std::string& n : group_names(configs_dir, section))
+    valid += (valid.empty() ? "" : ", ") + n;
+  if (valid.empty()) valid = "none";
+  // A group is a file's stem in configs/<section>/: a plain name, never a path (no '/', no
+  // leading '.'), and short enough to be a file name at all.
+  const bool plain_name =
+      !name.empty() && name.size() <= 200 && name[0] != '.' &&
+      std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+      });
+  PELAB_CHECK(plain_name, "{}: '{}' is not a config group name (valid: {})", where,
+              message_text(name), valid);
   const std::string path = group_path(configs_dir, section, name);
-  if (!fs::exists(path)) {
-    std::string valid;
-    for (const std::string& n : group_names(configs_dir, section))
-      valid += (valid.empty() ? "" : ", ") + n;
+  std::error_code ec;
+  if (!fs::exists(path, ec))
     throw Error(fmt::format("{}: no config group '{}' ({} does not exist; valid: {})", where,
-                            message_text(name), message_text(path),
-                            valid.empty() ? "none" : valid));
-  }
+                            message_text(name), message_text(path), valid));
   return {load_yaml_file(path), path};
 }
 

@@ -215,6 +215,18 @@ TEST(ConfigErrors, UnknownNamesListTheValidOnes) {
                  {"x.yaml:7: positional: no config group 'rotry'", "valid: ", "rotary"});
 }
 
+TEST(ConfigErrors, AGroupIsANameNotAPath) {
+  // Found by fuzzing: a name too long to be a file name made the file-system call throw.
+  expect_message(config_error(edited("positional:\n  type: rotary\n",
+                                     "positional: " + std::string(5000, 'r') + "\n")),
+                 {"x.yaml:7: positional: '", "' is not a config group name (valid: ", "rotary"});
+  expect_message(
+      config_error(edited("positional:\n  type: rotary\n", "positional: ../tasks/copy\n")),
+      {"x.yaml:7: positional: '../tasks/copy' is not a config group name"});
+  expect_message(config_error(edited("positional:\n  type: rotary\n", "positional: .hidden\n")),
+                 {"x.yaml:7: positional: '.hidden' is not a config group name"});
+}
+
 // ---- key=value overrides ----------------------------------------------------------------
 
 TEST(OverrideErrors, NotKeyEqualsValue) {
