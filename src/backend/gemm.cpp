@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "pelab/backend/packed_gemm.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
 
@@ -107,6 +108,8 @@ const char* to_string(GemmBackend backend) {
       return "openblas";
     case GemmBackend::Reference:
       return "reference";
+    case GemmBackend::Packed:
+      return "packed";
   }
   return "?";
 }
@@ -116,8 +119,9 @@ GemmBackend parse_gemm_backend(const std::string& name) {
   if (name == "onednn") return GemmBackend::OneDnn;
   if (name == "openblas") return GemmBackend::OpenBlas;
   if (name == "reference") return GemmBackend::Reference;
-  throw Error(
-      fmt::format("unknown GEMM backend '{}' (valid: auto, onednn, openblas, reference)", name));
+  if (name == "packed") return GemmBackend::Packed;
+  throw Error(fmt::format(
+      "unknown GEMM backend '{}' (valid: auto, onednn, openblas, packed, reference)", name));
 }
 
 void gemm_with(GemmBackend backend, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
@@ -141,6 +145,9 @@ void gemm_with(GemmBackend backend, bool ta, bool tb, int64_t M, int64_t N, int6
     }
     case GemmBackend::OpenBlas:
       openblas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+      return;
+    case GemmBackend::Packed:
+      packed_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
       return;
     case GemmBackend::Reference:
       gemm_reference(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);

@@ -481,9 +481,10 @@ void add_bench_commands(CLI::App& app, Action& action) {
   gemm_cmd->add_option("--library", args->library, "the library both sides use")
       ->check(CLI::IsMember({"onednn", "openblas"}));
   gemm_cmd
-      ->add_option("--backend", args->backend,
-                   "pelab's side through this backend instead (auto, onednn, openblas, reference)")
-      ->check(CLI::IsMember({"auto", "onednn", "openblas", "reference"}));
+      ->add_option(
+          "--backend", args->backend,
+          "pelab's side through this backend instead (auto, onednn, openblas, packed, reference)")
+      ->check(CLI::IsMember({"auto", "onednn", "openblas", "packed", "reference"}));
   gemm_cmd->add_option("--threads", args->threads, "OpenMP threads")->check(CLI::Range(1, 256));
   gemm_cmd->add_option("--samples", args->samples, "samples per measurement (median)")
       ->check(CLI::Range(1, 1000));

@@ -48,7 +48,8 @@ TEST(Gemm, EveryBackendMatchesTheReferenceOnEveryLayout) {
         const bool ta = layout & 1, tb = layout & 2;
         for (float beta : {0.0f, 0.5f}) {
           const std::vector<float> ref = run(GemmBackend::Reference, ta, tb, c, beta);
-          for (GemmBackend b : {GemmBackend::Auto, GemmBackend::OneDnn, GemmBackend::OpenBlas}) {
+          for (GemmBackend b : {GemmBackend::Auto, GemmBackend::OneDnn, GemmBackend::OpenBlas,
+                                GemmBackend::Packed}) {
             const std::vector<float> got = run(b, ta, tb, c, beta);
             double worst = 0;
             for (size_t i = 0; i < ref.size(); ++i)
@@ -79,7 +80,8 @@ TEST(Gemm, RepeatsBitForBitForAGivenThreadCount) {
   const int saved = num_threads();
   for (int threads : {1, 2}) {
     set_num_threads(threads);
-    for (GemmBackend b : {GemmBackend::Auto, GemmBackend::OneDnn, GemmBackend::OpenBlas}) {
+    for (GemmBackend b :
+         {GemmBackend::Auto, GemmBackend::OneDnn, GemmBackend::OpenBlas, GemmBackend::Packed}) {
       const std::vector<float> first = run(b, true, false, {256, 320, 2048}, 0.0f);
       const std::vector<float> again = run(b, true, false, {256, 320, 2048}, 0.0f);
       EXPECT_EQ(first, again) << to_string(b) << " threads=" << threads;

@@ -1,12 +1,15 @@
 // The one GEMM entry point. Every matrix product in pelab goes through gemm(), which
-// dispatches to oneDNN, OpenBLAS or the naive reference kernel (the test oracle).
+// dispatches to oneDNN, OpenBLAS, pelab's own packed kernel (backend/packed_gemm.h) or the
+// naive reference kernel (the test oracle).
 //
 // The default backend, Auto, picks the library per layout: oneDNN's sgemm is the faster one
 // except on the weight-gradient layout (op(A) = Aᵀ, B plain, a long reduction K), where
 // OpenBLAS is 1.2–1.9× faster at the model's shapes (`pelab bench gemm`). OpenBLAS always
 // runs single-threaded; outside a parallel region pelab splits the product's columns (or
 // rows) over the OpenMP pool itself — one pool, not two, and a fixed split per thread count,
-// so results repeat bit for bit.
+// so results repeat bit for bit. The packed kernel is not part of Auto: at the model's shapes
+// it matches the libraries but does not beat them by enough to change the numbers of every
+// result computed so far (docs/performance.md).
 //
 //   C[M, N] = alpha · op(A)[M, K] · op(B)[K, N] + beta · C      (row-major)
 //
@@ -18,12 +21,12 @@
 
 namespace pelab {
 
-enum class GemmBackend { Auto, OneDnn, OpenBlas, Reference };
+enum class GemmBackend { Auto, OneDnn, OpenBlas, Packed, Reference };
 
 GemmBackend gemm_backend();
 void set_gemm_backend(GemmBackend backend);
 const char* to_string(GemmBackend backend);
-// "auto" | "onednn" | "openblas" | "reference"
+// "auto" | "onednn" | "openblas" | "packed" | "reference"
 GemmBackend parse_gemm_backend(const std::string& name);
 // The library Auto uses for this product (OneDnn or OpenBlas).
 GemmBackend auto_gemm_backend(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K);

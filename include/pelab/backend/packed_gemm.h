@@ -1,0 +1,57 @@
+// pelab's own single-precision GEMM: the packed (Goto / BLIS) algorithm around a 6×16
+// register-tile micro-kernel for AVX2 and FMA.
+//
+// The algorithm: K is cut into blocks of at most 256; op(B) is copied in KC×NC blocks into
+// panels of 16 columns, op(A) (optionally) in MC×KC blocks into panels of 6 rows, laid out
+// in the order the micro-kernel reads them; the micro-kernel keeps a 6×16 tile of C in twelve
+// AVX registers for a whole block of the reduction. An operand that is not packed is read in
+// place through the same strides. Edge panels are padded with zeros (packed) or repeat their
+// last row (in place), and edge tiles are stored through a small buffer.
+//
+// Numerics, fixed by design so that every variant gives the same bits:
+//   - each element of C is one float accumulator, summed with fused multiply-adds in order
+//     k = 0, 1, … within each K block (the blocks depend on K alone);
+//   - a block's sum s is stored as fma(beta, C, alpha·s) for the first block and
+//     fma(1, C, alpha·s) = C + alpha·s for later ones (beta == 0 never reads C);
+//   - packing or not, and the split over threads, only decide where the operands are read
+//     from and which thread computes an element, never how.
+// So the AVX2 micro-kernel, the portable one, every packing policy and every thread count
+// give bit-identical results (tests/backend/packed_gemm_test.cpp checks it).
+//
+// Where it stands (docs/performance.md): faster than both libraries on attention's small
+// per-head products (tiny's 32×32×16), level with them or slower on the linear layers; it is
+// a backend of its own (`pelab bench gemm --backend packed`), not part of Auto.
+#pragma once
+
+#include <cstdint>
+
+namespace pelab {
+
+enum class PackedKernel { Avx2, Portable };
+
+// The micro-kernel this CPU runs: Avx2 when it has AVX2 and FMA, else Portable.
+PackedKernel packed_gemm_best_kernel();
+const char* to_string(PackedKernel kernel);
+
+// C[M, N] = alpha · op(A) · op(B) + beta · C (row-major, as gemm()). Splits the larger of M
+// and N over the OpenMP pool outside a parallel region; single-threaded inside one.
+void packed_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                 const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
+                 int64_t ldc);
+
+// Which operands are copied into panels; the others are read in place. Bᵀ is always packed.
+// A pure speed choice: packing changes no result (the micro-kernel adds the same products
+// in the same order either way).
+struct PackingPolicy {
+  bool pack_a = false;
+  bool pack_b = false;
+};
+// The policy packed_gemm() uses for this product.
+PackingPolicy packed_gemm_packing(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K);
+
+// The same with a chosen micro-kernel, packing and number of parts (tests, benchmarks).
+void packed_gemm_with(PackedKernel kernel, PackingPolicy packing, int parts, bool trans_a,
+                      bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                      int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+
+}  // namespace pelab

@@ -1,0 +1,157 @@
+// The packed GEMM: against the reference kernel on every layout and on shapes that take each
+// path (edge tiles, several K blocks, several MC and NC blocks), and the bit-for-bit promises
+// of include/pelab/backend/packed_gemm.h: the AVX2 micro-kernel equals the portable one, and
+// no split over threads changes a result.
+#include "pelab/backend/packed_gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "pelab/backend/gemm.h"
+#include "pelab/core/rng.h"
+
+namespace pelab {
+namespace {
+
+struct Shape {
+  int64_t M, N, K;
+};
+
+std::vector<float> random_values(int64_t n, uint64_t seed) {
+  Generator rng(seed);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = rng.normal(0.0f, 1.0f);
+  return v;
+}
+
+// Operands of one product with padded leading dimensions; C starts random (or NaN, to show
+// beta == 0 never reads it).
+struct Problem {
+  bool ta, tb;
+  Shape s;
+  int64_t lda, ldb, ldc;
+  std::vector<float> A, B, C;
+
+  Problem(bool trans_a, bool trans_b, Shape shape, bool nan_c = false)
+      : ta(trans_a), tb(trans_b), s(shape) {
+    const int64_t a_rows = ta ? s.K : s.M, a_cols = ta ? s.M : s.K;
+    const int64_t b_rows = tb ? s.N : s.K, b_cols = tb ? s.K : s.N;
+    lda = a_cols + 3;
+    ldb = b_cols + 5;
+    ldc = s.N + 7;
+    A = random_values(a_rows * lda, 1);
+    B = random_values(b_rows * ldb, 2);
+    C = nan_c ? std::vector<float>(static_cast<size_t>(s.M * ldc),
+                                   std::numeric_limits<float>::quiet_NaN())
+              : random_values(s.M * ldc, 3);
+  }
+
+  std::vector<float> packed(PackedKernel kernel, int parts, float alpha, float beta,
+                            PackingPolicy packing = {}) const {
+    std::vector<float> out = C;
+    packed_gemm_with(kernel, packing, parts, ta, tb, s.M, s.N, s.K, alpha, A.data(), lda, B.data(),
+                     ldb, beta, out.data(), ldc);
+    return out;
+  }
+  std::vector<float> reference(float alpha, float beta) const {
+    std::vector<float> out = C;
+    gemm_with(GemmBackend::Reference, ta, tb, s.M, s.N, s.K, alpha, A.data(), lda, B.data(), ldb,
+              beta, out.data(), ldc);
+    return out;
+  }
+};
+
+bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+}
+
+// Shapes that take every path: single elements, edge tiles in both directions, K split into
+// uneven blocks (K > 256), more than one MC block (M > 144), more than one NC block (N > 2048),
+// and the model's own shapes (tiny attention, a linear layer).
+const std::vector<Shape> kShapes = {{1, 1, 1},     {5, 15, 3},    {6, 16, 7},    {7, 17, 1},
+                                    {32, 32, 16},  {33, 47, 257}, {150, 20, 64}, {13, 2100, 9},
+                                    {64, 48, 600}, {128, 64, 33}};
+
+TEST(PackedGemm, MatchesTheReferenceOnEveryLayout) {
+  for (const Shape& s : kShapes)
+    for (int layout = 0; layout < 4; ++layout)
+      for (float beta : {0.0f, 1.0f, 0.5f}) {
+        const Problem p(layout & 1, layout & 2, s);
+        const std::vector<float> ref = p.reference(0.75f, beta);
+        const std::vector<float> got = p.packed(packed_gemm_best_kernel(), 1, 0.75f, beta);
+        double worst = 0;
+        for (size_t i = 0; i < ref.size(); ++i)
+          worst = std::max(
+              worst, std::fabs(got[i] - ref[i]) /
+                         (1e-5 * std::sqrt(static_cast<double>(s.K)) * (1.0 + std::fabs(ref[i]))));
+        EXPECT_LE(worst, 1.0) << "M=" << s.M << " N=" << s.N << " K=" << s.K << " layout=" << layout
+                              << " beta=" << beta;
+      }
+}
+
+TEST(PackedGemm, BetaZeroNeverReadsC) {
+  for (const Shape& s : {Shape{6, 16, 8}, Shape{7, 19, 300}}) {
+    const Problem p(false, true, s, /*nan_c=*/true);
+    const std::vector<float> got = p.packed(packed_gemm_best_kernel(), 1, 1.0f, 0.0f);
+    for (int64_t i = 0; i < s.M; ++i)
+      for (int64_t j = 0; j < s.N; ++j) ASSERT_TRUE(std::isfinite(got[i * p.ldc + j]));
+  }
+}
+
+TEST(PackedGemm, LeavesEverythingOutsideCAlone) {
+  const Problem p(true, false, {7, 19, 300});
+  const std::vector<float> got = p.packed(packed_gemm_best_kernel(), 2, 0.5f, 0.25f);
+  for (int64_t i = 0; i < p.s.M; ++i)
+    for (int64_t j = p.s.N; j < p.ldc; ++j)  // the padding of each row of C
+      EXPECT_EQ(got[i * p.ldc + j], p.C[i * p.ldc + j]);
+}
+
+TEST(PackedGemm, Avx2KernelEqualsThePortableOneBitForBit) {
+  if (packed_gemm_best_kernel() != PackedKernel::Avx2) GTEST_SKIP() << "no AVX2 on this CPU";
+  for (const Shape& s : kShapes)
+    for (int layout = 0; layout < 4; ++layout)
+      for (float beta : {0.0f, 0.5f}) {
+        const Problem p(layout & 1, layout & 2, s);
+        EXPECT_TRUE(same_bits(p.packed(PackedKernel::Avx2, 1, 0.75f, beta),
+                              p.packed(PackedKernel::Portable, 1, 0.75f, beta)))
+            << "M=" << s.M << " N=" << s.N << " K=" << s.K << " layout=" << layout;
+      }
+}
+
+TEST(PackedGemm, PackingOrReadingInPlaceGivesTheSameBits) {
+  for (const Shape& s : kShapes)
+    for (int layout = 0; layout < 4; ++layout) {
+      const Problem p(layout & 1, layout & 2, s);
+      const std::vector<float> in_place = p.packed(packed_gemm_best_kernel(), 1, 0.75f, 0.5f);
+      for (const PackingPolicy packing :
+           {PackingPolicy{true, false}, PackingPolicy{false, true}, PackingPolicy{true, true}})
+        EXPECT_TRUE(
+            same_bits(in_place, p.packed(packed_gemm_best_kernel(), 1, 0.75f, 0.5f, packing)))
+            << "M=" << s.M << " N=" << s.N << " K=" << s.K << " layout=" << layout
+            << " pack_a=" << packing.pack_a << " pack_b=" << packing.pack_b;
+    }
+}
+
+TEST(PackedGemm, EverySplitOverThreadsGivesTheSameBits) {
+  for (const Shape& s : kShapes) {
+    const Problem p(false, true, s);
+    const std::vector<float> one = p.packed(packed_gemm_best_kernel(), 1, 1.0f, 0.5f);
+    for (int parts : {2, 3, 7})
+      EXPECT_TRUE(same_bits(one, p.packed(packed_gemm_best_kernel(), parts, 1.0f, 0.5f)))
+          << "M=" << s.M << " N=" << s.N << " K=" << s.K << " parts=" << parts;
+  }
+}
+
+TEST(PackedGemm, AnEmptySumScalesC) {
+  const Problem p(false, false, {3, 4, 0});
+  const std::vector<float> got = p.packed(packed_gemm_best_kernel(), 1, 1.0f, 0.5f);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 4; ++j) EXPECT_EQ(got[i * p.ldc + j], 0.5f * p.C[i * p.ldc + j]);
+}
+
+}  // namespace
+}  // namespace pelab
