@@ -1,6 +1,9 @@
 #include "pelab/backend/packed_gemm.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#define PELAB_PACKED_AVX2 1
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -19,7 +22,8 @@ namespace {
 constexpr int64_t kMr = 6;
 constexpr int64_t kNr = 16;
 // Cache blocking: a 16×KC panel of B (16 KiB) stays in L1 while 6×KC panels of A stream from
-// an MC×KC block in L2 (144 KiB); the KC×NC block of B lives in L3 (2 MiB).
+// L2 (an MC×KC block of 144 KiB when A is packed; rows of A itself when read in place); the
+// KC×NC block of B lives in L3 (2 MiB).
 constexpr int64_t kKc = 256;
 constexpr int64_t kMc = 144;   // a multiple of kMr
 constexpr int64_t kNc = 2048;  // a multiple of kNr
@@ -27,7 +31,8 @@ constexpr int64_t kNc = 2048;  // a multiple of kNr
 constexpr double kMinFlopsPerPart = 2e6;
 
 // Packed panels of op(A) and op(B), one pair per thread, grown once and then reused: the
-// steady-state training step allocates nothing here. 64-byte aligned for aligned loads.
+// steady-state training step allocates nothing here. (64-byte aligned, though the kernel
+// only uses unaligned loads: a panel starts at a multiple of kc, which may be odd.)
 struct PackBuffers {
   struct Free {
     void operator()(float* p) const { std::free(p); }
@@ -134,6 +139,7 @@ void micro_kernel_portable(int64_t kc, const APanel& a, const BPanel& b, float* 
     }
 }
 
+#ifdef PELAB_PACKED_AVX2
 // Target attributes do not reach into lambdas or inlined helpers, hence the macros.
 #define PELAB_ROW_FMA(r)                                     \
   {                                                          \
@@ -163,9 +169,9 @@ __attribute__((target("avx2,fma"))) void micro_kernel_avx2(int64_t kc, const APa
   __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   const float *a0 = a.row(0), *a1 = a.row(1), *a2 = a.row(2), *a3 = a.row(3), *a4 = a.row(4),
               *a5 = a.row(5);
-  const float* b_k = b.base;
-  int64_t a_offset = 0;
+  int64_t a_offset = 0, b_offset = 0;
   for (int64_t k = 0; k < kc; ++k) {
+    const float* b_k = b.base + b_offset;
     const __m256 b0 = _mm256_loadu_ps(b_k), b1 = _mm256_loadu_ps(b_k + 8);
     PELAB_ROW_FMA(0)
     PELAB_ROW_FMA(1)
@@ -174,7 +180,7 @@ __attribute__((target("avx2,fma"))) void micro_kernel_avx2(int64_t kc, const APa
     PELAB_ROW_FMA(4)
     PELAB_ROW_FMA(5)
     a_offset += a.k_stride;
-    b_k += b.k_stride;
+    b_offset += b.k_stride;
   }
   const __m256 alpha_v = _mm256_set1_ps(alpha), beta_v = _mm256_set1_ps(beta);
   PELAB_ROW_STORE(0)
@@ -186,17 +192,24 @@ __attribute__((target("avx2,fma"))) void micro_kernel_avx2(int64_t kc, const APa
 }
 #undef PELAB_ROW_FMA
 #undef PELAB_ROW_STORE
+#endif  // PELAB_PACKED_AVX2
 
 // One part of the product, on one thread: C[i0 : i0+m, j0 : j0+n].
 void packed_gemm_part(PackedKernel kernel, PackingPolicy packing, bool trans_a, bool trans_b,
                       int64_t i0, int64_t m, int64_t j0, int64_t n, int64_t K, float alpha,
                       const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                       float* C, int64_t ldc) {
+#ifdef PELAB_PACKED_AVX2
   const MicroKernel micro =
       kernel == PackedKernel::Avx2 ? micro_kernel_avx2 : micro_kernel_portable;
+#else
+  (void)kernel;  // packed_gemm_with() refuses Avx2 where it does not exist
+  const MicroKernel micro = micro_kernel_portable;
+#endif
   // Bᵀ is always packed: in place, a 16-column panel would need 16 loads per k.
   const bool pack_a_blocks = packing.pack_a, pack_b_blocks = packing.pack_b || trans_b;
-  // K is cut into equal blocks (a function of K alone, so the order of the sums is too).
+  // K is cut into blocks of near-equal length (a function of K alone, so the order of the sums
+  // is too).
   const int64_t k_blocks = (K + kKc - 1) / kKc;
   const int64_t kc_max = (K + k_blocks - 1) / k_blocks;
   const int64_t nc_max = std::min(kNc, (n + kNr - 1) / kNr * kNr);
@@ -205,9 +218,9 @@ void packed_gemm_part(PackedKernel kernel, PackingPolicy packing, bool trans_a, 
       pack_b_blocks ? PackBuffers::grow(t_buffers.b, t_buffers.b_size, kc_max * nc_max) : nullptr;
   float* packed_a =
       pack_a_blocks ? PackBuffers::grow(t_buffers.a, t_buffers.a_size, kc_max * mc_max) : nullptr;
-  // Edge tiles: their sums go here first, and a partial panel of B read in place is padded
-  // into b_edge (16 columns must be readable).
-  alignas(32) float c_edge[kMr * kNr];
+  // Edge tiles: their sums go here first. (When B is read in place, its partial last panel is
+  // still packed, zero-padded, so that the kernel can always read 16 columns.)
+  float c_edge[kMr * kNr];
 
   for (int64_t jc = 0; jc < n; jc += kNc) {
     const int64_t nc = std::min(kNc, n - jc);
@@ -259,10 +272,14 @@ void packed_gemm_part(PackedKernel kernel, PackingPolicy packing, bool trans_a, 
 }  // namespace
 
 PackedKernel packed_gemm_best_kernel() {
+#ifdef PELAB_PACKED_AVX2
   static const PackedKernel best = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
                                        ? PackedKernel::Avx2
                                        : PackedKernel::Portable;
   return best;
+#else
+  return PackedKernel::Portable;
+#endif
 }
 
 const char* to_string(PackedKernel kernel) {

@@ -76,6 +76,14 @@ const std::vector<Shape> kShapes = {{1, 1, 1},     {5, 15, 3},    {6, 16, 7},   
                                     {32, 32, 16},  {33, 47, 257}, {150, 20, 64}, {13, 2100, 9},
                                     {64, 48, 600}, {128, 64, 33}};
 
+const PackingPolicy kPackings[] = {{false, false}, {true, false}, {false, true}, {true, true}};
+
+std::vector<PackedKernel> kernels() {
+  if (packed_gemm_best_kernel() == PackedKernel::Avx2)
+    return {PackedKernel::Avx2, PackedKernel::Portable};
+  return {PackedKernel::Portable};
+}
+
 TEST(PackedGemm, MatchesTheReferenceOnEveryLayout) {
   for (const Shape& s : kShapes)
     for (int layout = 0; layout < 4; ++layout)
@@ -94,12 +102,16 @@ TEST(PackedGemm, MatchesTheReferenceOnEveryLayout) {
 }
 
 TEST(PackedGemm, BetaZeroNeverReadsC) {
-  for (const Shape& s : {Shape{6, 16, 8}, Shape{7, 19, 300}}) {
-    const Problem p(false, true, s, /*nan_c=*/true);
-    const std::vector<float> got = p.packed(packed_gemm_best_kernel(), 1, 1.0f, 0.0f);
-    for (int64_t i = 0; i < s.M; ++i)
-      for (int64_t j = 0; j < s.N; ++j) ASSERT_TRUE(std::isfinite(got[i * p.ldc + j]));
-  }
+  for (const PackedKernel kernel : kernels())
+    for (const Shape& s : {Shape{6, 16, 8}, Shape{7, 19, 300}})
+      for (int layout = 0; layout < 4; ++layout) {
+        const Problem p(layout & 1, layout & 2, s, /*nan_c=*/true);
+        const std::vector<float> got = p.packed(kernel, 1, 1.0f, 0.0f, {true, false});
+        for (int64_t i = 0; i < s.M; ++i)
+          for (int64_t j = 0; j < s.N; ++j)
+            ASSERT_TRUE(std::isfinite(got[i * p.ldc + j]))
+                << to_string(kernel) << " layout=" << layout << " M=" << s.M;
+      }
 }
 
 TEST(PackedGemm, LeavesEverythingOutsideCAlone) {
@@ -116,9 +128,11 @@ TEST(PackedGemm, Avx2KernelEqualsThePortableOneBitForBit) {
     for (int layout = 0; layout < 4; ++layout)
       for (float beta : {0.0f, 0.5f}) {
         const Problem p(layout & 1, layout & 2, s);
-        EXPECT_TRUE(same_bits(p.packed(PackedKernel::Avx2, 1, 0.75f, beta),
-                              p.packed(PackedKernel::Portable, 1, 0.75f, beta)))
-            << "M=" << s.M << " N=" << s.N << " K=" << s.K << " layout=" << layout;
+        for (const PackingPolicy packing : kPackings)
+          EXPECT_TRUE(same_bits(p.packed(PackedKernel::Avx2, 1, 0.75f, beta, packing),
+                                p.packed(PackedKernel::Portable, 1, 0.75f, beta, packing)))
+              << "M=" << s.M << " N=" << s.N << " K=" << s.K << " layout=" << layout
+              << " pack_a=" << packing.pack_a << " pack_b=" << packing.pack_b;
       }
 }
 
@@ -136,14 +150,20 @@ TEST(PackedGemm, PackingOrReadingInPlaceGivesTheSameBits) {
     }
 }
 
+// Splitting moves the operand blocks each part starts from (a row offset into A, a column
+// offset into B), in every layout and with every operand packed or read in place.
 TEST(PackedGemm, EverySplitOverThreadsGivesTheSameBits) {
-  for (const Shape& s : kShapes) {
-    const Problem p(false, true, s);
-    const std::vector<float> one = p.packed(packed_gemm_best_kernel(), 1, 1.0f, 0.5f);
-    for (int parts : {2, 3, 7})
-      EXPECT_TRUE(same_bits(one, p.packed(packed_gemm_best_kernel(), parts, 1.0f, 0.5f)))
-          << "M=" << s.M << " N=" << s.N << " K=" << s.K << " parts=" << parts;
-  }
+  for (const Shape& s : kShapes)
+    for (int layout = 0; layout < 4; ++layout)
+      for (const PackingPolicy packing : kPackings) {
+        const Problem p(layout & 1, layout & 2, s);
+        const std::vector<float> one = p.packed(packed_gemm_best_kernel(), 1, 1.5f, 0.5f, packing);
+        for (int parts : {2, 3, 7})
+          EXPECT_TRUE(
+              same_bits(one, p.packed(packed_gemm_best_kernel(), parts, 1.5f, 0.5f, packing)))
+              << "M=" << s.M << " N=" << s.N << " K=" << s.K << " layout=" << layout
+              << " pack_a=" << packing.pack_a << " pack_b=" << packing.pack_b << " parts=" << parts;
+      }
 }
 
 TEST(PackedGemm, AnEmptySumScalesC) {

@@ -70,7 +70,8 @@ TEST_P(ModelFixture, ComposedMatchesPyTorch) {
 
 TEST_P(ModelFixture, EveryGemmBackendMatchesPyTorch) {
   const GemmBackend saved = gemm_backend();
-  for (GemmBackend b : {GemmBackend::OneDnn, GemmBackend::OpenBlas, GemmBackend::Reference}) {
+  for (GemmBackend b :
+       {GemmBackend::OneDnn, GemmBackend::OpenBlas, GemmBackend::Packed, GemmBackend::Reference}) {
     set_gemm_backend(b);
     const Compared c = compare(GetParam(), Encoder::AttentionImpl::Fused);
     EXPECT_LE(c.logits, 1.0) << to_string(b);

@@ -56,7 +56,8 @@ TEST_P(FastPathOps, BackendsMatchReference) {
     return outs;
   };
   const TensorList reference = run(GemmBackend::Reference);
-  for (GemmBackend backend : {GemmBackend::Auto, GemmBackend::OneDnn, GemmBackend::OpenBlas}) {
+  for (GemmBackend backend :
+       {GemmBackend::Auto, GemmBackend::OneDnn, GemmBackend::OpenBlas, GemmBackend::Packed}) {
     const TensorList fast = run(backend);
     for (size_t k = 0; k < fast.size(); ++k)
       EXPECT_LE(closeness(fast[k], reference[k], 1e-5, 1e-5), 1.0)

@@ -8,8 +8,9 @@
 // runs single-threaded; outside a parallel region pelab splits the product's columns (or
 // rows) over the OpenMP pool itself — one pool, not two, and a fixed split per thread count,
 // so results repeat bit for bit. The packed kernel is not part of Auto: at the model's shapes
-// it matches the libraries but does not beat them by enough to change the numbers of every
-// result computed so far (docs/performance.md).
+// it is level with the libraries or slower, except on attention's smallest products, and the
+// gain there does not pay for changing the numbers of every result computed so far
+// (docs/performance.md).
 //
 //   C[M, N] = alpha · op(A)[M, K] · op(B)[K, N] + beta · C      (row-major)
 //

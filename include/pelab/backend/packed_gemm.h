@@ -5,8 +5,9 @@
 // panels of 16 columns, op(A) (optionally) in MC×KC blocks into panels of 6 rows, laid out
 // in the order the micro-kernel reads them; the micro-kernel keeps a 6×16 tile of C in twelve
 // AVX registers for a whole block of the reduction. An operand that is not packed is read in
-// place through the same strides. Edge panels are padded with zeros (packed) or repeat their
-// last row (in place), and edge tiles are stored through a small buffer.
+// place through the same strides (Bᵀ is always packed). Packed edge panels are padded with
+// zeros (a partial panel of B always is); A read in place repeats its last valid row; edge
+// tiles are stored through a small buffer.
 //
 // Numerics, fixed by design so that every variant gives the same bits:
 //   - each element of C is one float accumulator, summed with fused multiply-adds in order
@@ -20,7 +21,8 @@
 //
 // Where it stands (docs/performance.md): faster than both libraries on attention's small
 // per-head products (tiny's 32×32×16), level with them or slower on the linear layers; it is
-// a backend of its own (`pelab bench gemm --backend packed`), not part of Auto.
+// a backend of its own (`pelab bench gemm --backend packed`), not part of Auto. Off x86 only
+// the portable micro-kernel exists.
 #pragma once
 
 #include <cstdint>
