@@ -121,6 +121,18 @@ void pack_b(bool trans_b, const float* B, int64_t ldb, int64_t p0, int64_t kc, i
 using MicroKernel = void (*)(int64_t kc, const APanel& a, const BPanel& b, float* c, int64_t ldc,
                              float alpha, float beta);
 
+// C[0:rows, 0:cols] = fma(beta, C, alpha·sums) element by element (sums: [rows][kNr]); beta ==
+// 0 never reads C. The AVX2 kernel's vector store computes exactly this.
+void store_sums(const float* sums, int64_t rows, int64_t cols, float* c, int64_t ldc, float alpha,
+                float beta) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j) {
+      const float scaled = alpha * sums[r * kNr + j];
+      float& out = c[r * ldc + j];
+      out = beta == 0.0f ? scaled : std::fma(beta, out, scaled);
+    }
+}
+
 // The same arithmetic one element at a time: the definition the AVX2 kernel must equal.
 void micro_kernel_portable(int64_t kc, const APanel& a, const BPanel& b, float* c, int64_t ldc,
                            float alpha, float beta) {
@@ -131,12 +143,7 @@ void micro_kernel_portable(int64_t kc, const APanel& a, const BPanel& b, float* 
       const float* b_k = b.base + k * b.k_stride;
       for (int64_t j = 0; j < kNr; ++j) acc[r][j] = std::fma(a_rk, b_k[j], acc[r][j]);
     }
-  for (int64_t r = 0; r < kMr; ++r)
-    for (int64_t j = 0; j < kNr; ++j) {
-      const float scaled = alpha * acc[r][j];
-      float& out = c[r * ldc + j];
-      out = beta == 0.0f ? scaled : std::fma(beta, out, scaled);
-    }
+  store_sums(&acc[0][0], kMr, kNr, c, ldc, alpha, beta);
 }
 
 #ifdef PELAB_PACKED_AVX2
@@ -254,14 +261,9 @@ void packed_gemm_part(PackedKernel kernel, PackingPolicy packing, bool trans_a, 
               continue;
             }
             // An edge tile: the raw sums (alpha 1, beta 0: exact), then the same store as the
-            // kernel's, element by element.
+            // kernel's, for the valid part only.
             micro(kc, a_panel, b_panel, c_edge, kNr, 1.0f, 0.0f);
-            for (int64_t r = 0; r < rows; ++r)
-              for (int64_t j = 0; j < cols; ++j) {
-                const float scaled = alpha * c_edge[r * kNr + j];
-                float& out = c_tile[r * ldc + j];
-                out = block_beta == 0.0f ? scaled : std::fma(block_beta, out, scaled);
-              }
+            store_sums(c_edge, rows, cols, c_tile, ldc, alpha, block_beta);
           }
         }
       }

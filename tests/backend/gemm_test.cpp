@@ -8,42 +8,28 @@
 #include <cmath>
 #include <vector>
 
+#include "backend/gemm_problem.h"
 #include "pelab/core/parallel.h"
-#include "pelab/core/rng.h"
 
 namespace pelab {
 namespace {
 
-struct Case {
-  int64_t M, N, K;
-};
+using testing::GemmProblem;
+using testing::GemmShape;
+using testing::worst_error;
 
-std::vector<float> random_values(int64_t n, uint64_t seed) {
-  Generator rng(seed);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = rng.normal(0.0f, 1.0f);
-  return v;
-}
-
-// C = alpha·op(A)·op(B) + beta·C through `backend`, with padded leading dimensions.
-std::vector<float> run(GemmBackend backend, bool ta, bool tb, const Case& c, float beta) {
-  const int64_t a_rows = ta ? c.K : c.M, a_cols = ta ? c.M : c.K;
-  const int64_t b_rows = tb ? c.N : c.K, b_cols = tb ? c.K : c.N;
-  const int64_t lda = a_cols + 3, ldb = b_cols + 5, ldc = c.N + 7;
-  const std::vector<float> A = random_values(a_rows * lda, 1), B = random_values(b_rows * ldb, 2);
-  std::vector<float> C = random_values(c.M * ldc, 3);
-  gemm_with(backend, ta, tb, c.M, c.N, c.K, 0.75f, A.data(), lda, B.data(), ldb, beta, C.data(),
-            ldc);
-  return C;
+// C = 0.75·op(A)·op(B) + beta·C through `backend`, with padded leading dimensions.
+std::vector<float> run(GemmBackend backend, bool ta, bool tb, const GemmShape& c, float beta) {
+  return GemmProblem(ta, tb, c).through(backend, 0.75f, beta);
 }
 
 TEST(Gemm, EveryBackendMatchesTheReferenceOnEveryLayout) {
   const int saved = num_threads();
-  const std::vector<Case> cases = {{1, 1, 1},     {7, 5, 3},      {33, 17, 65},
-                                   {64, 48, 600}, {96, 80, 1024}, {40, 300, 700}};
+  const std::vector<GemmShape> cases = {{1, 1, 1},     {7, 5, 3},      {33, 17, 65},
+                                        {64, 48, 600}, {96, 80, 1024}, {40, 300, 700}};
   for (int threads : {1, 2}) {
     set_num_threads(threads);
-    for (const Case& c : cases) {
+    for (const GemmShape& c : cases) {
       for (int layout = 0; layout < 4; ++layout) {
         const bool ta = layout & 1, tb = layout & 2;
         for (float beta : {0.0f, 0.5f}) {
@@ -51,14 +37,9 @@ TEST(Gemm, EveryBackendMatchesTheReferenceOnEveryLayout) {
           for (GemmBackend b : {GemmBackend::Auto, GemmBackend::OneDnn, GemmBackend::OpenBlas,
                                 GemmBackend::Packed}) {
             const std::vector<float> got = run(b, ta, tb, c, beta);
-            double worst = 0;
-            for (size_t i = 0; i < ref.size(); ++i)
-              worst = std::max(
-                  worst, std::fabs(got[i] - ref[i]) / (1e-4 * std::sqrt(static_cast<double>(c.K)) *
-                                                       (1.0 + std::fabs(ref[i]))));
-            EXPECT_LE(worst, 1.0) << to_string(b) << " M=" << c.M << " N=" << c.N << " K=" << c.K
-                                  << " ta=" << ta << " tb=" << tb << " beta=" << beta
-                                  << " threads=" << threads;
+            EXPECT_LE(worst_error(got, ref, c.K, 1e-4), 1.0)
+                << to_string(b) << " M=" << c.M << " N=" << c.N << " K=" << c.K << " ta=" << ta
+                << " tb=" << tb << " beta=" << beta << " threads=" << threads;
           }
         }
       }

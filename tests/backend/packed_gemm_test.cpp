@@ -11,56 +11,25 @@
 #include <limits>
 #include <vector>
 
-#include "pelab/backend/gemm.h"
-#include "pelab/core/rng.h"
+#include "backend/gemm_problem.h"
 
 namespace pelab {
 namespace {
 
-struct Shape {
-  int64_t M, N, K;
-};
+using testing::GemmProblem;
+using testing::GemmShape;
+using testing::worst_error;
 
-std::vector<float> random_values(int64_t n, uint64_t seed) {
-  Generator rng(seed);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = rng.normal(0.0f, 1.0f);
-  return v;
-}
-
-// Operands of one product with padded leading dimensions; C starts random (or NaN, to show
-// beta == 0 never reads it).
-struct Problem {
-  bool ta, tb;
-  Shape s;
-  int64_t lda, ldb, ldc;
-  std::vector<float> A, B, C;
-
-  Problem(bool trans_a, bool trans_b, Shape shape, bool nan_c = false)
-      : ta(trans_a), tb(trans_b), s(shape) {
-    const int64_t a_rows = ta ? s.K : s.M, a_cols = ta ? s.M : s.K;
-    const int64_t b_rows = tb ? s.N : s.K, b_cols = tb ? s.K : s.N;
-    lda = a_cols + 3;
-    ldb = b_cols + 5;
-    ldc = s.N + 7;
-    A = random_values(a_rows * lda, 1);
-    B = random_values(b_rows * ldb, 2);
-    C = nan_c ? std::vector<float>(static_cast<size_t>(s.M * ldc),
-                                   std::numeric_limits<float>::quiet_NaN())
-              : random_values(s.M * ldc, 3);
-  }
+// A GEMM problem and its result through the packed GEMM with a chosen micro-kernel, packing
+// and number of parts.
+struct Problem : GemmProblem {
+  using GemmProblem::GemmProblem;
 
   std::vector<float> packed(PackedKernel kernel, int parts, float alpha, float beta,
                             PackingPolicy packing = {}) const {
     std::vector<float> out = C;
     packed_gemm_with(kernel, packing, parts, ta, tb, s.M, s.N, s.K, alpha, A.data(), lda, B.data(),
                      ldb, beta, out.data(), ldc);
-    return out;
-  }
-  std::vector<float> reference(float alpha, float beta) const {
-    std::vector<float> out = C;
-    gemm_with(GemmBackend::Reference, ta, tb, s.M, s.N, s.K, alpha, A.data(), lda, B.data(), ldb,
-              beta, out.data(), ldc);
     return out;
   }
 };
@@ -72,9 +41,9 @@ bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
 // Shapes that take every path: single elements, edge tiles in both directions, K split into
 // uneven blocks (K > 256), more than one MC block (M > 144), more than one NC block (N > 2048),
 // and the model's own shapes (tiny attention, a linear layer).
-const std::vector<Shape> kShapes = {{1, 1, 1},     {5, 15, 3},    {6, 16, 7},    {7, 17, 1},
-                                    {32, 32, 16},  {33, 47, 257}, {150, 20, 64}, {13, 2100, 9},
-                                    {64, 48, 600}, {128, 64, 33}};
+const std::vector<GemmShape> kShapes = {{1, 1, 1},     {5, 15, 3},    {6, 16, 7},    {7, 17, 1},
+                                        {32, 32, 16},  {33, 47, 257}, {150, 20, 64}, {13, 2100, 9},
+                                        {64, 48, 600}, {128, 64, 33}};
 
 const PackingPolicy kPackings[] = {{false, false}, {true, false}, {false, true}, {true, true}};
 
@@ -85,25 +54,21 @@ std::vector<PackedKernel> kernels() {
 }
 
 TEST(PackedGemm, MatchesTheReferenceOnEveryLayout) {
-  for (const Shape& s : kShapes)
+  for (const GemmShape& s : kShapes)
     for (int layout = 0; layout < 4; ++layout)
       for (float beta : {0.0f, 1.0f, 0.5f}) {
         const Problem p(layout & 1, layout & 2, s);
-        const std::vector<float> ref = p.reference(0.75f, beta);
+        const std::vector<float> ref = p.through(GemmBackend::Reference, 0.75f, beta);
         const std::vector<float> got = p.packed(packed_gemm_best_kernel(), 1, 0.75f, beta);
-        double worst = 0;
-        for (size_t i = 0; i < ref.size(); ++i)
-          worst = std::max(
-              worst, std::fabs(got[i] - ref[i]) /
-                         (1e-5 * std::sqrt(static_cast<double>(s.K)) * (1.0 + std::fabs(ref[i]))));
-        EXPECT_LE(worst, 1.0) << "M=" << s.M << " N=" << s.N << " K=" << s.K << " layout=" << layout
-                              << " beta=" << beta;
+        EXPECT_LE(worst_error(got, ref, s.K, 1e-5), 1.0)
+            << "M=" << s.M << " N=" << s.N << " K=" << s.K << " layout=" << layout
+            << " beta=" << beta;
       }
 }
 
 TEST(PackedGemm, BetaZeroNeverReadsC) {
   for (const PackedKernel kernel : kernels())
-    for (const Shape& s : {Shape{6, 16, 8}, Shape{7, 19, 300}})
+    for (const GemmShape& s : {GemmShape{6, 16, 8}, GemmShape{7, 19, 300}})
       for (int layout = 0; layout < 4; ++layout) {
         const Problem p(layout & 1, layout & 2, s, /*nan_c=*/true);
         const std::vector<float> got = p.packed(kernel, 1, 1.0f, 0.0f, {true, false});
@@ -124,7 +89,7 @@ TEST(PackedGemm, LeavesEverythingOutsideCAlone) {
 
 TEST(PackedGemm, Avx2KernelEqualsThePortableOneBitForBit) {
   if (packed_gemm_best_kernel() != PackedKernel::Avx2) GTEST_SKIP() << "no AVX2 on this CPU";
-  for (const Shape& s : kShapes)
+  for (const GemmShape& s : kShapes)
     for (int layout = 0; layout < 4; ++layout)
       for (float beta : {0.0f, 0.5f}) {
         const Problem p(layout & 1, layout & 2, s);
@@ -137,7 +102,7 @@ TEST(PackedGemm, Avx2KernelEqualsThePortableOneBitForBit) {
 }
 
 TEST(PackedGemm, PackingOrReadingInPlaceGivesTheSameBits) {
-  for (const Shape& s : kShapes)
+  for (const GemmShape& s : kShapes)
     for (int layout = 0; layout < 4; ++layout) {
       const Problem p(layout & 1, layout & 2, s);
       const std::vector<float> in_place = p.packed(packed_gemm_best_kernel(), 1, 0.75f, 0.5f);
@@ -153,7 +118,7 @@ TEST(PackedGemm, PackingOrReadingInPlaceGivesTheSameBits) {
 // Splitting moves the operand blocks each part starts from (a row offset into A, a column
 // offset into B), in every layout and with every operand packed or read in place.
 TEST(PackedGemm, EverySplitOverThreadsGivesTheSameBits) {
-  for (const Shape& s : kShapes)
+  for (const GemmShape& s : kShapes)
     for (int layout = 0; layout < 4; ++layout)
       for (const PackingPolicy packing : kPackings) {
         const Problem p(layout & 1, layout & 2, s);
