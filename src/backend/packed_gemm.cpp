@@ -91,16 +91,60 @@ void pack_a(bool trans_a, const float* A, int64_t lda, int64_t i0, int64_t mc, i
   }
 }
 
+#ifdef PELAB_PACKED_AVX2
+// A full panel of Bᵀ: panel[k][c] = rows[c · ldb + k] for 16 rows c, by 8×8 transposes in
+// registers (the element-by-element loop below costs about as much as the products of
+// attention's small per-head GEMMs). Returns how many k it did: the multiple of 8 below kc.
+__attribute__((target("avx2"))) int64_t pack_bt_panel_avx2(const float* rows, int64_t ldb,
+                                                           int64_t kc, float* panel) {
+  int64_t k0 = 0;
+  for (; k0 + 8 <= kc; k0 += 8) {
+    for (int64_t half = 0; half < kNr; half += 8) {
+      const float* src = rows + half * ldb + k0;
+      // r_c = B[c, k0 : k0+8] for the eight rows c of this half.
+      const __m256 r0 = _mm256_loadu_ps(src), r1 = _mm256_loadu_ps(src + ldb),
+                   r2 = _mm256_loadu_ps(src + 2 * ldb), r3 = _mm256_loadu_ps(src + 3 * ldb),
+                   r4 = _mm256_loadu_ps(src + 4 * ldb), r5 = _mm256_loadu_ps(src + 5 * ldb),
+                   r6 = _mm256_loadu_ps(src + 6 * ldb), r7 = _mm256_loadu_ps(src + 7 * ldb);
+      const __m256 u0 = _mm256_unpacklo_ps(r0, r1), u1 = _mm256_unpackhi_ps(r0, r1),
+                   u2 = _mm256_unpacklo_ps(r2, r3), u3 = _mm256_unpackhi_ps(r2, r3),
+                   u4 = _mm256_unpacklo_ps(r4, r5), u5 = _mm256_unpackhi_ps(r4, r5),
+                   u6 = _mm256_unpacklo_ps(r6, r7), u7 = _mm256_unpackhi_ps(r6, r7);
+      const __m256 s0 = _mm256_shuffle_ps(u0, u2, 0x44), s1 = _mm256_shuffle_ps(u0, u2, 0xEE),
+                   s2 = _mm256_shuffle_ps(u1, u3, 0x44), s3 = _mm256_shuffle_ps(u1, u3, 0xEE),
+                   s4 = _mm256_shuffle_ps(u4, u6, 0x44), s5 = _mm256_shuffle_ps(u4, u6, 0xEE),
+                   s6 = _mm256_shuffle_ps(u5, u7, 0x44), s7 = _mm256_shuffle_ps(u5, u7, 0xEE);
+      // t_k = B[half : half+8, k0 + k]: column k0 + k of this half, as a row of the panel.
+      float* dst = panel + k0 * kNr + half;
+      _mm256_storeu_ps(dst + 0 * kNr, _mm256_permute2f128_ps(s0, s4, 0x20));
+      _mm256_storeu_ps(dst + 1 * kNr, _mm256_permute2f128_ps(s1, s5, 0x20));
+      _mm256_storeu_ps(dst + 2 * kNr, _mm256_permute2f128_ps(s2, s6, 0x20));
+      _mm256_storeu_ps(dst + 3 * kNr, _mm256_permute2f128_ps(s3, s7, 0x20));
+      _mm256_storeu_ps(dst + 4 * kNr, _mm256_permute2f128_ps(s0, s4, 0x31));
+      _mm256_storeu_ps(dst + 5 * kNr, _mm256_permute2f128_ps(s1, s5, 0x31));
+      _mm256_storeu_ps(dst + 6 * kNr, _mm256_permute2f128_ps(s2, s6, 0x31));
+      _mm256_storeu_ps(dst + 7 * kNr, _mm256_permute2f128_ps(s3, s7, 0x31));
+    }
+  }
+  return k0;
+}
+#endif
+
 // op(B)[p0 : p0+kc, j0 : j0+nc] → panels of kNr columns, each [kc][kNr], zero-padded.
 void pack_b(bool trans_b, const float* B, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
             int64_t nc, float* packed) {
   for (int64_t jr = 0; jr < nc; jr += kNr) {
     const int64_t cols = std::min(kNr, nc - jr);
     float* panel = packed + jr * kc;
-    if (trans_b) {  // op(B)(k, j) = B[j, k]
+    if (trans_b) {       // op(B)(k, j) = B[j, k]
+      int64_t done = 0;  // the first `done` k of every column, by the vector transpose
+#ifdef PELAB_PACKED_AVX2
+      if (cols == kNr && packed_gemm_best_kernel() == PackedKernel::Avx2)
+        done = pack_bt_panel_avx2(B + (j0 + jr) * ldb + p0, ldb, kc, panel);
+#endif
       for (int64_t c = 0; c < cols; ++c) {
         const float* src = B + (j0 + jr + c) * ldb + p0;
-        for (int64_t k = 0; k < kc; ++k) panel[k * kNr + c] = src[k];
+        for (int64_t k = done; k < kc; ++k) panel[k * kNr + c] = src[k];
       }
       for (int64_t c = cols; c < kNr; ++c)
         for (int64_t k = 0; k < kc; ++k) panel[k * kNr + c] = 0.0f;
@@ -148,11 +192,12 @@ void micro_kernel_portable(int64_t kc, const APanel& a, const BPanel& b, float* 
 
 #ifdef PELAB_PACKED_AVX2
 // Target attributes do not reach into lambdas or inlined helpers, hence the macros.
-#define PELAB_ROW_FMA(r)                                     \
-  {                                                          \
-    const __m256 a_r = _mm256_broadcast_ss(a##r + a_offset); \
-    c##r##0 = _mm256_fmadd_ps(a_r, b0, c##r##0);             \
-    c##r##1 = _mm256_fmadd_ps(a_r, b1, c##r##1);             \
+// PELAB_ROW_FMA(r, address): c[r][0:16] += A(r, k) · b[k][0:16], A(r, k) read from address.
+#define PELAB_ROW_FMA(r, address)                    \
+  {                                                  \
+    const __m256 a_r = _mm256_broadcast_ss(address); \
+    c##r##0 = _mm256_fmadd_ps(a_r, b0, c##r##0);     \
+    c##r##1 = _mm256_fmadd_ps(a_r, b1, c##r##1);     \
   }
 #define PELAB_ROW_STORE(r)                                                                   \
   {                                                                                          \
@@ -166,37 +211,90 @@ void micro_kernel_portable(int64_t kc, const APanel& a, const BPanel& b, float* 
       _mm256_storeu_ps(row + 8, _mm256_fmadd_ps(beta_v, _mm256_loadu_ps(row + 8), s1));      \
     }                                                                                        \
   }
+#define PELAB_TILE_DECLARE                                                                 \
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00; \
+  __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+#define PELAB_TILE_STORE                                                       \
+  const __m256 alpha_v = _mm256_set1_ps(alpha), beta_v = _mm256_set1_ps(beta); \
+  PELAB_ROW_STORE(0)                                                           \
+  PELAB_ROW_STORE(1)                                                           \
+  PELAB_ROW_STORE(2)                                                           \
+  PELAB_ROW_STORE(3)                                                           \
+  PELAB_ROW_STORE(4)                                                           \
+  PELAB_ROW_STORE(5)
 
-// Six row pointers and one running offset: each broadcast is a single addressed load, for
-// every layout of A.
+// Any panels: six row pointers and one running offset, each broadcast a single addressed
+// load. Serves edge tiles and B read in place; full tiles take the kernel below.
 __attribute__((target("avx2,fma"))) void micro_kernel_avx2(int64_t kc, const APanel& a,
                                                            const BPanel& b, float* c, int64_t ldc,
                                                            float alpha, float beta) {
-  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  PELAB_TILE_DECLARE
   const float *a0 = a.row(0), *a1 = a.row(1), *a2 = a.row(2), *a3 = a.row(3), *a4 = a.row(4),
               *a5 = a.row(5);
   int64_t a_offset = 0, b_offset = 0;
   for (int64_t k = 0; k < kc; ++k) {
     const float* b_k = b.base + b_offset;
     const __m256 b0 = _mm256_loadu_ps(b_k), b1 = _mm256_loadu_ps(b_k + 8);
-    PELAB_ROW_FMA(0)
-    PELAB_ROW_FMA(1)
-    PELAB_ROW_FMA(2)
-    PELAB_ROW_FMA(3)
-    PELAB_ROW_FMA(4)
-    PELAB_ROW_FMA(5)
+    PELAB_ROW_FMA(0, a0 + a_offset)
+    PELAB_ROW_FMA(1, a1 + a_offset)
+    PELAB_ROW_FMA(2, a2 + a_offset)
+    PELAB_ROW_FMA(3, a3 + a_offset)
+    PELAB_ROW_FMA(4, a4 + a_offset)
+    PELAB_ROW_FMA(5, a5 + a_offset)
     a_offset += a.k_stride;
     b_offset += b.k_stride;
   }
-  const __m256 alpha_v = _mm256_set1_ps(alpha), beta_v = _mm256_set1_ps(beta);
-  PELAB_ROW_STORE(0)
-  PELAB_ROW_STORE(1)
-  PELAB_ROW_STORE(2)
-  PELAB_ROW_STORE(3)
-  PELAB_ROW_STORE(4)
-  PELAB_ROW_STORE(5)
+  PELAB_TILE_STORE
 }
+
+// How a full tile's six rows of op(A) lie in memory, fixed at compile time so that the loop
+// has no address arithmetic beyond one pointer step per operand.
+enum class ALayout {
+  Packed,   // a packed panel: row r at p[r], p steps by kMr
+  Rows,     // A in place: six row pointers, k contiguous
+  Columns,  // Aᵀ in place: row r at p[r], p steps by lda
+};
+
+// A full 6×16 tile with op(B) packed (k stride kNr; b_panel's own stride is not read). The same
+// FMAs in the same order as the kernel above, so the same bits.
+template <ALayout layout>
+__attribute__((target("avx2,fma"))) void micro_kernel_avx2_full(int64_t kc, const APanel& a,
+                                                                const BPanel& b_panel, float* c,
+                                                                int64_t ldc, float alpha,
+                                                                float beta) {
+  PELAB_TILE_DECLARE
+  const float* b = b_panel.base;
+  if constexpr (layout == ALayout::Rows) {
+    const float *a0 = a.row0, *a1 = a0 + a.row_stride, *a2 = a1 + a.row_stride,
+                *a3 = a2 + a.row_stride, *a4 = a3 + a.row_stride, *a5 = a4 + a.row_stride;
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; ++k) {
+      const __m256 b0 = _mm256_loadu_ps(b + k * kNr), b1 = _mm256_loadu_ps(b + k * kNr + 8);
+      PELAB_ROW_FMA(0, a0 + k)
+      PELAB_ROW_FMA(1, a1 + k)
+      PELAB_ROW_FMA(2, a2 + k)
+      PELAB_ROW_FMA(3, a3 + k)
+      PELAB_ROW_FMA(4, a4 + k)
+      PELAB_ROW_FMA(5, a5 + k)
+    }
+  } else {
+    const int64_t step = layout == ALayout::Packed ? kMr : a.k_stride;
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; ++k) {
+      const float* p = a.row0 + k * step;  // (never a pointer past A's last column)
+      const __m256 b0 = _mm256_loadu_ps(b + k * kNr), b1 = _mm256_loadu_ps(b + k * kNr + 8);
+      PELAB_ROW_FMA(0, p)
+      PELAB_ROW_FMA(1, p + 1)
+      PELAB_ROW_FMA(2, p + 2)
+      PELAB_ROW_FMA(3, p + 3)
+      PELAB_ROW_FMA(4, p + 4)
+      PELAB_ROW_FMA(5, p + 5)
+    }
+  }
+  PELAB_TILE_STORE
+}
+#undef PELAB_TILE_DECLARE
+#undef PELAB_TILE_STORE
 #undef PELAB_ROW_FMA
 #undef PELAB_ROW_STORE
 #endif  // PELAB_PACKED_AVX2
@@ -207,11 +305,17 @@ void packed_gemm_part(PackedKernel kernel, PackingPolicy packing, bool trans_a, 
                       const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                       float* C, int64_t ldc) {
 #ifdef PELAB_PACKED_AVX2
-  const MicroKernel micro =
-      kernel == PackedKernel::Avx2 ? micro_kernel_avx2 : micro_kernel_portable;
+  const bool avx2 = kernel == PackedKernel::Avx2;
+  const MicroKernel micro = avx2 ? micro_kernel_avx2 : micro_kernel_portable;
+  // The kernel for a tile whose six rows of A are all valid (a packed panel always is: it is
+  // zero-padded) and whose B is a packed panel: A's layout fixed at compile time.
+  const MicroKernel full = !avx2            ? micro_kernel_portable
+                           : packing.pack_a ? micro_kernel_avx2_full<ALayout::Packed>
+                           : trans_a        ? micro_kernel_avx2_full<ALayout::Columns>
+                                            : micro_kernel_avx2_full<ALayout::Rows>;
 #else
   (void)kernel;  // packed_gemm_with() refuses Avx2 where it does not exist
-  const MicroKernel micro = micro_kernel_portable;
+  const MicroKernel micro = micro_kernel_portable, full = micro_kernel_portable;
 #endif
   // Bᵀ is always packed: in place, a 16-column panel would need 16 loads per k.
   const bool pack_a_blocks = packing.pack_a, pack_b_blocks = packing.pack_b || trans_b;
@@ -256,13 +360,15 @@ void packed_gemm_part(PackedKernel kernel, PackingPolicy packing, bool trans_a, 
                                    : trans_a     ? APanel{A + pc * lda + i, 1, lda, rows}
                                                  : APanel{A + i * lda + pc, lda, 1, rows};
             float* c_tile = C + i * ldc + j0 + jc + jr;
+            const MicroKernel tile_kernel =
+                (rows == kMr || pack_a_blocks) && b_panel.k_stride == kNr ? full : micro;
             if (rows == kMr && cols == kNr) {
-              micro(kc, a_panel, b_panel, c_tile, ldc, alpha, block_beta);
+              tile_kernel(kc, a_panel, b_panel, c_tile, ldc, alpha, block_beta);
               continue;
             }
             // An edge tile: the raw sums (alpha 1, beta 0: exact), then the same store as the
             // kernel's, for the valid part only.
-            micro(kc, a_panel, b_panel, c_edge, kNr, 1.0f, 0.0f);
+            tile_kernel(kc, a_panel, b_panel, c_edge, kNr, 1.0f, 0.0f);
             store_sums(c_edge, rows, cols, c_tile, ldc, alpha, block_beta);
           }
         }

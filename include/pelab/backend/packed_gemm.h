@@ -3,11 +3,12 @@
 //
 // The algorithm: K is cut into blocks of at most 256; op(B) is copied in KC×NC blocks into
 // panels of 16 columns, op(A) (optionally) in MC×KC blocks into panels of 6 rows, laid out
-// in the order the micro-kernel reads them; the micro-kernel keeps a 6×16 tile of C in twelve
-// AVX registers for a whole block of the reduction. An operand that is not packed is read in
-// place through the same strides (Bᵀ is always packed). Packed edge panels are padded with
-// zeros (a partial panel of B always is); A read in place repeats its last valid row; edge
-// tiles are stored through a small buffer.
+// in the order the micro-kernel reads them (Bᵀ by 8×8 transposes in registers); the
+// micro-kernel keeps a 6×16 tile of C in twelve AVX registers for a whole block of the
+// reduction, with a loop per layout of A for full tiles (strides fixed at compile time). An
+// operand that is not packed is read in place through the same strides (Bᵀ is always packed).
+// Packed edge panels are padded with zeros (a partial panel of B always is); A read in place
+// repeats its last valid row; edge tiles are stored through a small buffer.
 //
 // Numerics, fixed by design so that every variant gives the same bits:
 //   - each element of C is one float accumulator, summed with fused multiply-adds in order
@@ -19,10 +20,11 @@
 // So the AVX2 micro-kernel, the portable one, every packing policy and every thread count
 // give bit-identical results (tests/backend/packed_gemm_test.cpp checks it).
 //
-// Where it stands (docs/performance.md): faster than both libraries on attention's small
-// per-head products (tiny's 32×32×16), level with them or slower on the linear layers; it is
-// a backend of its own (`pelab bench gemm --backend packed`), not part of Auto. Off x86 only
-// the portable micro-kernel exists.
+// Where it stands (docs/performance.md): ahead of both libraries on most of attention's
+// per-head products (up to 1.6× oneDNN, 1.8× OpenBLAS), level with the better library on the linear
+// layers (a little behind OpenBLAS on the weight gradient), level with Auto inside a training step
+// at small and medium; a backend of its own (`pelab bench gemm --backend packed`), not part of
+// Auto. Off x86 only the portable micro-kernel exists.
 #pragma once
 
 #include <cstdint>
