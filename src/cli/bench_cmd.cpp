@@ -125,6 +125,7 @@ struct TrainArgs {
   std::string torch_script;
   std::string python = "/usr/bin/python3";
   std::string omp_wait = "passive";  // OMP_WAIT_POLICY of pelab's children with threads > 1
+  std::string gemm = "auto";         // pelab's GEMM backend (auto: what pelab train uses)
   bool smoke = false;
   std::string one_case;  // internal: "config:scheme:threads", run here, print one JSON line
   std::vector<int64_t> long_lengths;  // evaluation at these lengths instead of training
@@ -182,6 +183,7 @@ int run_one_case(const TrainArgs& a) {
   o.max_steps = a.steps;
   o.min_steps = std::min(a.min_steps, a.steps);
   o.max_seconds = a.max_seconds;
+  set_gemm_backend(parse_gemm_backend(a.gemm));
   TrainCaseResult r = run_train_case(f[0], f[1], o);
   r.peak_rss_mb = peak_rss_mb();
   fmt::print("{}\n", to_json(r).dump());
@@ -255,7 +257,8 @@ int run_train_bench(TrainArgs a) {
     const auto [status, out] = run_captured(
         {self, "bench", "--case", fmt::format("{}:{}:{}", config, scheme, threads), "--warmup",
          std::to_string(a.warmup), "--steps", std::to_string(a.steps), "--min-steps",
-         std::to_string(a.min_steps), "--max-seconds", fmt::format("{}", a.max_seconds)},
+         std::to_string(a.min_steps), "--max-seconds", fmt::format("{}", a.max_seconds), "--gemm",
+         a.gemm},
         omp_env(threads));
     const std::optional<json> j = last_json_line(out);
     PELAB_CHECK(status == 0 && j, "bench: the case {} {} {} thread(s) failed (exit status {})",
@@ -300,6 +303,8 @@ int run_train_bench(TrainArgs a) {
       "\n% of peak: of {:.1f} GFLOP/s per thread ({}; matmul FLOPs only)\n",
       a.steps, a.min_steps, a.max_seconds, a.warmup, a.repeats,
       a.vs_torch ? ", alternating with the PyTorch reference" : "", a.peak_gflops, peak_source);
+  if (a.gemm != "auto")
+    fmt::print("pelab's GEMMs through the '{}' backend (pelab train uses auto)\n", a.gemm);
   std::string header =
       fmt::format("{:<7} {:<10} {:>2} {:>9} {:>9} {:>7} {:>6} {:>7}", "config", "scheme", "th",
                   "ms/step", "tok/s", "GFLOP/s", "%peak", "RSS MB");
@@ -394,6 +399,7 @@ int run_train_bench(TrainArgs a) {
     PELAB_CHECK(f.good(), "cannot write {}", a.json_path);
     f << json{{"peak_gflops_per_thread", a.peak_gflops},
               {"peak_source", peak_source},
+              {"gemm", a.gemm},
               {"rows", rows}}
              .dump(2)
       << "\n";
@@ -447,6 +453,11 @@ void add_bench_commands(CLI::App& app, Action& action) {
                    "OMP_WAIT_POLICY for runs with more than one thread, both sides (default "
                    "passive: idle workers sleep; 'default' leaves the environment alone)")
       ->check(CLI::IsMember({"passive", "active", "default"}));
+  bench
+      ->add_option("--gemm", ta->gemm,
+                   "pelab's GEMM backend: auto (the default, what pelab train uses), onednn, "
+                   "openblas or packed (pelab's own kernel)")
+      ->check(CLI::IsMember({"auto", "onednn", "openblas", "packed"}));
   bench->add_flag("--smoke", ta->smoke,
                   "tiny, every scheme, two steps each through the child processes (a check, "
                   "not a measurement)");
