@@ -254,12 +254,12 @@ int run_train_bench(TrainArgs a) {
                : std::vector<std::string>{};
   };
   auto run_pelab = [&](const std::string& config, const std::string& scheme, int threads) {
-    const auto [status, out] = run_captured(
-        {self, "bench", "--case", fmt::format("{}:{}:{}", config, scheme, threads), "--warmup",
-         std::to_string(a.warmup), "--steps", std::to_string(a.steps), "--min-steps",
-         std::to_string(a.min_steps), "--max-seconds", fmt::format("{}", a.max_seconds), "--gemm",
-         a.gemm},
-        omp_env(threads));
+    const auto [status, out] =
+        run_captured({self, "bench", "--case", fmt::format("{}:{}:{}", config, scheme, threads),
+                      "--warmup", std::to_string(a.warmup), "--steps", std::to_string(a.steps),
+                      "--min-steps", std::to_string(a.min_steps), "--max-seconds",
+                      fmt::format("{}", a.max_seconds), "--gemm", a.gemm},
+                     omp_env(threads));
     const std::optional<json> j = last_json_line(out);
     PELAB_CHECK(status == 0 && j, "bench: the case {} {} {} thread(s) failed (exit status {})",
                 config, scheme, threads, status);
