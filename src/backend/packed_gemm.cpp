@@ -131,16 +131,20 @@ __attribute__((target("avx2"))) int64_t pack_bt_panel_avx2(const float* rows, in
 #endif
 
 // op(B)[p0 : p0+kc, j0 : j0+nc] → panels of kNr columns, each [kc][kNr], zero-padded.
-void pack_b(bool trans_b, const float* B, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
-            int64_t nc, float* packed) {
+// The kernel decides only how Bᵀ is transposed (registers or element by element), never the
+// values written.
+void pack_b(PackedKernel kernel, bool trans_b, const float* B, int64_t ldb, int64_t p0, int64_t kc,
+            int64_t j0, int64_t nc, float* packed) {
   for (int64_t jr = 0; jr < nc; jr += kNr) {
     const int64_t cols = std::min(kNr, nc - jr);
     float* panel = packed + jr * kc;
     if (trans_b) {       // op(B)(k, j) = B[j, k]
       int64_t done = 0;  // the first `done` k of every column, by the vector transpose
 #ifdef PELAB_PACKED_AVX2
-      if (cols == kNr && packed_gemm_best_kernel() == PackedKernel::Avx2)
+      if (cols == kNr && kernel == PackedKernel::Avx2)
         done = pack_bt_panel_avx2(B + (j0 + jr) * ldb + p0, ldb, kc, panel);
+#else
+      (void)kernel;
 #endif
       for (int64_t c = 0; c < cols; ++c) {
         const float* src = B + (j0 + jr + c) * ldb + p0;
@@ -339,19 +343,20 @@ void packed_gemm_part(PackedKernel kernel, PackingPolicy packing, bool trans_a, 
       const int64_t pc = K * block / k_blocks, kc = K * (block + 1) / k_blocks - pc;
       const float block_beta = block == 0 ? beta : 1.0f;
       if (pack_b_blocks) {
-        pack_b(trans_b, B, ldb, pc, kc, j0 + jc, nc, packed_b);
+        pack_b(kernel, trans_b, B, ldb, pc, kc, j0 + jc, nc, packed_b);
       } else if (nc % kNr != 0) {  // only the last, partial panel of B is packed
         const int64_t last = nc / kNr * kNr;
         packed_b = PackBuffers::grow(t_buffers.b, t_buffers.b_size, kc_max * kNr);
-        pack_b(false, B, ldb, pc, kc, j0 + jc + last, nc - last, packed_b);
+        pack_b(kernel, false, B, ldb, pc, kc, j0 + jc + last, nc - last, packed_b);
       }
       for (int64_t ic = 0; ic < m; ic += kMc) {
         const int64_t mc = std::min(kMc, m - ic);
         if (pack_a_blocks) pack_a(trans_a, A, lda, i0 + ic, mc, pc, kc, packed_a);
         for (int64_t jr = 0; jr < nc; jr += kNr) {
           const int64_t cols = std::min(kNr, nc - jr);
+          const bool b_packed = pack_b_blocks || cols < kNr;
           const BPanel b_panel = pack_b_blocks ? BPanel{packed_b + jr * kc, kNr}
-                                 : cols < kNr  ? BPanel{packed_b, kNr}
+                                 : b_packed    ? BPanel{packed_b, kNr}
                                                : BPanel{B + pc * ldb + j0 + jc + jr, ldb};
           for (int64_t ir = 0; ir < mc; ir += kMr) {
             const int64_t rows = std::min(kMr, mc - ir);
@@ -361,7 +366,7 @@ void packed_gemm_part(PackedKernel kernel, PackingPolicy packing, bool trans_a, 
                                                  : APanel{A + i * lda + pc, lda, 1, rows};
             float* c_tile = C + i * ldc + j0 + jc + jr;
             const MicroKernel tile_kernel =
-                (rows == kMr || pack_a_blocks) && b_panel.k_stride == kNr ? full : micro;
+                (rows == kMr || pack_a_blocks) && b_packed ? full : micro;
             if (rows == kMr && cols == kNr) {
               tile_kernel(kc, a_panel, b_panel, c_tile, ldc, alpha, block_beta);
               continue;

@@ -145,6 +145,7 @@ int run_one_eval_case(const TrainArgs& a) {
   const std::vector<std::string> f = split(a.one_eval_case, ':');
   PELAB_CHECK(f.size() == 4, "--eval-case wants config:scheme:length:threads, got '{}'",
               a.one_eval_case);
+  set_gemm_backend(parse_gemm_backend(a.gemm));
   EvalCaseResult r = run_eval_case(f[0], f[1], std::stoll(f[2]), std::stoi(f[3]));
   r.peak_rss_mb = peak_rss_mb();
   fmt::print("{}\n", json{{"config", r.config},
@@ -196,6 +197,8 @@ int run_long_bench(const TrainArgs& a, const std::vector<std::string>& schemes,
   fmt::print(
       "pelab bench --long: one forward pass without gradients on one sequence of each "
       "length; attention in blocks of query rows\n");
+  if (a.gemm != "auto")
+    fmt::print("pelab's GEMMs through the '{}' backend (pelab train uses auto)\n", a.gemm);
   fmt::print("{:<7} {:<10} {:>6} {:>2} {:>9} {:>8}  {:>22}\n", "config", "scheme", "T", "th", "ms",
              "RSS MB", "one layer's [H,T,T], MB");
   json rows = json::array();
@@ -203,9 +206,9 @@ int run_long_bench(const TrainArgs& a, const std::vector<std::string>& schemes,
     for (const std::string& scheme : schemes)
       for (int64_t length : a.long_lengths)
         for (int threads : a.threads) {
-          const auto [status, out] =
-              run_captured({self, "bench", "--eval-case",
-                            fmt::format("{}:{}:{}:{}", config, scheme, length, threads)});
+          const auto [status, out] = run_captured(
+              {self, "bench", "--eval-case",
+               fmt::format("{}:{}:{}:{}", config, scheme, length, threads), "--gemm", a.gemm});
           const std::optional<json> j = last_json_line(out);
           PELAB_CHECK(status == 0 && j, "bench: the evaluation {} {} T={} failed (exit status {})",
                       config, scheme, length, status);
@@ -218,7 +221,7 @@ int run_long_bench(const TrainArgs& a, const std::vector<std::string>& schemes,
   if (!a.json_path.empty()) {
     std::ofstream f(a.json_path);
     PELAB_CHECK(f.good(), "cannot write {}", a.json_path);
-    f << json{{"long_eval", rows}}.dump(2) << "\n";
+    f << json{{"gemm", a.gemm}, {"long_eval", rows}}.dump(2) << "\n";
   }
   return 0;
 }

@@ -40,10 +40,11 @@ bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
 
 // Shapes that take every path: single elements, edge tiles in both directions, K split into
 // uneven blocks (K > 256), more than one MC block (M > 144), more than one NC block (N > 2048),
-// and the model's own shapes (tiny attention, a linear layer).
+// the model's own shapes (tiny attention, a linear layer), and Bᵀ panels whose K leaves 6 after
+// the 8×8 transposes, with an odd leading dimension (K + 5).
 const std::vector<GemmShape> kShapes = {{1, 1, 1},     {5, 15, 3},    {6, 16, 7},    {7, 17, 1},
                                         {32, 32, 16},  {33, 47, 257}, {150, 20, 64}, {13, 2100, 9},
-                                        {64, 48, 600}, {128, 64, 33}};
+                                        {64, 48, 600}, {128, 64, 33}, {12, 32, 22},  {13, 40, 30}};
 
 const PackingPolicy kPackings[] = {{false, false}, {true, false}, {false, true}, {true, true}};
 
@@ -129,6 +130,22 @@ TEST(PackedGemm, EverySplitOverThreadsGivesTheSameBits) {
               << "M=" << s.M << " N=" << s.N << " K=" << s.K << " layout=" << layout
               << " pack_a=" << packing.pack_a << " pack_b=" << packing.pack_b << " parts=" << parts;
       }
+}
+
+// B read in place with exactly 16 columns per row has the stride of a packed panel, so full
+// tiles take the kernel for packed B: the same bits as packing it, and the reference's values.
+TEST(PackedGemm, BInPlaceWithLeadingDimensionSixteen) {
+  Problem p(false, false, {12, 16, 40});
+  p.ldb = 16;
+  p.B = testing::random_values(p.s.K * p.ldb, 2);
+  const std::vector<float> ref = p.through(GemmBackend::Reference, 0.75f, 0.5f);
+  const std::vector<float> in_place =
+      p.packed(packed_gemm_best_kernel(), 1, 0.75f, 0.5f, {false, false});
+  EXPECT_LE(worst_error(in_place, ref, p.s.K, 1e-5), 1.0);
+  for (const PackedKernel kernel : kernels())
+    for (const PackingPolicy packing : kPackings)
+      EXPECT_TRUE(same_bits(in_place, p.packed(kernel, 1, 0.75f, 0.5f, packing)))
+          << to_string(kernel) << " pack_a=" << packing.pack_a << " pack_b=" << packing.pack_b;
 }
 
 TEST(PackedGemm, AnEmptySumScalesC) {

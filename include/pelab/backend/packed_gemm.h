@@ -21,10 +21,10 @@
 // give bit-identical results (tests/backend/packed_gemm_test.cpp checks it).
 //
 // Where it stands (docs/performance.md): ahead of both libraries on most of attention's
-// per-head products (up to 1.6× oneDNN, 1.8× OpenBLAS), level with the better library on the linear
-// layers (a little behind OpenBLAS on the weight gradient), level with Auto inside a training step
-// at small and medium; a backend of its own (`pelab bench gemm --backend packed`), not part of
-// Auto. Off x86 only the portable micro-kernel exists.
+// per-head products (up to about 1.5× oneDNN, 2× OpenBLAS), level with them on the linear
+// layers, and no faster than Auto in a whole training step; a backend of its own
+// (`pelab bench gemm --backend packed`, `pelab bench --gemm packed`), not part of Auto. Off
+// x86 only the portable micro-kernel exists.
 #pragma once
 
 #include <cstdint>
