@@ -203,6 +203,17 @@ void micro_kernel_portable(int64_t kc, const APanel& a, const BPanel& b, float* 
     c##r##0 = _mm256_fmadd_ps(a_r, b0, c##r##0);     \
     c##r##1 = _mm256_fmadd_ps(a_r, b1, c##r##1);     \
   }
+// One k of the tile: b[k][0:16] from b_k, A(r, k) for the six rows from the six addresses.
+#define PELAB_TILE_K(b_k, a0, a1, a2, a3, a4, a5)                            \
+  {                                                                          \
+    const __m256 b0 = _mm256_loadu_ps(b_k), b1 = _mm256_loadu_ps((b_k) + 8); \
+    PELAB_ROW_FMA(0, a0)                                                     \
+    PELAB_ROW_FMA(1, a1)                                                     \
+    PELAB_ROW_FMA(2, a2)                                                     \
+    PELAB_ROW_FMA(3, a3)                                                     \
+    PELAB_ROW_FMA(4, a4)                                                     \
+    PELAB_ROW_FMA(5, a5)                                                     \
+  }
 #define PELAB_ROW_STORE(r)                                                                   \
   {                                                                                          \
     float* row = c + (r)*ldc;                                                                \
@@ -237,14 +248,8 @@ __attribute__((target("avx2,fma"))) void micro_kernel_avx2(int64_t kc, const APa
               *a5 = a.row(5);
   int64_t a_offset = 0, b_offset = 0;
   for (int64_t k = 0; k < kc; ++k) {
-    const float* b_k = b.base + b_offset;
-    const __m256 b0 = _mm256_loadu_ps(b_k), b1 = _mm256_loadu_ps(b_k + 8);
-    PELAB_ROW_FMA(0, a0 + a_offset)
-    PELAB_ROW_FMA(1, a1 + a_offset)
-    PELAB_ROW_FMA(2, a2 + a_offset)
-    PELAB_ROW_FMA(3, a3 + a_offset)
-    PELAB_ROW_FMA(4, a4 + a_offset)
-    PELAB_ROW_FMA(5, a5 + a_offset)
+    PELAB_TILE_K(b.base + b_offset, a0 + a_offset, a1 + a_offset, a2 + a_offset, a3 + a_offset,
+                 a4 + a_offset, a5 + a_offset)
     a_offset += a.k_stride;
     b_offset += b.k_stride;
   }
@@ -272,33 +277,21 @@ __attribute__((target("avx2,fma"))) void micro_kernel_avx2_full(int64_t kc, cons
     const float *a0 = a.row0, *a1 = a0 + a.row_stride, *a2 = a1 + a.row_stride,
                 *a3 = a2 + a.row_stride, *a4 = a3 + a.row_stride, *a5 = a4 + a.row_stride;
 #pragma GCC unroll 4
-    for (int64_t k = 0; k < kc; ++k) {
-      const __m256 b0 = _mm256_loadu_ps(b + k * kNr), b1 = _mm256_loadu_ps(b + k * kNr + 8);
-      PELAB_ROW_FMA(0, a0 + k)
-      PELAB_ROW_FMA(1, a1 + k)
-      PELAB_ROW_FMA(2, a2 + k)
-      PELAB_ROW_FMA(3, a3 + k)
-      PELAB_ROW_FMA(4, a4 + k)
-      PELAB_ROW_FMA(5, a5 + k)
-    }
+    for (int64_t k = 0; k < kc; ++k)
+      PELAB_TILE_K(b + k * kNr, a0 + k, a1 + k, a2 + k, a3 + k, a4 + k, a5 + k)
   } else {
     const int64_t step = layout == ALayout::Packed ? kMr : a.k_stride;
 #pragma GCC unroll 4
     for (int64_t k = 0; k < kc; ++k) {
       const float* p = a.row0 + k * step;  // (never a pointer past A's last column)
-      const __m256 b0 = _mm256_loadu_ps(b + k * kNr), b1 = _mm256_loadu_ps(b + k * kNr + 8);
-      PELAB_ROW_FMA(0, p)
-      PELAB_ROW_FMA(1, p + 1)
-      PELAB_ROW_FMA(2, p + 2)
-      PELAB_ROW_FMA(3, p + 3)
-      PELAB_ROW_FMA(4, p + 4)
-      PELAB_ROW_FMA(5, p + 5)
+      PELAB_TILE_K(b + k * kNr, p, p + 1, p + 2, p + 3, p + 4, p + 5)
     }
   }
   PELAB_TILE_STORE
 }
 #undef PELAB_TILE_DECLARE
 #undef PELAB_TILE_STORE
+#undef PELAB_TILE_K
 #undef PELAB_ROW_FMA
 #undef PELAB_ROW_STORE
 #endif  // PELAB_PACKED_AVX2

@@ -159,6 +159,12 @@ int run_one_eval_case(const TrainArgs& a) {
   return 0;
 }
 
+// Says so when pelab's side of a benchmark does not use the backend pelab train uses.
+void print_gemm_choice(const TrainArgs& a) {
+  if (a.gemm != "auto")
+    fmt::print("pelab's GEMMs through the '{}' backend (pelab train uses auto)\n", a.gemm);
+}
+
 // Where --vs-torch finds the PyTorch reference script unless --torch-script says.
 std::string find_torch_script(const TrainArgs& a) {
   if (!a.torch_script.empty()) {
@@ -197,8 +203,7 @@ int run_long_bench(const TrainArgs& a, const std::vector<std::string>& schemes,
   fmt::print(
       "pelab bench --long: one forward pass without gradients on one sequence of each "
       "length; attention in blocks of query rows\n");
-  if (a.gemm != "auto")
-    fmt::print("pelab's GEMMs through the '{}' backend (pelab train uses auto)\n", a.gemm);
+  print_gemm_choice(a);
   fmt::print("{:<7} {:<10} {:>6} {:>2} {:>9} {:>8}  {:>22}\n", "config", "scheme", "T", "th", "ms",
              "RSS MB", "one layer's [H,T,T], MB");
   json rows = json::array();
@@ -306,8 +311,7 @@ int run_train_bench(TrainArgs a) {
       "\n% of peak: of {:.1f} GFLOP/s per thread ({}; matmul FLOPs only)\n",
       a.steps, a.min_steps, a.max_seconds, a.warmup, a.repeats,
       a.vs_torch ? ", alternating with the PyTorch reference" : "", a.peak_gflops, peak_source);
-  if (a.gemm != "auto")
-    fmt::print("pelab's GEMMs through the '{}' backend (pelab train uses auto)\n", a.gemm);
+  print_gemm_choice(a);
   std::string header =
       fmt::format("{:<7} {:<10} {:>2} {:>9} {:>9} {:>7} {:>6} {:>7}", "config", "scheme", "th",
                   "ms/step", "tok/s", "GFLOP/s", "%peak", "RSS MB");

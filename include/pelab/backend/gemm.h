@@ -7,10 +7,10 @@
 // OpenBLAS is 1.2–1.9× faster at the model's shapes (`pelab bench gemm`). OpenBLAS always
 // runs single-threaded; outside a parallel region pelab splits the product's columns (or
 // rows) over the OpenMP pool itself — one pool, not two, and a fixed split per thread count,
-// so results repeat bit for bit. The packed kernel is not part of Auto: at the model's shapes
-// it is level with the libraries or slower, except on attention's smallest products, and the
-// gain there does not pay for changing the numbers of every result computed so far
-// (docs/performance.md).
+// so results repeat bit for bit. The packed kernel is not part of Auto: it is level with the
+// libraries on the linear layers and ahead only on attention's per-head products, a whole
+// training step is no faster with it, and switching would change the numbers of every result
+// computed so far (docs/performance.md).
 //
 //   C[M, N] = alpha · op(A)[M, K] · op(B)[K, N] + beta · C      (row-major)
 //
