@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 namespace pelab {
@@ -49,6 +51,28 @@ TEST(FastMath, ErfWithinOneUlpOfOneEverywhereAndTwoAndAHalfUlpNearZero) {
   }
   EXPECT_LE(worst_abs, 1.3e-7);  // 1.0's ulp is 1.19e-7
   EXPECT_LE(worst_ulp, 2.5);
+}
+
+// GELU takes fast_erf_near_zero for blocks whose arguments all lie in [−1, 1]: it must give
+// fast_erf's bits there. Every 61st float of [0, 1] (17 million) and its negative, and the
+// ends.
+TEST(FastMath, ErfNearZeroIsFastErfBitForBitOnMinusOneToOne) {
+  const uint32_t one = std::bit_cast<uint32_t>(1.0f);
+  int64_t mismatches = 0;
+  float first_mismatch = 0;
+  const auto check = [&](float x) {
+    if (std::bit_cast<uint32_t>(fast_erf_near_zero(x)) != std::bit_cast<uint32_t>(fast_erf(x))) {
+      if (mismatches++ == 0) first_mismatch = x;
+    }
+  };
+  for (uint32_t bits = 0; bits <= one; bits += 61) {
+    check(std::bit_cast<float>(bits));
+    check(-std::bit_cast<float>(bits));
+  }
+  for (float x : {0.0f, -0.0f, 1.0f, -1.0f, std::numeric_limits<float>::denorm_min(),
+                  std::nextafter(1.0f, 0.0f), -std::nextafter(1.0f, 0.0f)})
+    check(x);
+  EXPECT_EQ(mismatches, 0) << "first at x = " << first_mismatch;
 }
 
 TEST(FastMath, ErfEdgeCases) {
