@@ -2,10 +2,10 @@
 
 #include <cblas.h>
 
+#include <oneapi/dnnl/dnnl.h>
 #include <algorithm>
 #include <chrono>
 #include <functional>
-#include <oneapi/dnnl/dnnl.h>
 
 #include "pelab/backend/gemm.h"
 #include "pelab/core/error.h"
@@ -104,8 +104,8 @@ std::vector<GemmBenchRow> run_gemm_bench(const std::vector<GemmBenchShape>& shap
     std::function<void()> bare_call;
     if (bare == "onednn") {
       bare_call = [&] {
-        dnnl_sgemm(s.trans_a ? 'T' : 'N', s.trans_b ? 'T' : 'N', s.M, s.N, s.K, 1.0f, a.data(),
-                   lda, b.data(), ldb, 0.0f, c.data(), s.N);
+        dnnl_sgemm(s.trans_a ? 'T' : 'N', s.trans_b ? 'T' : 'N', s.M, s.N, s.K, 1.0f, a.data(), lda,
+                   b.data(), ldb, 0.0f, c.data(), s.N);
       };
     } else {
       bare_call = [&] {

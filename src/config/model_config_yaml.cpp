@@ -71,7 +71,7 @@ void read_model_sections(MapReader& root, ModelConfig& c) {
 
 std::string model_sections_yaml(const ModelConfig& c) {
   YAML::Emitter out;
-    out << YAML::BeginMap;
+  out << YAML::BeginMap;
   out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "vocab_in" << YAML::Value << c.vocab_in;
   out << YAML::Key << "vocab_out" << YAML::Value << c.vocab_out;

@@ -12,6 +12,8 @@ void set_num_threads(int n) {
   openblas_set_num_threads(1);
 }
 
-int num_threads() { return omp_get_max_threads(); }
+int num_threads() {
+  return omp_get_max_threads();
+}
 
 }  // namespace pelab

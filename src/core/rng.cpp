@@ -33,13 +33,15 @@ uint64_t Generator::next_u64() {
   return result;
 }
 
-double Generator::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+double Generator::uniform() {
+  return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
+}
 
 int64_t Generator::uniform_int(int64_t lo, int64_t hi) {
   PELAB_CHECK(lo <= hi, "uniform_int: empty range [{}, {}]", lo, hi);
   const uint64_t range = static_cast<uint64_t>(hi - lo) + 1;
   if (range == 0) return static_cast<int64_t>(next_u64());  // the full 64-bit range
-  const uint64_t limit = UINT64_MAX - UINT64_MAX % range;  // reject the biased tail
+  const uint64_t limit = UINT64_MAX - UINT64_MAX % range;   // reject the biased tail
   uint64_t v;
   do v = next_u64();
   while (v >= limit);

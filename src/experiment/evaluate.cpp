@@ -19,7 +19,8 @@ Evaluation evaluate(const Encoder& model, const Task& task, const ExperimentConf
   for (int64_t n : lengths) {
     const std::vector<Example> examples =
         evaluation_examples(task, n, config.evaluation.examples, config.evaluation.seed);
-    Generator position_rng(derive_seed(config.evaluation.seed ^ static_cast<uint64_t>(n), "eval-positions"));
+    Generator position_rng(
+        derive_seed(config.evaluation.seed ^ static_cast<uint64_t>(n), "eval-positions"));
     LengthResult r;
     r.length = n;
     r.tokens = task.sequence_length(static_cast<int>(n));
@@ -28,7 +29,8 @@ Evaluation evaluate(const Encoder& model, const Task& task, const ExperimentConf
     int64_t correct = 0, perfect = 0;
     double loss_sum = 0;
     for (size_t start = 0; start < examples.size(); start += config.evaluation.batch_size) {
-      const size_t end = std::min(examples.size(), start + static_cast<size_t>(config.evaluation.batch_size));
+      const size_t end =
+          std::min(examples.size(), start + static_cast<size_t>(config.evaluation.batch_size));
       const std::vector<Example> part(examples.begin() + start, examples.begin() + end);
       const Batch batch = collate(part, random_positions ? &rnd : nullptr, &position_rng);
       const Tensor logits = model.forward(batch).logits;  // [B, T, V]
@@ -75,7 +77,8 @@ Evaluation evaluate(const Encoder& model, const Task& task, const ExperimentConf
 }
 
 std::string eval_csv(const Evaluation& e) {
-  std::string s = "length,tokens,examples,scored,token_accuracy,sequence_accuracy,loss,in_training\n";
+  std::string s =
+      "length,tokens,examples,scored,token_accuracy,sequence_accuracy,loss,in_training\n";
   for (const LengthResult& r : e.by_length)
     s += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{}\n", r.length, r.tokens, r.examples,
                      r.scored, r.token_accuracy, r.sequence_accuracy, r.loss,

@@ -8,8 +8,8 @@ void Batch::validate(int64_t vocab_in, int64_t vocab_out) const {
   PELAB_CHECK(tokens.shape.size() == 2, "batch: tokens must be [B, T], got {}",
               to_string(tokens.shape));
   using Named = std::pair<const char*, const IntTensor*>;
-  for (const auto& [name, t] : {Named{"positions", &positions}, Named{"key_mask", &key_mask},
-                                Named{"targets", &targets}})
+  for (const auto& [name, t] :
+       {Named{"positions", &positions}, Named{"key_mask", &key_mask}, Named{"targets", &targets}})
     PELAB_CHECK(t->shape == tokens.shape, "batch: {} {} does not match tokens {}", name,
                 to_string(t->shape), to_string(tokens.shape));
   const int64_t n = tokens.numel();

@@ -28,16 +28,15 @@ void load_parameters(Encoder& model, const SafetensorsFile& file) {
                 file.source, p.name(), to_string(p.shape()));
     PELAB_CHECK(t->dtype == "F32", "{}: parameter '{}' has dtype {} (expected F32)", file.source,
                 p.name(), t->dtype);
-    PELAB_CHECK(t->shape == p.shape(),
-                "{}: parameter '{}' has shape {} but the config needs {}", file.source, p.name(),
-                to_string(t->shape), to_string(p.shape()));
+    PELAB_CHECK(t->shape == p.shape(), "{}: parameter '{}' has shape {} but the config needs {}",
+                file.source, p.name(), to_string(t->shape), to_string(p.shape()));
     Tensor target = p;
     std::copy(t->f32.begin(), t->f32.end(), target.data());
   }
   for (const SafetensorsTensor& t : file.tensors) {
     PELAB_CHECK(!is_parameter_name(t.name) || model.params().contains(t.name),
-                "{}: tensor '{}' is not a parameter of the model its config describes",
-                file.source, t.name);
+                "{}: tensor '{}' is not a parameter of the model its config describes", file.source,
+                t.name);
   }
 }
 

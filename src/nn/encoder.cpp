@@ -27,8 +27,8 @@ void validate_model_config(const ModelConfig& c) {
               "model.d_ff must be in [1, {}] (or 0 for 4·d_model), got {}", kMaxWidth, c.d_ff);
   PELAB_CHECK(c.dropout >= 0.0 && c.dropout < 1.0, "model.dropout must be in [0, 1), got {}",
               c.dropout);
-  PELAB_CHECK(c.norm == "pre" || c.norm == "post", "model.norm: '{}' is not valid (valid: pre, post)",
-              c.norm);
+  PELAB_CHECK(c.norm == "pre" || c.norm == "post",
+              "model.norm: '{}' is not valid (valid: pre, post)", c.norm);
   PELAB_CHECK(c.activation == "gelu" || c.activation == "relu",
               "model.activation: '{}' is not valid (valid: gelu, relu)", c.activation);
   PELAB_CHECK(!c.embed_scale || std::isfinite(*c.embed_scale),
@@ -89,7 +89,9 @@ Encoder::Encoder(const ModelConfig& config, uint64_t init_seed)
 namespace {
 // Dropout sites of one forward pass: 0 = input; per layer l: 1 + 3l (α), 2 + 3l (MHA out),
 // 3 + 3l (FFN out). Each site's mask comes from its own derived seed.
-uint64_t site_seed(uint64_t seed, int64_t site) { return mix64(seed ^ mix64(static_cast<uint64_t>(site) + 1)); }
+uint64_t site_seed(uint64_t seed, int64_t site) {
+  return mix64(seed ^ mix64(static_cast<uint64_t>(site) + 1));
+}
 }  // namespace
 
 Tensor Encoder::attention_block(const Tensor& x, const Batch& batch, int l, bool training,
@@ -150,7 +152,8 @@ Encoder::Output Encoder::forward(const Batch& batch, bool training, uint64_t dro
       x = add(x, drop(attention_block(layer_norm(x, layer.ln1.weight, layer.ln1.bias), batch, l,
                                       training, dropout_seed),
                       2 + 3 * l));
-      x = add(x, drop(ffn_block(layer_norm(x, layer.ln2.weight, layer.ln2.bias), layer), 3 + 3 * l));
+      x = add(x,
+              drop(ffn_block(layer_norm(x, layer.ln2.weight, layer.ln2.bias), layer), 3 + 3 * l));
     } else {
       x = layer_norm(add(x, drop(attention_block(x, batch, l, training, dropout_seed), 2 + 3 * l)),
                      layer.ln1.weight, layer.ln1.bias);

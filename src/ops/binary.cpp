@@ -22,10 +22,10 @@ Tensor sub(const Tensor& a, const Tensor& b) {
   const Shape shape = broadcast_shapes(a.shape(), b.shape());
   Tensor y = detail::map_binary(a, b, shape, [](float u, float v) { return u - v; });
   if (needs_grad(a, b)) {
-    record(y, "sub", {a, b}, [sa = a.shape(), sb = b.shape(), nb = b.requires_grad()](
-                                 const Tensor& g) {
-      return TensorList{sum_to(g, sa), nb ? neg(sum_to(g, sb)) : Tensor()};
-    });
+    record(y, "sub", {a, b},
+           [sa = a.shape(), sb = b.shape(), nb = b.requires_grad()](const Tensor& g) {
+             return TensorList{sum_to(g, sa), nb ? neg(sum_to(g, sb)) : Tensor()};
+           });
   }
   return y;
 }

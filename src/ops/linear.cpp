@@ -56,8 +56,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     const bool nx = x.requires_grad(), nw = weight.requires_grad();
     const bool nb = bias.defined() && bias.requires_grad();
     record(y, "linear", {x, weight, bias},
-           [xc, wc, nx, nw, nb, rows, in_features, out_features, x_shape = x.shape()](
-               const Tensor& g) {
+           [xc, wc, nx, nw, nb, rows, in_features, out_features,
+            x_shape = x.shape()](const Tensor& g) {
              const Tensor gc = g.contiguous();
              TensorList grads(3);
              if (nx) {  // dx [rows, in] = dy [rows, out] · W [out, in]

@@ -81,17 +81,16 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     out_shape.back() = b.size(-1);
     return reshape(matmul(reshape(a, {-1, K}), b), out_shape);
   }
-  PELAB_CHECK(a.ndim() == b.ndim() &&
-                  std::equal(a.shape().begin(), a.shape().end() - 2, b.shape().begin()),
-              "matmul: batch axes of shapes {} and {} differ", to_string(a.shape()),
-              to_string(b.shape()));
+  PELAB_CHECK(
+      a.ndim() == b.ndim() && std::equal(a.shape().begin(), a.shape().end() - 2, b.shape().begin()),
+      "matmul: batch axes of shapes {} and {} differ", to_string(a.shape()), to_string(b.shape()));
   Shape out_shape = a.shape();
   out_shape.back() = b.size(-1);
   Tensor y = matmul_forward(a, b, out_shape);
   if (needs_grad(a, b)) {
     record(y, "matmul", {a, b},
-           [ad = a.detach(), bd = b.detach(), na = a.requires_grad(), nb = b.requires_grad()](
-               const Tensor& g) {
+           [ad = a.detach(), bd = b.detach(), na = a.requires_grad(),
+            nb = b.requires_grad()](const Tensor& g) {
              return TensorList{na ? matmul(g, transpose(bd, -1, -2)) : Tensor(),
                                nb ? matmul(transpose(ad, -1, -2), g) : Tensor()};
            });

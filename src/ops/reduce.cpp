@@ -53,7 +53,8 @@ Tensor reduce_sum(const Tensor& x, const Reduction& r, double scale) {
   const int64_t n_out = out.numel();
   const float* base = x.data();
   float* o = out.data();
-  const int64_t grain = std::max<int64_t>(1, detail::kElementwiseGrain / std::max<int64_t>(r.count, 1));
+  const int64_t grain =
+      std::max<int64_t>(1, detail::kElementwiseGrain / std::max<int64_t>(r.count, 1));
   parallel_for(0, n_out, grain, [&](int64_t lo, int64_t hi) {
     std::vector<int64_t> idx(red_dims.size());
     for (int64_t k = lo; k < hi; ++k) {

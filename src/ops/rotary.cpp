@@ -69,17 +69,16 @@ Tensor rotary(const Tensor& x, const IntTensor& positions, int64_t heads, double
   PELAB_CHECK(positions.shape == Shape({x.size(0), x.size(1)}),
               "rotary: positions {} do not match x {}", to_string(positions.shape),
               to_string(x.shape()));
-  PELAB_CHECK(heads >= 1 && x.size(2) % heads == 0, "rotary: {} heads do not divide d = {}",
-              heads, x.size(2));
+  PELAB_CHECK(heads >= 1 && x.size(2) % heads == 0, "rotary: {} heads do not divide d = {}", heads,
+              x.size(2));
   const int64_t dh = x.size(2) / heads;
   PELAB_CHECK(dh % 2 == 0, "rotary needs an even head width, got d_h = {}", dh);
   PELAB_CHECK(base > 0.0, "rotary: base must be positive, got {}", base);
   auto table = std::make_shared<Angles>(angles(positions, dh / 2, base));
   Tensor y = rotate(x, *table, heads, 1.0f);
   if (needs_grad(x)) {
-    record(y, "rotary", {x}, [table, heads](const Tensor& g) {
-      return TensorList{rotate(g, *table, heads, -1.0f)};
-    });
+    record(y, "rotary", {x},
+           [table, heads](const Tensor& g) { return TensorList{rotate(g, *table, heads, -1.0f)}; });
   }
   return y;
 }

@@ -84,9 +84,8 @@ Tensor reshape(const Tensor& x, const Shape& requested) {
   const Tensor base = x.contiguous();
   Tensor y = make_view(base, shape, contiguous_strides(shape), base.impl()->offset);
   if (needs_grad(base)) {
-    record(y, "reshape", {base}, [in_shape = base.shape()](const Tensor& g) {
-      return TensorList{reshape(g, in_shape)};
-    });
+    record(y, "reshape", {base},
+           [in_shape = base.shape()](const Tensor& g) { return TensorList{reshape(g, in_shape)}; });
   }
   return y;
 }
@@ -108,7 +107,8 @@ Tensor permute(const Tensor& x, const std::vector<int>& axes) {
   }
   Tensor y = make_view(x, shape, strides, x.impl()->offset);
   if (needs_grad(x)) {
-    record(y, "permute", {x}, [inverse](const Tensor& g) { return TensorList{permute(g, inverse)}; });
+    record(y, "permute", {x},
+           [inverse](const Tensor& g) { return TensorList{permute(g, inverse)}; });
   }
   return y;
 }
@@ -127,9 +127,8 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
               to_string(x.shape()), to_string(shape));
   Tensor y = make_view(x, shape, detail::broadcast_strides(x, shape), x.impl()->offset);
   if (needs_grad(x)) {
-    record(y, "broadcast_to", {x}, [in_shape = x.shape()](const Tensor& g) {
-      return TensorList{sum_to(g, in_shape)};
-    });
+    record(y, "broadcast_to", {x},
+           [in_shape = x.shape()](const Tensor& g) { return TensorList{sum_to(g, in_shape)}; });
   }
   return y;
 }

@@ -20,7 +20,8 @@ std::vector<double> alibi_slopes(int64_t heads) {
   std::vector<double> slopes = power_of_two(c);
   if (c != heads) {
     const std::vector<double> extra = power_of_two(2 * c);
-    for (int64_t i = 0; static_cast<int64_t>(slopes.size()) < heads; i += 2) slopes.push_back(extra[i]);
+    for (int64_t i = 0; static_cast<int64_t>(slopes.size()) < heads; i += 2)
+      slopes.push_back(extra[i]);
   }
   return slopes;
 }
@@ -77,7 +78,9 @@ class Alibi : public PositionalScheme {
 }  // namespace
 
 SchemeInfo alibi_scheme() {
-  return {"alibi", "a fixed per-head linear penalty on |p_j − p_i| in the attention logits", {},
+  return {"alibi",
+          "a fixed per-head linear penalty on |p_j − p_i| in the attention logits",
+          {},
           [](const SchemeContext& c) { return std::make_unique<Alibi>(c.model); }};
 }
 

@@ -42,9 +42,8 @@ class Learned : public InputScheme {
 
 SchemeInfo learned_scheme() {
   return {"learned", "a trained table of max_len position vectors added to the input",
-          input_scheme_keys({"max_len"}), [](const SchemeContext& c) {
-            return std::make_unique<Learned>(c.model, c.params);
-          }};
+          input_scheme_keys({"max_len"}),
+          [](const SchemeContext& c) { return std::make_unique<Learned>(c.model, c.params); }};
 }
 
 }  // namespace pelab

@@ -9,8 +9,10 @@ class NoPositions : public PositionalScheme {};
 }  // namespace
 
 SchemeInfo none_scheme() {
-  return {"none", "no positional information (the encoder sees a set)", {},
-          [](const SchemeContext&) { return std::make_unique<NoPositions>(); }};
+  return {
+      "none", "no positional information (the encoder sees a set)", {}, [](const SchemeContext&) {
+        return std::make_unique<NoPositions>();
+      }};
 }
 
 }  // namespace pelab

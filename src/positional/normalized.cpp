@@ -18,7 +18,8 @@ class Normalized : public InputScheme {
       for (int64_t t = 0; t < T; ++t) real[b] += batch.key_mask.values[b * T + t];
     return constant_table(batch, [&](int64_t b, int64_t t, float* out) {
       const double p = batch.positions.values[b * T + t];
-      const float v = real[b] <= 1 ? 0.0f : static_cast<float>(p / static_cast<double>(real[b] - 1));
+      const float v =
+          real[b] <= 1 ? 0.0f : static_cast<float>(p / static_cast<double>(real[b] - 1));
       std::fill_n(out, d_pe(), v);
     });
   }

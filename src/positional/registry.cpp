@@ -19,7 +19,7 @@ SchemeInfo binary_scheme();
 
 const std::vector<SchemeInfo>& scheme_table() {
   static const std::vector<SchemeInfo> table = {
-      none_scheme(),  sinusoidal_scheme(), learned_scheme(), relative_scheme(), rotary_scheme(),
+      none_scheme(),  sinusoidal_scheme(), learned_scheme(), relative_scheme(),   rotary_scheme(),
       alibi_scheme(), t5_scheme(),         index_scheme(),   normalized_scheme(), binary_scheme(),
   };
   return table;
@@ -42,8 +42,8 @@ std::vector<std::string> scheme_names() {
 const SchemeInfo& scheme_info(const std::string& name) {
   for (const SchemeInfo& info : scheme_table())
     if (info.name == name) return info;
-  throw Error(fmt::format("positional.type: unknown scheme '{}' (valid: {})", name,
-                          join(scheme_names())));
+  throw Error(
+      fmt::format("positional.type: unknown scheme '{}' (valid: {})", name, join(scheme_names())));
 }
 
 std::unique_ptr<PositionalScheme> make_scheme(const SchemeContext& context) {

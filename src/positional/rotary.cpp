@@ -27,7 +27,9 @@ class Rotary : public PositionalScheme {
 }  // namespace
 
 SchemeInfo rotary_scheme() {
-  return {"rotary", "queries and keys rotated by position (RoPE, interleaved pairs)", {"base"},
+  return {"rotary",
+          "queries and keys rotated by position (RoPE, interleaved pairs)",
+          {"base"},
           [](const SchemeContext& c) { return std::make_unique<Rotary>(c.model); }};
 }
 

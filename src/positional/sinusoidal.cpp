@@ -37,8 +37,7 @@ namespace {
 class Sinusoidal : public InputScheme {
  public:
   explicit Sinusoidal(const ModelConfig& m) : InputScheme(m), base_(m.positional.base) {
-    PELAB_CHECK(d_pe() % 2 == 0, "sinusoidal needs an even encoding width, got d_pe = {}",
-                d_pe());
+    PELAB_CHECK(d_pe() % 2 == 0, "sinusoidal needs an even encoding width, got d_pe = {}", d_pe());
     PELAB_CHECK(base_ > 0.0, "positional.base must be positive, got {}", base_);
   }
 

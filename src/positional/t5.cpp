@@ -30,7 +30,10 @@ class T5Terms : public AttentionTerms {
  public:
   T5Terms(const IntTensor& positions, Tensor table, std::shared_ptr<const std::vector<int32_t>> lut,
           int64_t lut_radius)
-      : positions_(positions), table_(std::move(table)), lut_(std::move(lut)), radius_(lut_radius) {}
+      : positions_(positions),
+        table_(std::move(table)),
+        lut_(std::move(lut)),
+        radius_(lut_radius) {}
 
   TensorList parameters() const override { return {table_}; }
   bool has_bias() const override { return true; }
@@ -46,8 +49,8 @@ class T5Terms : public AttentionTerms {
     }
   }
 
-  void bias_backward(int64_t b, int64_t h, int64_t i0, int64_t i1, int64_t T, const float*,
-                     int64_t, const float* dS, int64_t lds, float*, int64_t,
+  void bias_backward(int64_t b, int64_t h, int64_t i0, int64_t i1, int64_t T, const float*, int64_t,
+                     const float* dS, int64_t lds, float*, int64_t,
                      const GradBuffers& grads) const override {
     const int32_t* p = positions_.data() + b * T;
     const int64_t H = table_.size(1);
@@ -114,7 +117,8 @@ class T5 : public PositionalScheme {
 }  // namespace
 
 SchemeInfo t5_scheme() {
-  return {"t5", "a learned per-head bias for bucketed relative distances (shared by layers)",
+  return {"t5",
+          "a learned per-head bias for bucketed relative distances (shared by layers)",
           {"num_buckets", "max_distance"},
           [](const SchemeContext& c) { return std::make_unique<T5>(c.model, c.params); }};
 }

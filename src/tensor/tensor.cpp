@@ -41,11 +41,17 @@ void for_each_offset(const Shape& shape, const Shape& strides, Fn&& fn) {
 }
 }  // namespace
 
-Tensor Tensor::empty(const Shape& shape) { return Tensor(make_impl(shape)); }
+Tensor Tensor::empty(const Shape& shape) {
+  return Tensor(make_impl(shape));
+}
 
-Tensor Tensor::zeros(const Shape& shape) { return full(shape, 0.0f); }
+Tensor Tensor::zeros(const Shape& shape) {
+  return full(shape, 0.0f);
+}
 
-Tensor Tensor::ones(const Shape& shape) { return full(shape, 1.0f); }
+Tensor Tensor::ones(const Shape& shape) {
+  return full(shape, 1.0f);
+}
 
 Tensor Tensor::full(const Shape& shape, float value) {
   Tensor t = empty(shape);
@@ -61,9 +67,13 @@ Tensor Tensor::from_vector(const Shape& shape, const std::vector<float>& values)
   return t;
 }
 
-Tensor Tensor::scalar(float value) { return full({}, value); }
+Tensor Tensor::scalar(float value) {
+  return full({}, value);
+}
 
-int64_t Tensor::size(int axis) const { return shape()[normalize_axis(axis, ndim(), shape())]; }
+int64_t Tensor::size(int axis) const {
+  return shape()[normalize_axis(axis, ndim(), shape())];
+}
 
 bool Tensor::is_contiguous() const {
   int64_t expected = 1;
@@ -130,9 +140,13 @@ Tensor& Tensor::set_requires_grad(bool flag) {
   return *this;
 }
 
-Tensor Tensor::grad() const { return impl_->grad ? Tensor(impl_->grad) : Tensor(); }
+Tensor Tensor::grad() const {
+  return impl_->grad ? Tensor(impl_->grad) : Tensor();
+}
 
-void Tensor::zero_grad() { impl_->grad.reset(); }
+void Tensor::zero_grad() {
+  impl_->grad.reset();
+}
 
 void Tensor::set_grad(const Tensor& grad) {
   PELAB_CHECK(!grad.defined() || grad.shape() == shape(), "gradient of shape {} for a tensor of {}",
@@ -160,10 +174,18 @@ const char* Tensor::grad_fn_name() const {
   return impl_->grad_fn ? impl_->grad_fn->name : "";
 }
 
-Tensor Tensor::contiguous() const { return pelab::contiguous(*this); }
-Tensor Tensor::clone() const { return pelab::clone(*this); }
-Tensor Tensor::reshape(const Shape& s) const { return pelab::reshape(*this, s); }
-Tensor Tensor::transpose(int a, int b) const { return pelab::transpose(*this, a, b); }
+Tensor Tensor::contiguous() const {
+  return pelab::contiguous(*this);
+}
+Tensor Tensor::clone() const {
+  return pelab::clone(*this);
+}
+Tensor Tensor::reshape(const Shape& s) const {
+  return pelab::reshape(*this, s);
+}
+Tensor Tensor::transpose(int a, int b) const {
+  return pelab::transpose(*this, a, b);
+}
 Tensor Tensor::slice(int axis, int64_t start, int64_t end) const {
   return pelab::slice(*this, axis, start, end);
 }

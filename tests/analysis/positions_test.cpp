@@ -16,7 +16,8 @@ using testing::tiny_config;
 ExperimentConfig small_experiment() {
   ExperimentConfig c = parse_experiment(
       "name: t\nseed: 3\nmodel: {d_model: 16, heads: 2, layers: 1}\npositional: {type: "
-      "sinusoidal}\ntask: {name: shift, min_length: 2, max_length: 6}\ntraining: {steps: 5, warmup: 1, "
+      "sinusoidal}\ntask: {name: shift, min_length: 2, max_length: 6}\ntraining: {steps: 5, "
+      "warmup: 1, "
       "batch_size: 4}\nevaluation: {lengths: [4, 8], examples: 5}\n",
       "test.yaml", {}, "configs");
   return c;

@@ -32,7 +32,8 @@ AttentionCase make_setup(const std::string& scheme, int64_t T, bool left_pad, ui
   if (left_pad) {  // move the real tokens of rows 1 and 2 to the end
     for (int64_t b = 1; b < 3; ++b) {
       std::vector<int32_t> mask(T);
-      for (int64_t t = 0; t < T; ++t) mask[t] = s.batch.key_mask.values[b * T + (t + T - (b == 1 ? T - 3 : 1)) % T];
+      for (int64_t t = 0; t < T; ++t)
+        mask[t] = s.batch.key_mask.values[b * T + (t + T - (b == 1 ? T - 3 : 1)) % T];
       for (int64_t t = 0; t < T; ++t) s.batch.key_mask.values[b * T + t] = mask[t];
     }
   }
@@ -59,7 +60,8 @@ TEST(Attention, FusedMatchesComposedWithGradients) {
           o.dropout_seed = 99;
           o.block_rows = 3;  // three blocks for T = 7
           TensorList inputs{s.q, s.k, s.v};
-          if (s.terms) for (const Tensor& t : s.terms->parameters()) inputs.push_back(t);
+          if (s.terms)
+            for (const Tensor& t : s.terms->parameters()) inputs.push_back(t);
           auto run = [&](bool fused) {
             for (Tensor& x : inputs) {
               x.zero_grad();
@@ -69,7 +71,8 @@ TEST(Attention, FusedMatchesComposedWithGradients) {
                              : attention_composed(s.q, s.k, s.v, s.batch.key_mask, s.terms, o);
             sum_all(mul(z, random_tensor(z.shape(), 5))).backward();
             TensorList out{z.detach()};
-            for (Tensor& x : inputs) out.push_back(x.grad().defined() ? x.grad() : Tensor::zeros(x.shape()));
+            for (Tensor& x : inputs)
+              out.push_back(x.grad().defined() ? x.grad() : Tensor::zeros(x.shape()));
             return out;
           };
           const TensorList fused = run(true), composed = run(false);
@@ -91,9 +94,12 @@ TEST(Attention, GradientMatchesFiniteDifferences) {
     o.dropout_seed = 7;
     o.block_rows = 4;
     TensorList inputs{s.q, s.k, s.v};
-    if (s.terms) for (const Tensor& t : s.terms->parameters()) inputs.push_back(t);
+    if (s.terms)
+      for (const Tensor& t : s.terms->parameters()) inputs.push_back(t);
     const GradCheckResult r = gradcheck(
-        [&](const TensorList& x) { return attention(x[0], x[1], x[2], s.batch.key_mask, s.terms, o); },
+        [&](const TensorList& x) {
+          return attention(x[0], x[1], x[2], s.batch.key_mask, s.terms, o);
+        },
         inputs);
     EXPECT_TRUE(r.ok) << scheme << ": " << r.message;
   }

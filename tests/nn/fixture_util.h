@@ -11,7 +11,9 @@
 
 namespace pelab::testing {
 
-inline std::string fixture_dir() { return PELAB_SOURCE_DIR "/tests/fixtures/model"; }
+inline std::string fixture_dir() {
+  return PELAB_SOURCE_DIR "/tests/fixtures/model";
+}
 
 inline std::vector<std::string> fixture_cases() {
   std::vector<std::string> names;

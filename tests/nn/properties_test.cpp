@@ -95,7 +95,8 @@ TEST(Properties, RotaryKeepsNormsAndScoresDependOnlyOnDistance) {
     }
   auto score = [&](int64_t i, int64_t j) {  // head 0
     double s = 0;
-    for (int64_t c = 0; c < dh; ++c) s += rq.data()[i * heads * dh + c] * rk.data()[j * heads * dh + c];
+    for (int64_t c = 0; c < dh; ++c)
+      s += rq.data()[i * heads * dh + c] * rk.data()[j * heads * dh + c];
     return s;
   };
   // (1, 2) are 7 apart, as are (0, 1)+... use pairs with equal p_j − p_i: (3 → 10) and (10 → 17)
@@ -104,7 +105,8 @@ TEST(Properties, RotaryKeepsNormsAndScoresDependOnlyOnDistance) {
   for (int64_t i = 0; i < T; ++i)
     for (int64_t j = 0; j < T; ++j) {
       double s2 = 0;
-      for (int64_t c = 0; c < dh; ++c) s2 += sq.data()[i * heads * dh + c] * sk.data()[j * heads * dh + c];
+      for (int64_t c = 0; c < dh; ++c)
+        s2 += sq.data()[i * heads * dh + c] * sk.data()[j * heads * dh + c];
       EXPECT_NEAR(score(i, j), s2, 2e-4) << i << "," << j;
     }
 }

@@ -82,14 +82,14 @@ GradCheckResult gradcheck(const std::function<Tensor(const TensorList&)>& fn, Te
         numeric = (plus - minus) / h;
       }
       const double err = std::fabs(grad[i] - numeric);
-      const double allowed = options.atol + options.rtol * std::max(std::fabs(numeric),
-                                                                    std::fabs((double)grad[i]));
+      const double allowed =
+          options.atol + options.rtol * std::max(std::fabs(numeric), std::fabs((double)grad[i]));
       result.max_error = std::max(result.max_error, err / allowed);
       if (!(err <= allowed)) {
         result.ok = false;
         if (reported++ < 5)
-          result.message += fmt::format("input {} element {}: analytic {:.6g} numeric {:.6g}\n",
-                                        k, i, grad[i], numeric);
+          result.message += fmt::format("input {} element {}: analytic {:.6g} numeric {:.6g}\n", k,
+                                        i, grad[i], numeric);
       }
     }
   }

@@ -82,8 +82,7 @@ TEST(LayerNorm, BitIdenticalForOneAndTwoThreads) {
   const Tensor dy = random_tensor({1000, 160}, 4);
   auto run = [&](int threads) {
     set_num_threads(threads);
-    Tensor x = x0.detach().clone(), gamma = random_tensor({160}, 5),
-           beta = random_tensor({160}, 6);
+    Tensor x = x0.detach().clone(), gamma = random_tensor({160}, 5), beta = random_tensor({160}, 6);
     for (Tensor* t : {&x, &gamma, &beta}) t->set_requires_grad(true);
     const Tensor y = layer_norm(x, gamma, beta);
     sum_all(mul(y, dy)).backward();

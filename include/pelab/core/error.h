@@ -23,12 +23,12 @@ class Error : public std::runtime_error {
 }  // namespace pelab
 
 // Throws pelab::Error with a fmt-formatted message when `cond` is false.
-#define PELAB_CHECK(cond, ...)                                  \
-  do {                                                          \
+#define PELAB_CHECK(cond, ...)                                   \
+  do {                                                           \
     if (!(cond)) throw ::pelab::Error(fmt::format(__VA_ARGS__)); \
   } while (0)
 
-#define PELAB_ASSERT(cond)                                                   \
-  do {                                                                       \
+#define PELAB_ASSERT(cond)                                                     \
+  do {                                                                         \
     if (!(cond)) ::pelab::throw_internal(__FILE__, __LINE__, "assert " #cond); \
   } while (0)

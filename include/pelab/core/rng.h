@@ -33,9 +33,9 @@ class Generator {
   explicit Generator(uint64_t seed = 0);
 
   uint64_t next_u64();
-  double uniform();                                // [0, 1), 53 bits
-  int64_t uniform_int(int64_t lo, int64_t hi);     // inclusive bounds, unbiased
-  double normal();                                 // N(0, 1), Box–Muller
+  double uniform();                             // [0, 1), 53 bits
+  int64_t uniform_int(int64_t lo, int64_t hi);  // inclusive bounds, unbiased
+  double normal();                              // N(0, 1), Box–Muller
   float normal(float mean, float stddev);
 
   using State = std::array<uint64_t, 4>;

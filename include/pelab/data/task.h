@@ -36,7 +36,7 @@ struct TaskInfo {
   TaskLayout layout = TaskLayout::Tagging;
   std::vector<std::string> input_symbols;   // id → printable symbol (vocab_in = size)
   std::vector<std::string> output_symbols;  // id → printable symbol (vocab_out = size)
-  std::string description;  // input, target, scored positions (one paragraph)
+  std::string description;                  // input, target, scored positions (one paragraph)
   std::string position_need;  // what the task needs from position, and when a scheme can't
   int vocab_in() const { return static_cast<int>(input_symbols.size()); }
   int vocab_out() const { return static_cast<int>(output_symbols.size()); }

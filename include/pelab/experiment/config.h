@@ -23,9 +23,9 @@ namespace pelab {
 struct TaskConfig {
   std::string name = "copy";
   TaskParams params;
-  int64_t min_length = 1;   // training problem sizes n, sampled uniformly in [min, max]
+  int64_t min_length = 1;  // training problem sizes n, sampled uniformly in [min, max]
   int64_t max_length = 16;
-  std::string train_file;   // file datasets (name: file)
+  std::string train_file;  // file datasets (name: file)
   std::string eval_file;
 };
 

@@ -12,10 +12,10 @@
 namespace pelab {
 
 struct LengthResult {
-  int64_t length = 0;      // problem size n
-  int64_t tokens = 0;      // sequence length in tokens
+  int64_t length = 0;  // problem size n
+  int64_t tokens = 0;  // sequence length in tokens
   int64_t examples = 0;
-  int64_t scored = 0;      // scored target positions
+  int64_t scored = 0;  // scored target positions
   double token_accuracy = 0;
   double sequence_accuracy = 0;  // every scored position right
   double loss = 0;               // mean cross-entropy per scored position

@@ -21,13 +21,13 @@ namespace pelab {
 
 struct TrainOptions {
   std::string run_dir;
-  bool resume = false;      // continue from run_dir/checkpoint.safetensors
-  bool progress = true;     // a progress bar on a terminal
-  int64_t stop_after = 0;   // stop (as if interrupted) after this many steps; 0 = never
+  bool resume = false;     // continue from run_dir/checkpoint.safetensors
+  bool progress = true;    // a progress bar on a terminal
+  int64_t stop_after = 0;  // stop (as if interrupted) after this many steps; 0 = never
 };
 
 struct TrainResult {
-  bool completed = false;    // false when interrupted (resume later)
+  bool completed = false;  // false when interrupted (resume later)
   int64_t steps_done = 0;
   double final_loss = 0;
 };

@@ -35,14 +35,13 @@ class AttentionTerms {
   // Gradient buffers for parameters() of one work item: grads[p] has parameters()[p]'s size.
   using GradBuffers = std::vector<float*>;
   // S[r, j] += R[h, i0 + r, j]. q: the head's query rows, row stride ldq (unscaled).
-  virtual void add_bias(int64_t /*b*/, int64_t /*h*/, int64_t /*i0*/, int64_t /*i1*/,
-                        int64_t /*T*/, const float* /*q*/, int64_t /*ldq*/, float* /*S*/,
-                        int64_t /*lds*/) const {}
+  virtual void add_bias(int64_t /*b*/, int64_t /*h*/, int64_t /*i0*/, int64_t /*i1*/, int64_t /*T*/,
+                        const float* /*q*/, int64_t /*ldq*/, float* /*S*/, int64_t /*lds*/) const {}
   // dq[r, :] += ∂(Σ dS ⊙ R)/∂q_r and parameter gradients, given dS for the block.
   virtual void bias_backward(int64_t /*b*/, int64_t /*h*/, int64_t /*i0*/, int64_t /*i1*/,
                              int64_t /*T*/, const float* /*q*/, int64_t /*ldq*/,
-                             const float* /*dS*/, int64_t /*lds*/, float* /*dq*/,
-                             int64_t /*lddq*/, const GradBuffers& /*grads*/) const {}
+                             const float* /*dS*/, int64_t /*lds*/, float* /*dq*/, int64_t /*lddq*/,
+                             const GradBuffers& /*grads*/) const {}
   // z[r, :] += Σ_j α[r, j] · U[i0 + r, j, :].
   virtual void add_values(int64_t /*b*/, int64_t /*h*/, int64_t /*i0*/, int64_t /*i1*/,
                           int64_t /*T*/, const float* /*alpha*/, int64_t /*lda*/, float* /*z*/,

@@ -38,7 +38,7 @@ struct ModelConfig {
   double dropout = 0.0;
   std::string norm = "pre";  // pre | post
   bool causal = false;
-  std::string activation = "gelu";   // gelu | relu
+  std::string activation = "gelu";    // gelu | relu
   std::optional<double> embed_scale;  // default sqrt(d_model)
   PositionalConfig positional;
 

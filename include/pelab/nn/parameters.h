@@ -21,7 +21,7 @@ class ParameterStore {
   Tensor add_constant(const std::string& name, const Shape& shape, float value);
 
   const std::vector<Tensor>& all() const { return params_; }  // each carries its name()
-  Tensor get(const std::string& name) const;  // error listing near names if absent
+  Tensor get(const std::string& name) const;                  // error listing near names if absent
   bool contains(const std::string& name) const;
   int64_t count() const;  // total number of scalars
 

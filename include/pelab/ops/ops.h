@@ -16,9 +16,9 @@ namespace pelab {
 // ---- shape and copies (src/ops/shape_ops.cpp, src/ops/concat_slice.cpp) ---------------
 Tensor contiguous(const Tensor& x);
 Tensor clone(const Tensor& x);
-Tensor reshape(const Tensor& x, const Shape& shape);  // one -1 allowed; views when contiguous
+Tensor reshape(const Tensor& x, const Shape& shape);        // one -1 allowed; views when contiguous
 Tensor transpose(const Tensor& x, int axis_a, int axis_b);  // a view
-Tensor permute(const Tensor& x, const std::vector<int>& axes);  // a view
+Tensor permute(const Tensor& x, const std::vector<int>& axes);        // a view
 Tensor slice(const Tensor& x, int axis, int64_t start, int64_t end);  // a view, [start, end)
 Tensor concat(const TensorList& xs, int axis);
 // Sums `x` down to `shape` (the reverse of broadcasting `shape` up to x.shape()).
@@ -32,12 +32,24 @@ Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
 Tensor add_scalar(const Tensor& x, float s);
 Tensor mul_scalar(const Tensor& x, float s);
-inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-inline Tensor operator*(const Tensor& a, float s) { return mul_scalar(a, s); }
-inline Tensor operator+(const Tensor& a, float s) { return add_scalar(a, s); }
+inline Tensor operator+(const Tensor& a, const Tensor& b) {
+  return add(a, b);
+}
+inline Tensor operator-(const Tensor& a, const Tensor& b) {
+  return sub(a, b);
+}
+inline Tensor operator*(const Tensor& a, const Tensor& b) {
+  return mul(a, b);
+}
+inline Tensor operator/(const Tensor& a, const Tensor& b) {
+  return div(a, b);
+}
+inline Tensor operator*(const Tensor& a, float s) {
+  return mul_scalar(a, s);
+}
+inline Tensor operator+(const Tensor& a, float s) {
+  return add_scalar(a, s);
+}
 
 // ---- elementwise, unary (src/ops/unary.cpp) --------------------------------------------
 Tensor neg(const Tensor& x);

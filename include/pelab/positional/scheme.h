@@ -52,8 +52,8 @@ struct SchemeContext {
 
 struct SchemeInfo {
   std::string name;
-  std::string summary;                    // one line, for --help and docs
-  std::vector<std::string> keys;          // positional.* keys it takes (besides type, randomize)
+  std::string summary;            // one line, for --help and docs
+  std::vector<std::string> keys;  // positional.* keys it takes (besides type, randomize)
   std::function<std::unique_ptr<PositionalScheme>(const SchemeContext&)> make;
 };
 

@@ -56,11 +56,11 @@ class Tensor {
   // Pointer to element [0, 0, ...]; honour strides() unless is_contiguous().
   float* data() { return impl_->storage->data() + impl_->offset; }
   const float* data() const { return impl_->storage->data() + impl_->offset; }
-  float item() const;                   // the value of a one-element tensor
+  float item() const;                    // the value of a one-element tensor
   std::vector<float> to_vector() const;  // a contiguous copy of the values
   float at(const std::vector<int64_t>& index) const;
-  void fill_(float value);                 // in place; not recorded by autograd
-  void copy_from_(const Tensor& source);   // in place, same shape; not recorded
+  void fill_(float value);                // in place; not recorded by autograd
+  void copy_from_(const Tensor& source);  // in place, same shape; not recorded
 
   // ---- autograd ----------------------------------------------------------------------
   bool requires_grad() const { return impl_->requires_grad; }
@@ -83,9 +83,7 @@ class Tensor {
   Tensor slice(int axis, int64_t start, int64_t end) const;
 
   const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
-  bool same_storage(const Tensor& other) const {
-    return impl_->storage == other.impl_->storage;
-  }
+  bool same_storage(const Tensor& other) const { return impl_->storage == other.impl_->storage; }
 
  private:
   std::shared_ptr<TensorImpl> impl_;
