@@ -16,6 +16,7 @@
 #include "pelab/core/error.h"
 #include "pelab/experiment/plot.h"
 #include "pelab/io/atomic_file.h"
+#include "run_files.h"
 
 namespace pelab {
 
@@ -26,27 +27,9 @@ namespace {
 
 const char* const kAbsent = "—";
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-json read_json(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return json(json::value_t::discarded);
-  std::stringstream s;
-  s << in.rdbuf();
-  return json::parse(s.str(), nullptr, false);
-}
-
-std::string json_string(const json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
+using run_files::json_string;
+using run_files::read_json;
+using run_files::read_text;
 
 // Path order with numbers compared as numbers ("seed=2" before "seed=10").
 bool natural_less(const std::string& a, const std::string& b) {

@@ -26,6 +26,7 @@
 
 #include "pelab/core/error.h"
 #include "pelab/io/atomic_file.h"
+#include "run_files.h"
 
 extern char** environ;
 
@@ -37,28 +38,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A JSON file, or a discarded value when it is missing or unreadable.
-json read_json(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return json(json::value_t::discarded);
-  std::stringstream s;
-  s << in.rdbuf();
-  return json::parse(s.str(), nullptr, false);
-}
-
-std::string json_string(const json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
+using run_files::json_string;
+using run_files::read_json;
+using run_files::read_text;
 
 std::string format_duration(double seconds) {
   const int64_t s = static_cast<int64_t>(std::max(0.0, seconds));
