@@ -11,16 +11,6 @@
 namespace pelab {
 
 namespace {
-// "[1, 2]": the multi-index of flat position `flat` in `shape` (for error messages).
-std::string index_string(int64_t flat, const Shape& shape) {
-  std::vector<int64_t> idx(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    idx[d] = shape[d] > 0 ? flat % shape[d] : 0;
-    flat = shape[d] > 0 ? flat / shape[d] : 0;
-  }
-  return to_string(idx);
-}
-
 // dW [V, D] from dy [N, D] and the N ids (all already validated to lie in [0, V)).
 Tensor embedding_backward(const float* dy, const std::vector<int32_t>& ids, int64_t vocab,
                           int64_t dim) {
@@ -70,7 +60,7 @@ Tensor embedding(const Tensor& weight, const IntTensor& ids) {
     PELAB_CHECK(id[i] >= 0 && id[i] < vocab,
                 "embedding: id {} at ids{} (ids shape {}) is outside [0, {}), the vocabulary of "
                 "weight {}",
-                id[i], index_string(i, ids.shape), to_string(ids.shape), vocab,
+                id[i], detail::index_string(i, ids.shape), to_string(ids.shape), vocab,
                 to_string(weight.shape()));
   }
   const Tensor wc = weight.contiguous().detach();

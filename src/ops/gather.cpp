@@ -11,15 +11,6 @@
 namespace pelab {
 
 namespace {
-std::string index_string(int64_t flat, const Shape& shape) {
-  std::vector<int64_t> idx(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    idx[d] = shape[d] > 0 ? flat % shape[d] : 0;
-    flat = shape[d] > 0 ? flat / shape[d] : 0;
-  }
-  return to_string(idx);
-}
-
 // Every value of `index` must lie in [0, limit).
 void check_values(const char* op, const IntTensor& index, int64_t limit, const Shape& x_shape) {
   PELAB_CHECK(numel(index.shape) == index.numel(), "{}: index holds {} values for shape {}", op,
@@ -28,7 +19,7 @@ void check_values(const char* op, const IntTensor& index, int64_t limit, const S
   for (int64_t i = 0; i < index.numel(); ++i) {
     PELAB_CHECK(p[i] >= 0 && p[i] < limit,
                 "{}: index{} = {} is outside [0, {}) (index shape {}, x shape {})", op,
-                index_string(i, index.shape), p[i], limit, to_string(index.shape),
+                detail::index_string(i, index.shape), p[i], limit, to_string(index.shape),
                 to_string(x_shape));
   }
 }

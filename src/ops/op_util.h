@@ -1,6 +1,7 @@
 // Private helpers shared by the op files: strided iteration and elementwise maps.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "pelab/core/error.h"
@@ -21,6 +22,16 @@ inline Shape broadcast_strides(const Tensor& x, const Shape& out_shape) {
     strides[o] = x.shape()[i] == 1 ? 0 : x.strides()[i];
   }
   return strides;
+}
+
+// "[1, 2]": the multi-index of flat position `flat` in `shape` (for error messages).
+inline std::string index_string(int64_t flat, const Shape& shape) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = shape[d] > 0 ? flat % shape[d] : 0;
+    flat = shape[d] > 0 ? flat / shape[d] : 0;
+  }
+  return to_string(idx);
 }
 
 // Offset of row `row` (all axes but the last, row-major) for the given strides.
