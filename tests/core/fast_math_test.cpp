@@ -73,6 +73,10 @@ TEST(FastMath, ErfNearZeroIsFastErfBitForBitOnMinusOneToOne) {
                   std::nextafter(1.0f, 0.0f), -std::nextafter(1.0f, 0.0f)})
     check(x);
   EXPECT_EQ(mismatches, 0) << "first at x = " << first_mismatch;
+  // erf is odd: −0 stays −0 (EXPECT_EQ alone would take +0 for it).
+  EXPECT_TRUE(std::signbit(fast_erf(-0.0f)));
+  EXPECT_TRUE(std::signbit(fast_erf_near_zero(-0.0f)));
+  EXPECT_FALSE(std::signbit(fast_erf_near_zero(0.0f)));
 }
 
 TEST(FastMath, ErfEdgeCases) {

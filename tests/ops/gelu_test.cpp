@@ -20,29 +20,34 @@
 namespace pelab::testing {
 namespace {
 
-constexpr float kSqrt2 = 1.41421356237309505f;
-constexpr float kFar = 5.0f;  // x/√2 ≈ 3.5: outside [−1, 1]
+constexpr float kInvSqrt2 = 0.70710678118654752f;  // as src/ops/unary.cpp
+constexpr float kFar = 5.0f;                       // x/√2 ≈ 3.5: outside [−1, 1]
+
+// The smallest x > 0 whose x/√2, computed as gelu does (x·kInvSqrt2 in float), exceeds 1:
+// 0x1.6a09eap+0. The float below it is the largest in range.
+float first_outside() {
+  float x = 1.41f;
+  while (x * kInvSqrt2 <= 1.0f) x = std::nextafter(x, 2.0f);
+  return x;
+}
 
 std::vector<float> mixed_inputs(int64_t repeats) {
+  const float outside = first_outside(), inside = std::nextafter(outside, 0.0f);
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> x;
   const auto add = [&x](float v) { x.push_back(v); };
   for (int64_t r = 0; r < repeats; ++r) {
     for (int i = 0; i < 16; ++i) add(0.3f * normal(rng));  // blocks in range
-    for (int at = 0; at < 8; ++at)  // one element just outside, at each place
-      for (int i = 0; i < 8; ++i) add(i == at ? (at % 2 ? -1.5f : 1.5f) : 0.1f * i);
+    // The first value outside the range, at each place of a block otherwise in range.
+    for (int at = 0; at < 8; ++at)
+      for (int i = 0; i < 8; ++i) add(i == at ? (at % 2 ? -outside : outside) : 0.1f * i);
     for (float special :
          {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
           -std::numeric_limits<float>::infinity()})
       for (int i = 0; i < 8; ++i) add(i == 3 ? special : -0.2f);
-    // The ends: x/√2 at and just inside ±1 with 0 of both signs (a block in range), then
-    // just outside (a block that is not).
-    for (float v : {kSqrt2, std::nextafter(kSqrt2, 0.0f), 0.0f, 0.5f}) {
-      add(v);
-      add(-v);
-    }
-    for (float v : {std::nextafter(kSqrt2, 2.0f), 0.1f, 0.2f, 0.3f}) {
+    // A block in range up to its ends: the last value inside, x/√2 near ±1, ±0.
+    for (float v : {inside, 1.4142f, 0.0f, 0.5f}) {
       add(v);
       add(-v);
     }
@@ -108,24 +113,35 @@ void expect_matches_oracle(const std::vector<float>& values, int threads) {
   EXPECT_EQ(mismatches, 0) << "of " << values.size() << " elements, " << threads << " thread(s)";
 }
 
+// The inputs straddle the range's end where the test means them to.
+TEST(Gelu, TheTestInputsStraddleTheEndOfTheRange) {
+  const float outside = first_outside(), inside = std::nextafter(outside, 0.0f);
+  EXPECT_EQ(outside, 0x1.6a09eap+0f);
+  EXPECT_GT(outside * kInvSqrt2, 1.0f);
+  EXPECT_LE(inside * kInvSqrt2, 1.0f);
+  EXPECT_LE(1.4142f * kInvSqrt2, 1.0f);
+}
+
 TEST(Gelu, BlocksNearZeroGiveTheFullErfsBitsForBit) {
   expect_matches_oracle(mixed_inputs(1), 1);
 }
 
 // More than parallel_for's grain (16384 elements) so that two threads split it, at a point
-// (half of 31205) that is not a multiple of 8: the second thread's range starts mid-block.
+// that is not a multiple of 8: the second thread's range starts mid-block.
 TEST(Gelu, BlocksNearZeroGiveTheFullErfsBitsAtTwoThreads) {
   const std::vector<float> values = mixed_inputs(100);
   ASSERT_GT(values.size(), 16384u);
+  ASSERT_NE(values.size() / 2 % 8, 0u);
   expect_matches_oracle(values, 2);
 }
 
 // The harness reads real GELU values: Φ(0) = ½ is the slope at 0, GELU(±10) = 10 and −0.
 TEST(Gelu, OracleSanity) {
-  const GeluResult r = run_gelu({0.0f, 10.0f, -10.0f}, 1);
+  const GeluResult r = run_gelu({0.0f, 10.0f, -10.0f, -0.0f}, 1);
   EXPECT_EQ(r.grad[0], 0.5f);
   EXPECT_EQ(r.inference[1], 10.0f);
   EXPECT_EQ(r.inference[2], -0.0f);
+  EXPECT_TRUE(std::signbit(r.inference[3]));  // GELU(−0) = −0·Φ(0) = −0
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 //             — as accurate as glibc's erff where erf(x) is near ±1, which is what exact GELU
 //             (x·½(1 + erf(x/√2))) depends on.
 //   fast_erf_near_zero: fast_erf's first branch alone, for |x| ≤ 1: the same bits as
-//             fast_erf there, at about a third of the cost.
+//             fast_erf there, without the second branch's polynomial and exp.
 #pragma once
 
 #include <bit>
@@ -50,11 +50,11 @@ inline float fast_exp(float x) {
 }
 
 namespace detail {
-// erf(a) = a·P(a²) for 0 ≤ a ≤ 1 (P of degree 6 in s = a²): the one copy both erf functions
-// below evaluate. The product a·P is rounded on its own, written as an FMA with zero (the same
-// bits as a * P for a ≥ 0): as a plain product the compiler could fuse it into the caller's
-// next addition in one place and not in another (GELU's 1 + erf), and the two would differ in
-// the last bit.
+// erf(a) = a·P(a²) for 0 ≤ a ≤ 1 (P of degree 6 in s = a²; a may be −0): the one copy both
+// erf functions below evaluate. The product a·P is rounded on its own, written as an FMA that
+// adds −0 (the same bits as a * P for every a, −0 included): as a plain product the compiler
+// could fuse it into the caller's next addition in one place and not in another (GELU's
+// 1 + erf), and the two would differ in the last bit.
 inline float erf_near_zero_abs(float a, float s) {
   float p = 7.882498793e-05f;
   p = __builtin_fmaf(p, s, -8.018857009e-04f);
@@ -63,7 +63,7 @@ inline float erf_near_zero_abs(float a, float s) {
   p = __builtin_fmaf(p, s, 1.128359748e-01f);
   p = __builtin_fmaf(p, s, -3.761262691e-01f);
   p = __builtin_fmaf(p, s, 1.128379166e+00f);
-  return __builtin_fmaf(a, p, 0.0f);
+  return __builtin_fmaf(a, p, -0.0f);
 }
 }  // namespace detail
 
