@@ -62,8 +62,8 @@ void gelu_forward(const float* x, float* y, float* cdf, int64_t n) {
   const auto near_zero = [](float v) { return fast_erf_near_zero(v); };
   int64_t k = 0;
   for (; k + kBlock <= n; k += kBlock) {
-    // |x/√2| ≤ 1 tested on the bits (sign cleared, at most those of 1.0f; NaN's are above),
-    // as an integer max that GCC turns into vector code.
+    // |x/√2| ≤ 1 tested on the bits: with the sign cleared, at most 1.0f's (every NaN's are
+    // larger), as an integer max that GCC turns into vector code.
     uint32_t max_abs_bits = 0;
     for (int64_t j = 0; j < kBlock; ++j)
       max_abs_bits =
