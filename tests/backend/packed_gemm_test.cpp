@@ -132,8 +132,9 @@ TEST(PackedGemm, EverySplitOverThreadsGivesTheSameBits) {
       }
 }
 
-// B read in place with exactly 16 columns per row has the stride of a packed panel, so full
-// tiles take the kernel for packed B: the same bits as packing it, and the reference's values.
+// B read in place with exactly 16 columns per row has the stride of a packed panel; it must
+// still be read as B in place (the full-tile kernel is chosen by whether B was packed, not by
+// its stride): the same bits as packing it, and the reference's values.
 TEST(PackedGemm, BInPlaceWithLeadingDimensionSixteen) {
   Problem p(false, false, {12, 16, 40});
   p.ldb = 16;
