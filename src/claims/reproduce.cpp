@@ -6,7 +6,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <numeric>
 #include <sstream>
 
 #include "claims/claim.h"
@@ -38,12 +37,6 @@ std::string fmt_number(double x) {
   if (!std::isfinite(x)) return "n/a";
   if (x != 0 && std::abs(x) < 1e-3) return fmt::format("{:.2e}", x);
   return fmt::format("{:.4g}", x);
-}
-
-double mean_of(const std::vector<double>& values) {
-  return values.empty() ? std::nan("")
-                        : std::accumulate(values.begin(), values.end(), 0.0) /
-                              static_cast<double>(values.size());
 }
 
 Encoder encoding_model(const PositionalConfig& positional, int64_t d_model, uint64_t seed) {
