@@ -2,8 +2,6 @@
 // of its own, so each peak RSS is the case's), optionally side by side with the PyTorch
 // reference script; `pelab bench gemm`: pelab's matmul path vs the bare library call.
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,8 +21,7 @@
 #include "pelab/bench/train_bench.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
-
-extern char** environ;
+#include "pelab/core/process.h"
 
 namespace pelab::cli {
 
@@ -32,47 +29,15 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-// Runs argv[0] with arguments argv and this process's environment plus `extra_env`
-// ("NAME=value" entries, overriding), returns (exit status, stdout). stderr passes through.
+// Runs a benchmark's child process (pelab::run_captured); returns (exit status, stdout).
 std::pair<int, std::string> run_captured(const std::vector<std::string>& argv,
                                          const std::vector<std::string>& extra_env = {}) {
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) {
-    const std::string entry = *e;
-    const std::string name = entry.substr(0, entry.find('='));
-    bool overridden = false;
-    for (const std::string& x : extra_env) overridden = overridden || x.rfind(name + "=", 0) == 0;
-    if (!overridden) env_strings.push_back(entry);
+  try {
+    CapturedRun run = pelab::run_captured(argv, extra_env);
+    return {run.status, std::move(run.out)};
+  } catch (const Error& e) {
+    throw Error(fmt::format("bench: {}", e.what()));
   }
-  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
-  std::vector<char*> envp;
-  for (std::string& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  int fds[2];
-  PELAB_CHECK(pipe(fds) == 0, "bench: cannot create a pipe");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  posix_spawn_file_actions_addclose(&actions, fds[1]);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  close(fds[1]);
-  if (rc != 0) {
-    close(fds[0]);
-    throw Error(fmt::format("bench: cannot run {}: {}", argv[0], std::strerror(rc)));
-  }
-  std::string out;
-  char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
 }
 
 // The last line of `text` that parses as a JSON object.
