@@ -249,6 +249,50 @@ EncodingProperties encoding_properties(const std::string& scheme, int64_t d_mode
   return p;
 }
 
+// C3's first table: the four properties of each scheme's encoding at initialisation.
+struct PropertiesTable {
+  std::string table;  // Markdown
+  nlohmann::json properties = nlohmann::json::array();
+  double sinusoidal_norm = 0, token_norm = 0;  // sinusoidal's mean norm, the token norm
+  std::vector<std::string> with_all;           // the schemes with all four properties
+};
+
+PropertiesTable properties_table(const std::vector<std::string>& schemes, int64_t d_model,
+                                 int64_t positions, int64_t long_positions, int64_t short_length) {
+  PropertiesTable t;
+  t.table =
+      "| scheme | unique: min ‖P(i) − P(j)‖ | bounded: max ‖P‖ at {} → {} | same at other lengths: "
+      "change of P at length {} | small: ‖P‖ ÷ ‖token‖ | all four |\n|---|--:|--:|--:|--:|---|\n";
+  t.table = fmt::format(fmt::runtime(t.table), positions, long_positions, short_length);
+  auto mark = [](bool yes) { return yes ? " ✓" : " ✗"; };
+  for (const std::string& scheme : schemes) {
+    const EncodingProperties p =
+        encoding_properties(scheme, d_model, positions, long_positions, short_length);
+    if (scheme == "sinusoidal") {
+      t.sinusoidal_norm = p.summary.mean_norm;
+      t.token_norm = p.summary.token_norm;
+    }
+    if (p.all()) t.with_all.push_back(scheme);
+    t.table += fmt::format(
+        "| {} | {}{} | {} → {}{} | {}{} | {}{} | {} |\n", scheme,
+        fmt_number(p.summary.min_distance), mark(p.unique()), fmt_number(p.summary.max_norm),
+        fmt_number(p.long_max_norm), mark(p.bounded()), fmt_number(p.length_change),
+        mark(p.length_independent()), fmt_number(p.summary.mean_norm / p.summary.token_norm),
+        mark(p.small()), p.all() ? "yes" : "no");
+    t.properties.push_back({{"scheme", scheme},
+                            {"min_distance", p.summary.min_distance},
+                            {"max_norm", p.summary.max_norm},
+                            {"long_max_norm", p.long_max_norm},
+                            {"length_change", p.length_change},
+                            {"norm_ratio", p.summary.mean_norm / p.summary.token_norm},
+                            {"unique", p.unique()},
+                            {"bounded", p.bounded()},
+                            {"length_independent", p.length_independent()},
+                            {"small", p.small()}});
+  }
+  return t;
+}
+
 void c3(const ClaimContext& ctx, ClaimResult& r) {
   MapReader s = ctx.settings();
   const ExperimentSettings e = read_experiment_settings(s);
@@ -268,39 +312,12 @@ void c3(const ClaimContext& ctx, ClaimResult& r) {
               "{}: settings need 1 ≤ short_length < positions < long_positions", ctx.config.path);
 
   // (a) The four properties, per scheme, at initialisation.
-  std::string table =
-      "| scheme | unique: min ‖P(i) − P(j)‖ | bounded: max ‖P‖ at {} → {} | same at other lengths: "
-      "change of P at length {} | small: ‖P‖ ÷ ‖token‖ | all four |\n|---|--:|--:|--:|--:|---|\n";
-  table = fmt::format(fmt::runtime(table), positions, long_positions, short_length);
-  auto mark = [](bool yes) { return yes ? " ✓" : " ✗"; };
-  nlohmann::json properties = nlohmann::json::array();
-  double sinusoidal_norm = 0, token_norm = 0;
-  std::vector<std::string> with_all;
-  for (const std::string& scheme : schemes) {
-    const EncodingProperties p =
-        encoding_properties(scheme, d_model, positions, long_positions, short_length);
-    if (scheme == "sinusoidal") {
-      sinusoidal_norm = p.summary.mean_norm;
-      token_norm = p.summary.token_norm;
-    }
-    if (p.all()) with_all.push_back(scheme);
-    table += fmt::format(
-        "| {} | {}{} | {} → {}{} | {}{} | {}{} | {} |\n", scheme,
-        fmt_number(p.summary.min_distance), mark(p.unique()), fmt_number(p.summary.max_norm),
-        fmt_number(p.long_max_norm), mark(p.bounded()), fmt_number(p.length_change),
-        mark(p.length_independent()), fmt_number(p.summary.mean_norm / p.summary.token_norm),
-        mark(p.small()), p.all() ? "yes" : "no");
-    properties.push_back({{"scheme", scheme},
-                          {"min_distance", p.summary.min_distance},
-                          {"max_norm", p.summary.max_norm},
-                          {"long_max_norm", p.long_max_norm},
-                          {"length_change", p.length_change},
-                          {"norm_ratio", p.summary.mean_norm / p.summary.token_norm},
-                          {"unique", p.unique()},
-                          {"bounded", p.bounded()},
-                          {"length_independent", p.length_independent()},
-                          {"small", p.small()}});
-  }
+  const PropertiesTable pt =
+      properties_table(schemes, d_model, positions, long_positions, short_length);
+  const std::string& table = pt.table;
+  const nlohmann::json& properties = pt.properties;
+  const double sinusoidal_norm = pt.sinusoidal_norm, token_norm = pt.token_norm;
+  const std::vector<std::string>& with_all = pt.with_all;
   PELAB_CHECK(sinusoidal_norm > 0,
               "{}: settings.schemes must include sinusoidal (the scale "
               "sweep's norms are sinusoidal's)",

@@ -27,6 +27,36 @@ TrainCaseOptions claim_timing(int64_t min_steps, double max_seconds) {
   return o;
 }
 
+// One training step of each scheme at config c, median over `rounds` rounds; each case also
+// goes to `cases`. Rounds over the schemes, each case timed once per round: a slow spell of
+// the machine then touches every scheme alike instead of one.
+std::map<std::string, StepTiming> time_schemes(const BenchConfig& c,
+                                               const std::vector<std::string>& schemes,
+                                               int64_t rounds, const TrainCaseOptions& options,
+                                               nlohmann::json& cases) {
+  const Batch batch = bench_batch(c, 0);
+  std::map<std::string, std::vector<StepTiming>> rounds_of;
+  for (int64_t round = 0; round < rounds; ++round)
+    for (const std::string& scheme : schemes)
+      rounds_of[scheme].push_back(
+          time_training_steps(bench_model_config(c, scheme), batch, options));
+  std::map<std::string, StepTiming> timing;
+  for (auto& [scheme, times] : rounds_of) {
+    std::sort(times.begin(), times.end(),
+              [](const StepTiming& a, const StepTiming& b) { return a.ms_median < b.ms_median; });
+    timing[scheme] = times[times.size() / 2];
+    std::vector<double> per_round;
+    for (const StepTiming& t : times) per_round.push_back(t.ms_median);
+    cases.push_back({{"length", c.T},
+                     {"batch", c.B},
+                     {"scheme", scheme},
+                     {"ms_median", timing[scheme].ms_median},
+                     {"ms_median_per_round", per_round},
+                     {"peak_tensor_mb", timing[scheme].peak_tensor_mb}});
+  }
+  return timing;
+}
+
 void c7(const ClaimContext& ctx, ClaimResult& r) {
   MapReader s = ctx.settings();
   int64_t d_model = 64, layers = 2, heads = 4, tokens = 2048, min_steps = 5, rounds = 3;
@@ -66,28 +96,8 @@ void c7(const ClaimContext& ctx, ClaimResult& r) {
   nlohmann::json cases = nlohmann::json::array();
   for (const int64_t T : lengths) {
     const BenchConfig c{"claim", d_model, layers, heads, T, std::max<int64_t>(1, tokens / T), 16};
-    const Batch batch = bench_batch(c, 0);
-    // Rounds over the schemes, each case timed once per round, and the median over rounds:
-    // a slow spell of the machine then touches every scheme alike instead of one.
-    std::map<std::string, std::vector<StepTiming>> rounds_of;
-    for (int64_t round = 0; round < rounds; ++round)
-      for (const std::string& scheme : schemes)
-        rounds_of[scheme].push_back(time_training_steps(bench_model_config(c, scheme), batch,
-                                                        claim_timing(min_steps, max_seconds)));
-    std::map<std::string, StepTiming> timing;
-    for (auto& [scheme, times] : rounds_of) {
-      std::sort(times.begin(), times.end(),
-                [](const StepTiming& a, const StepTiming& b) { return a.ms_median < b.ms_median; });
-      timing[scheme] = times[times.size() / 2];
-      std::vector<double> per_round;
-      for (const StepTiming& t : times) per_round.push_back(t.ms_median);
-      cases.push_back({{"length", T},
-                       {"batch", c.B},
-                       {"scheme", scheme},
-                       {"ms_median", timing[scheme].ms_median},
-                       {"ms_median_per_round", per_round},
-                       {"peak_tensor_mb", timing[scheme].peak_tensor_mb}});
-    }
+    std::map<std::string, StepTiming> timing =
+        time_schemes(c, schemes, rounds, claim_timing(min_steps, max_seconds), cases);
     const double base = timing["none"].ms_median;
     double slowest_other = 0;
     for (const std::string& scheme : schemes)

@@ -142,6 +142,83 @@ Stat accuracy_over_distances(const Comparison& c, const std::string& scheme, int
   return summarize(means, seeds);
 }
 
+// Every (scheme, distance) C15's sweep trained: schemes in the sweep's order, distances
+// ascending.
+struct DistanceGrid {
+  std::vector<std::string> schemes;
+  std::vector<int64_t> distances;
+  std::map<std::pair<std::string, int64_t>, const Group*> cell;
+};
+
+DistanceGrid distance_grid(const Comparison& comparison, const std::string& config_path) {
+  DistanceGrid grid;
+  for (const Group& g : comparison.groups) {
+    std::string type;
+    int64_t distance = -1;
+    for (const auto& [key, value] : g.keys) {
+      if (key == "positional.type") type = value;
+      if (key == "task.distance") distance = std::stoll(value);
+    }
+    PELAB_CHECK(!type.empty() && distance >= 0,
+                "{}: the experiment must sweep positional and task.distance", config_path);
+    if (std::find(grid.schemes.begin(), grid.schemes.end(), type) == grid.schemes.end())
+      grid.schemes.push_back(type);
+    if (std::find(grid.distances.begin(), grid.distances.end(), distance) == grid.distances.end())
+      grid.distances.push_back(distance);
+    grid.cell[{type, distance}] = &g;
+  }
+  std::sort(grid.distances.begin(), grid.distances.end());
+  return grid;
+}
+
+// C15's table (one row per scheme, one column per distance and the long-distance window),
+// its figure's data blocks, and the numbers per scheme.
+struct DistanceTable {
+  std::string table;  // Markdown
+  std::string data;   // one gnuplot data block per scheme: distance, mean, std
+  nlohmann::json per_scheme = nlohmann::json::object();
+  double best_any = -1;  // the best scheme's mean accuracy over the window
+};
+
+DistanceTable distance_table(const Comparison& comparison, const DistanceGrid& grid,
+                             const std::vector<int64_t>& window, const std::string& config_path) {
+  DistanceTable t;
+  t.table = "| scheme |";
+  std::string rule = "|---|";
+  for (const int64_t d : grid.distances) {
+    t.table += fmt::format(" D = {} |", d);
+    rule += "--:|";
+  }
+  t.table += fmt::format(" D in [{}, {}] |\n{}--:|\n", window[0], window[1], rule);
+  for (const std::string& scheme : grid.schemes) {
+    const Stat st = accuracy_over_distances(comparison, scheme, window[0], window[1]);
+    PELAB_CHECK(st.n > 0, "{}: no {} run has a task.distance in settings.long_distances",
+                config_path, scheme);
+    t.best_any = std::max(t.best_any, st.mean);
+    t.table += "| " + scheme + " |";
+    t.data += "$" + scheme + " << EOD\n";
+    nlohmann::json by_distance = nlohmann::json::array();
+    for (const int64_t d : grid.distances) {
+      const auto it = grid.cell.find({scheme, d});
+      if (it == grid.cell.end()) {
+        t.table += " — |";
+        continue;
+      }
+      const Stat& acc = it->second->in_distribution;
+      t.table += " " + format_stat(acc) + " |";
+      t.data += fmt::format("{} {} {}\n", d, gnuplot_number(acc.mean),
+                            gnuplot_number(std::isfinite(acc.std) ? acc.std : 0));
+      by_distance.push_back({{"distance", d}, {"mean", acc.mean}, {"std", acc.std}});
+    }
+    t.table += " " + format_stat(st) + " |\n";
+    t.data += "EOD\n";
+    t.per_scheme[scheme] = {{"by_distance", by_distance},
+                            {"long_distances_mean", st.mean},
+                            {"long_distances_std", st.std}};
+  }
+  return t;
+}
+
 void c15(const ClaimContext& ctx, ClaimResult& r) {
   MapReader s = ctx.settings();
   const ExperimentSettings e = read_experiment_settings(s);
@@ -159,61 +236,13 @@ void c15(const ClaimContext& ctx, ClaimResult& r) {
               "{}: settings.long_distances must be [shortest, longest]", ctx.config.path);
   const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
 
-  // Every (scheme, distance) the sweep trained: a table with one row per scheme.
-  std::vector<std::string> schemes;
-  std::vector<int64_t> distances;
-  std::map<std::pair<std::string, int64_t>, const Group*> cell;
-  for (const Group& g : sweep.comparison.groups) {
-    std::string type;
-    int64_t distance = -1;
-    for (const auto& [key, value] : g.keys) {
-      if (key == "positional.type") type = value;
-      if (key == "task.distance") distance = std::stoll(value);
-    }
-    PELAB_CHECK(!type.empty() && distance >= 0,
-                "{}: the experiment must sweep positional and task.distance", ctx.config.path);
-    if (std::find(schemes.begin(), schemes.end(), type) == schemes.end()) schemes.push_back(type);
-    if (std::find(distances.begin(), distances.end(), distance) == distances.end())
-      distances.push_back(distance);
-    cell[{type, distance}] = &g;
-  }
-  std::sort(distances.begin(), distances.end());
-  std::string table = "| scheme |";
-  std::string rule = "|---|";
-  for (const int64_t d : distances) {
-    table += fmt::format(" D = {} |", d);
-    rule += "--:|";
-  }
-  table += fmt::format(" D in [{}, {}] |\n{}--:|\n", window[0], window[1], rule);
-  std::string data;
-  nlohmann::json per_scheme = nlohmann::json::object();
-  double best_any = -1;
-  for (const std::string& scheme : schemes) {
-    const Stat st = accuracy_over_distances(sweep.comparison, scheme, window[0], window[1]);
-    PELAB_CHECK(st.n > 0, "{}: no {} run has a task.distance in settings.long_distances",
-                ctx.config.path, scheme);
-    best_any = std::max(best_any, st.mean);
-    table += "| " + scheme + " |";
-    data += "$" + scheme + " << EOD\n";
-    nlohmann::json by_distance = nlohmann::json::array();
-    for (const int64_t d : distances) {
-      const auto it = cell.find({scheme, d});
-      if (it == cell.end()) {
-        table += " — |";
-        continue;
-      }
-      const Stat& acc = it->second->in_distribution;
-      table += " " + format_stat(acc) + " |";
-      data += fmt::format("{} {} {}\n", d, gnuplot_number(acc.mean),
-                          gnuplot_number(std::isfinite(acc.std) ? acc.std : 0));
-      by_distance.push_back({{"distance", d}, {"mean", acc.mean}, {"std", acc.std}});
-    }
-    table += " " + format_stat(st) + " |\n";
-    data += "EOD\n";
-    per_scheme[scheme] = {{"by_distance", by_distance},
-                          {"long_distances_mean", st.mean},
-                          {"long_distances_std", st.std}};
-  }
+  const DistanceGrid grid = distance_grid(sweep.comparison, ctx.config.path);
+  const std::vector<std::string>& schemes = grid.schemes;
+  const DistanceTable t = distance_table(sweep.comparison, grid, window, ctx.config.path);
+  const std::string& table = t.table;
+  const std::string& data = t.data;
+  const nlohmann::json& per_scheme = t.per_scheme;
+  const double best_any = t.best_any;
   double best_absolute = -1;
   std::string best_name;
   for (const std::string& scheme : absolute) {

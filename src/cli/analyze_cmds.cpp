@@ -63,13 +63,75 @@ std::string out_dir_for(const std::string& out, const std::string& what,
   return out.empty() ? fmt::format("runs/analysis/{}-{}", what, scheme) : out;
 }
 
-}  // namespace
+// analyze encoding: what analyze_encoding found, in a few lines.
+void print_encoding_analysis(const EncodingAnalysis& a, const std::string& described) {
+  const EncodingSummary& s = a.summary;
+  fmt::print("{} encoding, width {}, {} positions ({})\n", a.scheme, a.width, a.options.positions,
+             described);
+  fmt::print("  uniqueness: smallest distance between two positions {:.4g} ({} and {})\n",
+             s.min_distance, s.closest_i, s.closest_j);
+  fmt::print("  norms: encoding {:.4g} (min {:.4g}, max {:.4g}); token embedding {:.4g}\n",
+             s.mean_norm, s.min_norm, s.max_norm, s.token_norm);
+  fmt::print(
+      "  P({0})·P(j): largest at j = {1}; {2} of {3} steps away from {0} do not fall "
+      "(largest rise {4:.4g}{5})\n",
+      a.options.reference, a.falloff.argmax, a.falloff.rises, a.falloff.steps,
+      a.falloff.largest_rise,
+      a.falloff.first_rise >= 0 ? fmt::format(", first at distance {}", a.falloff.first_rise)
+                                : std::string());
+  if (a.sinusoidal_shift_error >= 0)
+    fmt::print("  PE(x+Δ) = PE(x)·T(Δ): largest error {:.3g} over x and Δ\n",
+               a.sinusoidal_shift_error);
+  std::string fitted;
+  for (const auto& [delta, r] : a.fitted_shift_residuals)
+    fitted += fmt::format("{}Δ={}: {:.3g}", fitted.empty() ? "" : ", ", delta, r);
+  if (!fitted.empty()) fmt::print("  best linear shift map, relative residual: {}\n", fitted);
+  std::string moving;
+  for (const auto& [length, share] : a.moving)
+    moving += fmt::format("{}{:.0f}% at {}", moving.empty() ? "" : ", ", 100 * share, length);
+  fmt::print("  dimensions in use (moving > {} of the largest value): {}\n",
+             a.options.moving_threshold, moving.empty() ? "none measurable" : moving);
+  for (const std::string& skip : a.skipped) fmt::print("  skipped {}\n", skip);
+}
 
-void add_analyze_commands(CLI::App& app, Action& action) {
-  CLI::App* analyze = app.add_subcommand(
-      "analyze", "Analyses of positional machinery: encoding, attention, positions");
-  analyze->require_subcommand(1);
+// analyze attention: per layer, each head's most-attended distance and its mean weight.
+void print_attention_analysis(const AttentionAnalysis& a) {
+  for (int64_t l = 0; l < a.layers; ++l) {
+    std::string line;
+    for (int64_t h = 0; h < a.heads; ++h) {
+      const std::vector<double>& curve = a.by_distance[static_cast<size_t>(l * a.heads + h)];
+      size_t best = 0;
+      for (size_t k = 0; k < curve.size(); ++k)
+        if (std::isfinite(curve[k]) && (!std::isfinite(curve[best]) || curve[k] > curve[best]))
+          best = k;
+      line += fmt::format("{}h{} {:+d} ({:.2f})", h ? ", " : "", h, a.distances[best], curve[best]);
+    }
+    fmt::print("  layer {}: most-attended distance per head: {}\n", l, line);
+  }
+}
 
+// analyze positions: training counts and the subspace overlap.
+void print_positions_analysis(const PositionsAnalysis& a) {
+  if (!a.counts.empty())
+    fmt::print("  training scored position 0 {} times, position {} {} times\n",
+               a.counts.front().scored, a.counts.back().position, a.counts.back().scored);
+  if (a.overlap) {
+    const SubspaceOverlap& o = *a.overlap;
+    fmt::print(
+        "  subspaces: {:.1f}% of the encoding's energy lies in the {}-dim token span "
+        "(chance {:.1f}%); {:.1f}% of the tokens' in the encoding's {} principal "
+        "directions (chance {:.1f}%)\n",
+        100 * o.position_in_tokens, o.token_rank, 100 * o.position_in_tokens_chance,
+        100 * o.tokens_in_position, o.position_rank, 100 * o.tokens_in_position_chance);
+  }
+}
+
+void print_written(const PlotResult& written, const std::string& out) {
+  fmt::print("wrote {} files to {}\n", written.written.size(), out);
+  if (!written.message.empty()) fmt::print("note: {}\n", written.message);
+}
+
+void add_encoding_command(CLI::App* analyze, Action& action) {
   struct EncodingArgs {
     std::string source;
     std::vector<std::string> overrides;
@@ -113,39 +175,14 @@ void add_analyze_commands(CLI::App& app, Action& action) {
       const EncodingAnalysis a = analyze_encoding(*model, ea->options);
       const std::string out = out_dir_for(ea->out, "encoding", a.scheme);
       const PlotResult written = write_encoding_analysis(a, out);
-      const EncodingSummary& s = a.summary;
-      fmt::print("{} encoding, width {}, {} positions ({})\n", a.scheme, a.width,
-                 a.options.positions, described);
-      fmt::print("  uniqueness: smallest distance between two positions {:.4g} ({} and {})\n",
-                 s.min_distance, s.closest_i, s.closest_j);
-      fmt::print("  norms: encoding {:.4g} (min {:.4g}, max {:.4g}); token embedding {:.4g}\n",
-                 s.mean_norm, s.min_norm, s.max_norm, s.token_norm);
-      fmt::print(
-          "  P({0})·P(j): largest at j = {1}; {2} of {3} steps away from {0} do not fall "
-          "(largest rise {4:.4g}{5})\n",
-          a.options.reference, a.falloff.argmax, a.falloff.rises, a.falloff.steps,
-          a.falloff.largest_rise,
-          a.falloff.first_rise >= 0 ? fmt::format(", first at distance {}", a.falloff.first_rise)
-                                    : std::string());
-      if (a.sinusoidal_shift_error >= 0)
-        fmt::print("  PE(x+Δ) = PE(x)·T(Δ): largest error {:.3g} over x and Δ\n",
-                   a.sinusoidal_shift_error);
-      std::string fitted;
-      for (const auto& [delta, r] : a.fitted_shift_residuals)
-        fitted += fmt::format("{}Δ={}: {:.3g}", fitted.empty() ? "" : ", ", delta, r);
-      if (!fitted.empty()) fmt::print("  best linear shift map, relative residual: {}\n", fitted);
-      std::string moving;
-      for (const auto& [length, share] : a.moving)
-        moving += fmt::format("{}{:.0f}% at {}", moving.empty() ? "" : ", ", 100 * share, length);
-      fmt::print("  dimensions in use (moving > {} of the largest value): {}\n",
-                 a.options.moving_threshold, moving.empty() ? "none measurable" : moving);
-      for (const std::string& skip : a.skipped) fmt::print("  skipped {}\n", skip);
-      fmt::print("wrote {} files to {}\n", written.written.size(), out);
-      if (!written.message.empty()) fmt::print("note: {}\n", written.message);
+      print_encoding_analysis(a, described);
+      print_written(written, out);
       return 0;
     };
   });
+}
 
+void add_attention_command(CLI::App* analyze, Action& action) {
   struct AttentionArgs {
     std::string run;
     AttentionAnalysisOptions options;
@@ -181,25 +218,14 @@ void add_analyze_commands(CLI::App& app, Action& action) {
       const PlotResult written = write_attention_analysis(a, out);
       fmt::print("{}: {} layers × {} heads on {} inputs of size {} ({} tokens)\n", aa->run,
                  a.layers, a.heads, options.examples, options.length, a.tokens);
-      for (int64_t l = 0; l < a.layers; ++l) {
-        std::string line;
-        for (int64_t h = 0; h < a.heads; ++h) {
-          const std::vector<double>& curve = a.by_distance[static_cast<size_t>(l * a.heads + h)];
-          size_t best = 0;
-          for (size_t k = 0; k < curve.size(); ++k)
-            if (std::isfinite(curve[k]) && (!std::isfinite(curve[best]) || curve[k] > curve[best]))
-              best = k;
-          line +=
-              fmt::format("{}h{} {:+d} ({:.2f})", h ? ", " : "", h, a.distances[best], curve[best]);
-        }
-        fmt::print("  layer {}: most-attended distance per head: {}\n", l, line);
-      }
-      fmt::print("wrote {} files to {}\n", written.written.size(), out);
-      if (!written.message.empty()) fmt::print("note: {}\n", written.message);
+      print_attention_analysis(a);
+      print_written(written, out);
       return 0;
     };
   });
+}
 
+void add_positions_command(CLI::App* analyze, Action& action) {
   struct PositionsArgs {
     std::string run;
     std::vector<int64_t> lengths;
@@ -232,23 +258,22 @@ void add_analyze_commands(CLI::App& app, Action& action) {
       const PlotResult written = write_positions_analysis(a, out);
       fmt::print("{}: {} positions evaluated; trained on n = {}..{}\n", pa->run, a.rows.size(),
                  a.train_min_length, a.train_max_length);
-      if (!a.counts.empty())
-        fmt::print("  training scored position 0 {} times, position {} {} times\n",
-                   a.counts.front().scored, a.counts.back().position, a.counts.back().scored);
-      if (a.overlap) {
-        const SubspaceOverlap& o = *a.overlap;
-        fmt::print(
-            "  subspaces: {:.1f}% of the encoding's energy lies in the {}-dim token span "
-            "(chance {:.1f}%); {:.1f}% of the tokens' in the encoding's {} principal "
-            "directions (chance {:.1f}%)\n",
-            100 * o.position_in_tokens, o.token_rank, 100 * o.position_in_tokens_chance,
-            100 * o.tokens_in_position, o.position_rank, 100 * o.tokens_in_position_chance);
-      }
-      fmt::print("wrote {} files to {}\n", written.written.size(), out);
-      if (!written.message.empty()) fmt::print("note: {}\n", written.message);
+      print_positions_analysis(a);
+      print_written(written, out);
       return 0;
     };
   });
+}
+
+}  // namespace
+
+void add_analyze_commands(CLI::App& app, Action& action) {
+  CLI::App* analyze = app.add_subcommand(
+      "analyze", "Analyses of positional machinery: encoding, attention, positions");
+  analyze->require_subcommand(1);
+  add_encoding_command(analyze, action);
+  add_attention_command(analyze, action);
+  add_positions_command(analyze, action);
 }
 
 }  // namespace pelab::cli

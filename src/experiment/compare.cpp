@@ -351,22 +351,16 @@ std::vector<std::string> grouping_keys(const std::vector<RunRecord>& runs) {
   return out;
 }
 
-Comparison compare_runs(const std::vector<RunRecord>& runs, Metric metric, bool read_positions) {
-  Comparison c;
-  c.metric = metric;
-  std::vector<RunRecord> done;
-  for (const RunRecord& r : runs) (r.status == "completed" ? done : c.excluded).push_back(r);
-  c.completed_runs = static_cast<int64_t>(done.size());
-  // The keys come from every run with a config, so that a group keeps its label when some of
-  // its runs failed (a failed rotary run next to a completed one is still "rotary").
-  std::vector<RunRecord> configured;
-  for (const RunRecord& r : runs)
-    if (!r.config.empty()) configured.push_back(r);
-  c.group_keys = grouping_keys(configured);
+namespace {
 
-  auto pick = [&](const RunRecord::Point& p) {
-    return metric == Metric::sequence_accuracy ? p.sequence_accuracy : p.token_accuracy;
-  };
+double metric_of(Metric metric, const RunRecord::Point& p) {
+  return metric == Metric::sequence_accuracy ? p.sequence_accuracy : p.token_accuracy;
+}
+
+// Groups the completed runs by their values of c.group_keys, in the order the groups first
+// appear; fills c.groups' keys and labels and returns each group's runs.
+std::vector<std::vector<const RunRecord*>> group_runs(Comparison& c,
+                                                      const std::vector<RunRecord>& done) {
   std::map<std::vector<std::string>, size_t> index;
   std::vector<std::vector<const RunRecord*>> members;
   for (const RunRecord& r : done) {
@@ -391,84 +385,111 @@ Comparison compare_runs(const std::vector<RunRecord>& runs, Metric metric, bool 
     }
     members[it->second].push_back(&r);
   }
+  return members;
+}
 
-  std::set<int64_t> all_lengths;
-  for (size_t gi = 0; gi < c.groups.size(); ++gi) {
-    Group& g = c.groups[gi];
-    std::vector<const RunRecord*> rs = members[gi];
-    std::stable_sort(rs.begin(), rs.end(),
-                     [](const RunRecord* a, const RunRecord* b) { return a->seed < b->seed; });
-    std::set<int64_t> lengths;
-    for (const RunRecord* r : rs) {
-      g.runs.push_back(r->dir);
-      g.train_max_length = std::max(g.train_max_length, r->train_max_length);
-      for (const auto& p : r->eval) lengths.insert(p.length);
-    }
-    for (int64_t n : lengths) {
-      GroupLength gl;
-      gl.length = n;
-      std::vector<double> values;
-      std::vector<uint64_t> seeds;
-      for (const RunRecord* r : rs)
-        for (const auto& p : r->eval)
-          if (p.length == n) {
-            values.push_back(pick(p));
-            seeds.push_back(r->seed);
-            gl.in_training = gl.in_training || p.in_training;
-          }
-      gl.stat = summarize(values, seeds);
-      g.lengths.push_back(gl);
-      all_lengths.insert(n);
-    }
-    std::vector<double> in_values, out_values;
-    std::vector<uint64_t> in_seeds, out_seeds;
-    for (const RunRecord* r : rs) {
-      std::vector<double> in, out;
-      for (const auto& p : r->eval) (p.in_training ? in : out).push_back(pick(p));
-      if (!in.empty()) {
-        in_values.push_back(mean_of(in));
-        in_seeds.push_back(r->seed);
-      }
-      if (!out.empty()) {
-        out_values.push_back(mean_of(out));
-        out_seeds.push_back(r->seed);
-      }
-    }
-    g.in_distribution = summarize(in_values, in_seeds);
-    g.extrapolation = summarize(out_values, out_seeds);
+// A group's statistics over its runs (by seed): the metric at each evaluated length, and the
+// per-run means inside and beyond the trained lengths. Adds the group's lengths to
+// `all_lengths`.
+void summarize_group(Group& g, std::vector<const RunRecord*> rs, Metric metric,
+                     std::set<int64_t>& all_lengths) {
+  std::stable_sort(rs.begin(), rs.end(),
+                   [](const RunRecord* a, const RunRecord* b) { return a->seed < b->seed; });
+  std::set<int64_t> lengths;
+  for (const RunRecord* r : rs) {
+    g.runs.push_back(r->dir);
+    g.train_max_length = std::max(g.train_max_length, r->train_max_length);
+    for (const auto& p : r->eval) lengths.insert(p.length);
   }
+  for (int64_t n : lengths) {
+    GroupLength gl;
+    gl.length = n;
+    std::vector<double> values;
+    std::vector<uint64_t> seeds;
+    for (const RunRecord* r : rs)
+      for (const auto& p : r->eval)
+        if (p.length == n) {
+          values.push_back(metric_of(metric, p));
+          seeds.push_back(r->seed);
+          gl.in_training = gl.in_training || p.in_training;
+        }
+    gl.stat = summarize(values, seeds);
+    g.lengths.push_back(gl);
+    all_lengths.insert(n);
+  }
+  std::vector<double> in_values, out_values;
+  std::vector<uint64_t> in_seeds, out_seeds;
+  for (const RunRecord* r : rs) {
+    std::vector<double> in, out;
+    for (const auto& p : r->eval) (p.in_training ? in : out).push_back(metric_of(metric, p));
+    if (!in.empty()) {
+      in_values.push_back(mean_of(in));
+      in_seeds.push_back(r->seed);
+    }
+    if (!out.empty()) {
+      out_values.push_back(mean_of(out));
+      out_seeds.push_back(r->seed);
+    }
+  }
+  g.in_distribution = summarize(in_values, in_seeds);
+  g.extrapolation = summarize(out_values, out_seeds);
+}
+
+// A group's accuracy by position at `position_length`, from its runs' per_position.csv, and
+// the last position its training lengths reach.
+void read_group_positions(Group& g, const std::vector<const RunRecord*>& rs,
+                          int64_t position_length) {
+  std::map<int64_t, std::vector<double>> by_position;
+  int64_t last_train = -1;
+  for (const RunRecord* r : rs) {
+    std::ifstream in(fs::path(r->dir) / "per_position.csv");
+    std::string line;
+    if (!std::getline(in, line)) continue;  // header: length,position,scored,accuracy,loss
+    while (std::getline(in, line)) {
+      std::stringstream ss(line);
+      std::string f[5];
+      for (auto& x : f) std::getline(ss, x, ',');
+      try {
+        const int64_t length = std::stoll(f[0]), position = std::stoll(f[1]);
+        if (length == position_length) by_position[position].push_back(std::stod(f[3]));
+        if (length == g.train_max_length) last_train = std::max(last_train, position);
+      } catch (const std::exception&) {
+        break;  // a malformed file: use what was read
+      }
+    }
+  }
+  for (const auto& [position, values] : by_position) {
+    const Stat s = summarize(values);
+    g.by_position.push_back({position, s.mean, s.std, s.n});
+  }
+  g.last_train_position = last_train;
+}
+
+}  // namespace
+
+Comparison compare_runs(const std::vector<RunRecord>& runs, Metric metric, bool read_positions) {
+  Comparison c;
+  c.metric = metric;
+  std::vector<RunRecord> done;
+  for (const RunRecord& r : runs) (r.status == "completed" ? done : c.excluded).push_back(r);
+  c.completed_runs = static_cast<int64_t>(done.size());
+  // The keys come from every run with a config, so that a group keeps its label when some of
+  // its runs failed (a failed rotary run next to a completed one is still "rotary").
+  std::vector<RunRecord> configured;
+  for (const RunRecord& r : runs)
+    if (!r.config.empty()) configured.push_back(r);
+  c.group_keys = grouping_keys(configured);
+
+  const std::vector<std::vector<const RunRecord*>> members = group_runs(c, done);
+  std::set<int64_t> all_lengths;
+  for (size_t gi = 0; gi < c.groups.size(); ++gi)
+    summarize_group(c.groups[gi], members[gi], metric, all_lengths);
   c.lengths.assign(all_lengths.begin(), all_lengths.end());
   if (!c.lengths.empty()) c.position_length = c.lengths.back();
 
-  if (read_positions && c.position_length > 0) {
-    for (size_t gi = 0; gi < c.groups.size(); ++gi) {
-      Group& g = c.groups[gi];
-      std::map<int64_t, std::vector<double>> by_position;
-      int64_t last_train = -1;
-      for (const RunRecord* r : members[gi]) {
-        std::ifstream in(fs::path(r->dir) / "per_position.csv");
-        std::string line;
-        if (!std::getline(in, line)) continue;  // header: length,position,scored,accuracy,loss
-        while (std::getline(in, line)) {
-          std::stringstream ss(line);
-          std::string f[5];
-          for (auto& x : f) std::getline(ss, x, ',');
-          try {
-            const int64_t length = std::stoll(f[0]), position = std::stoll(f[1]);
-            if (length == c.position_length) by_position[position].push_back(std::stod(f[3]));
-            if (length == g.train_max_length) last_train = std::max(last_train, position);
-          } catch (const std::exception&) {
-            break;  // a malformed file: use what was read
-          }
-        }
-      }
-      for (const auto& [position, values] : by_position) {
-        const Stat s = summarize(values);
-        g.by_position.push_back({position, s.mean, s.std, s.n});
-      }
-      g.last_train_position = last_train;
-    }
-  }
+  if (read_positions && c.position_length > 0)
+    for (size_t gi = 0; gi < c.groups.size(); ++gi)
+      read_group_positions(c.groups[gi], members[gi], c.position_length);
   return c;
 }
 

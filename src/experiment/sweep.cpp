@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sched.h>
-#include <spawn.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -25,10 +24,9 @@
 #include <thread>
 
 #include "pelab/core/error.h"
+#include "pelab/core/process.h"
 #include "pelab/io/atomic_file.h"
 #include "run_files.h"
-
-extern char** environ;
 
 namespace pelab {
 
@@ -109,44 +107,6 @@ struct SweepSignals {
   SweepSignals(const SweepSignals&) = delete;
   SweepSignals& operator=(const SweepSignals&) = delete;
 };
-
-// Starts `exe args...` with stdin from /dev/null and stdout + stderr to `log`. Returns the
-// pid, or -1 with `error` set.
-pid_t spawn_logged(const std::string& exe, const std::vector<std::string>& args,
-                   const std::string& log, bool append, std::string& error) {
-  std::vector<char*> argv;
-  std::string argv0 = "pelab";
-  argv.push_back(argv0.data());
-  std::vector<std::string> copy = args;
-  for (std::string& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0644);
-  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults, empty;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  sigemptyset(&empty);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setsigmask(&attr, &empty);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, exe.c_str(), &fa, &attr, argv.data(), environ);
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    error = fmt::format("cannot start {}: {}", exe, std::strerror(rc));
-    return -1;
-  }
-  return pid;
-}
 
 bool path_safe(char ch) {
   return std::isalnum(static_cast<unsigned char>(ch)) || std::strchr("._+,=-", ch) != nullptr;
@@ -290,287 +250,393 @@ std::string SweepResult::tally() const {
   return s;
 }
 
-SweepResult run_sweep(const SweepOptions& o) {
-  const std::string config_path = fs::absolute(o.config_path).lexically_normal().string();
-  const ExperimentConfig base = load_experiment(config_path, o.overrides);
+namespace {
+
+// A directory that holds a completed run of another config would be skipped, and its results
+// reported as this sweep's: refuse, naming the first such directory and how the configs differ.
+void check_completed_runs_match(const SweepPlan& plan) {
+  std::vector<const PlannedRun*> mismatched;
+  for (const PlannedRun& p : plan.runs)
+    if (p.plan.action == RunAction::skip && p.plan.config_mismatch) mismatched.push_back(&p);
+  if (mismatched.empty()) return;
+  const PlannedRun& first = *mismatched[0];
+  const std::string diff =
+      first_difference(read_text(fs::path(first.run.dir) / "config.yaml"), first.config_yaml);
+  throw Error(fmt::format(
+      "{} holds a completed run of a different config (config.yaml {}){}; delete it or "
+      "choose another --out",
+      first.run.dir, diff,
+      mismatched.size() > 1 ? fmt::format(", and so do {} more run(s)", mismatched.size() - 1)
+                            : ""));
+}
+
+void write_status(const fs::path& dir, const json& status) {
+  write_file_atomic((dir / "status.json").string(), status.dump(2) + "\n");
+}
+
+}  // namespace
+
+SweepPlan plan_sweep(const SweepOptions& o) {
+  SweepPlan plan;
+  plan.config_path = fs::absolute(o.config_path).lexically_normal().string();
+  const ExperimentConfig base = load_experiment(plan.config_path, o.overrides);
   PELAB_CHECK(!base.sweep.axes.empty(),
               "{}: no sweep axes (add a section like `sweep: {{positional.type: [none, rotary], "
               "seed: [0, 1, 2]}}`, or override e.g. 'sweep.seed=[0,1,2]')",
               o.config_path);
-  SweepResult result;
-  result.out_dir = o.out_dir.empty() ? (fs::path("runs") / base.name).string() : o.out_dir;
-  const std::vector<SweepRun> runs = expand_sweep(base.sweep.axes, result.out_dir, o.overrides);
-  result.total = static_cast<int64_t>(runs.size());
+  plan.name = base.name;
+  plan.overrides = o.overrides;
+  plan.axes = base.sweep.axes;
+  plan.out_dir = o.out_dir.empty() ? (fs::path("runs") / base.name).string() : o.out_dir;
 
   // Validate every run before starting any.
-  std::vector<std::string> yamls;
-  std::vector<int64_t> steps;
   int64_t max_threads = 1;
-  for (const SweepRun& r : runs) {
+  for (SweepRun& run : expand_sweep(plan.axes, plan.out_dir, o.overrides)) {
     ExperimentConfig c;
     try {
-      c = load_experiment(config_path, r.overrides);
+      c = load_experiment(plan.config_path, run.overrides);
     } catch (const Error& e) {
-      throw Error(fmt::format("sweep run {}: {}", r.name, e.what()));
+      throw Error(fmt::format("sweep run {}: {}", run.name, e.what()));
     }
-    yamls.push_back(to_yaml(c));
-    steps.push_back(c.training.steps);
+    PlannedRun p;
+    p.run = std::move(run);
+    p.config_yaml = to_yaml(c);
+    p.steps = c.training.steps;
     max_threads = std::max(max_threads, c.threads);
+    plan.runs.push_back(std::move(p));
   }
-  std::vector<RunPlan> plans;
-  std::vector<std::string> mismatched;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    plans.push_back(plan_run(runs[i].dir, yamls[i]));
-    if (plans.back().action == RunAction::skip && plans.back().config_mismatch)
-      mismatched.push_back(runs[i].dir);
-  }
-  if (!mismatched.empty()) {
-    const std::string diff = first_difference(
-        read_text(fs::path(mismatched[0]) / "config.yaml"),
-        yamls[std::find_if(runs.begin(), runs.end(),
-                           [&](const SweepRun& r) { return r.dir == mismatched[0]; }) -
-              runs.begin()]);
-    throw Error(fmt::format(
-        "{} holds a completed run of a different config (config.yaml {}){}; delete it or "
-        "choose another --out",
-        mismatched[0], diff,
-        mismatched.size() > 1 ? fmt::format(", and so do {} more run(s)", mismatched.size() - 1)
-                              : ""));
-  }
+  for (PlannedRun& p : plan.runs) p.plan = plan_run(p.run.dir, p.config_yaml);
+  check_completed_runs_match(plan);
+  plan.jobs = o.jobs > 0                ? o.jobs
+              : base.sweep.parallel > 0 ? base.sweep.parallel
+                                        : default_jobs(max_threads);
+  return plan;
+}
 
-  std::vector<size_t> queue;
-  int64_t to_resume = 0;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    if (plans[i].action == RunAction::skip) {
-      ++result.skipped;
-      continue;
+std::vector<std::string> train_arguments(const SweepPlan& plan, size_t i) {
+  const PlannedRun& p = plan.runs.at(i);
+  std::vector<std::string> args = {"train", plan.config_path};
+  args.insert(args.end(), p.run.overrides.begin(), p.run.overrides.end());
+  args.insert(args.end(), {"--out", p.run.dir, "--no-progress"});
+  if (p.plan.action == RunAction::resume) args.push_back("--resume");
+  return args;
+}
+
+StartedRun start_planned_run(const SweepPlan& plan, size_t i, const std::string& executable) {
+  const PlannedRun& p = plan.runs.at(i);
+  const bool resume = p.plan.action == RunAction::resume;
+  fs::create_directories(p.run.dir);
+  const fs::path dir(p.run.dir);
+  std::error_code ec;
+  if (!resume) {  // a redo starts clean: no stale checkpoint or status
+    fs::remove(dir / "checkpoint.safetensors", ec);
+    fs::remove(dir / "summary.json", ec);
+  }
+  const std::vector<std::string> args = train_arguments(plan, i);
+  StartedRun r;
+  r.index = i;
+  r.start = Clock::now();
+  r.start_step = resume ? last_logged_step(dir) : 0;
+  r.command = "pelab " + join_command(args);
+  ChildSpec child;
+  child.program = executable;
+  child.argv = {"pelab"};
+  child.argv.insert(child.argv.end(), args.begin(), args.end());
+  child.log = (dir / "stdout.log").string();
+  child.append_log = resume;
+  child.default_signals = true;  // the sweep forwards its signals itself
+  if (resume) {
+    std::ofstream(child.log, std::ios::app) << "---- resumed by pelab sweep ----\n";
+  }
+  int spawn_error = 0;
+  r.pid = spawn_child(child, spawn_error);
+  if (r.pid < 0) {
+    const std::string error =
+        fmt::format("cannot start {}: {}", executable, std::strerror(spawn_error));
+    write_status(dir, {{"status", "failed"},
+                       {"exit_code", 127},
+                       {"error", error},
+                       {"seconds", 0.0},
+                       {"command", r.command}});
+    r.failure = {RunOutcome::failed, fmt::format("FAILED {}: {}", p.run.name, error)};
+    return r;
+  }
+  write_status(dir, {{"status", "running"}, {"pid", r.pid}, {"command", r.command}});
+  return r;
+}
+
+FinishedRun finish_planned_run(const SweepPlan& plan, const StartedRun& r, int wstatus,
+                               bool stopping) {
+  const SweepRun& run = plan.runs.at(r.index).run;
+  const fs::path dir(run.dir);
+  const double seconds = std::chrono::duration<double>(Clock::now() - r.start).count();
+  const bool exited = WIFEXITED(wstatus);
+  const int code = exited ? WEXITSTATUS(wstatus) : -1;
+  const int sig = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
+  json status = {{"exit_code", exited ? json(code) : json(nullptr)},
+                 {"seconds", seconds},
+                 {"command", r.command}};
+  if (sig) status["signal"] = fmt::format("{} ({})", sig, strsignal(sig));
+  const bool summary_done = json_string(read_json(dir / "summary.json"), "status") == "completed";
+  FinishedRun finished;
+  if (exited && code == 0 && summary_done) {
+    status["status"] = "completed";
+    finished = {RunOutcome::completed,
+                fmt::format("done   {} in {}", run.name, format_duration(seconds))};
+  } else if ((exited && code == 3) ||
+             (stopping && (sig == SIGINT || sig == SIGTERM || sig == SIGKILL))) {
+    status["status"] = "interrupted";
+    finished = {RunOutcome::interrupted, fmt::format("stopped {} after {} (resumes next time)",
+                                                     run.name, format_duration(seconds))};
+  } else {
+    std::string error = last_line((dir / "stdout.log").string());
+    if (exited && code == 0) error = "exited 0 but wrote no completed summary.json";
+    status["status"] = "failed";
+    status["error"] = error;
+    finished = {RunOutcome::failed,
+                fmt::format("FAILED {} ({}): {}", run.name,
+                            exited ? fmt::format("exit {}", code)
+                                   : fmt::format("signal {}", strsignal(sig)),
+                            error.empty() ? "(no output; see stdout.log)" : error)};
+  }
+  write_status(dir, status);
+  return finished;
+}
+
+FinishedRun run_planned(const SweepPlan& plan, size_t i, const std::string& executable) {
+  const StartedRun r = start_planned_run(plan, i, executable);
+  if (r.pid < 0) return r.failure;
+  int wstatus = 0;
+  pid_t done = -1;
+  do {
+    done = ::waitpid(r.pid, &wstatus, 0);
+  } while (done < 0 && errno == EINTR);
+  return finish_planned_run(plan, r, done < 0 ? (255 << 8) : wstatus, false);
+}
+
+namespace {
+
+// One sweep per directory at a time: an flock on <out>/.sweep.lock, which goes with the
+// process however it ends.
+class SweepDirLock {
+ public:
+  explicit SweepDirLock(const std::string& out_dir) {
+    const std::string lock_path = (fs::path(out_dir) / ".sweep.lock").string();
+    fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    PELAB_CHECK(fd_ >= 0, "{}: cannot create: {}", lock_path, std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      throw Error(fmt::format(
+          "another pelab sweep is running in {} (wait for it, or stop it first)", out_dir));
     }
-    to_resume += plans[i].action == RunAction::resume;
-    queue.push_back(i);
   }
-  const int64_t jobs = o.jobs > 0                ? o.jobs
-                       : base.sweep.parallel > 0 ? base.sweep.parallel
-                                                 : default_jobs(max_threads);
-  const bool tty = o.progress && isatty(STDERR_FILENO);
+  ~SweepDirLock() { ::close(fd_); }
+  SweepDirLock(const SweepDirLock&) = delete;
+  SweepDirLock& operator=(const SweepDirLock&) = delete;
 
-  fs::create_directories(result.out_dir);
-  // One sweep per directory at a time (the lock goes with the process, however it ends).
-  const std::string lock_path = (fs::path(result.out_dir) / ".sweep.lock").string();
-  const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  PELAB_CHECK(lock_fd >= 0, "{}: cannot create: {}", lock_path, std::strerror(errno));
-  struct LockGuard {
-    int fd;
-    ~LockGuard() { ::close(fd); }
-  } lock_guard{lock_fd};
-  PELAB_CHECK(::flock(lock_fd, LOCK_EX | LOCK_NB) == 0,
-              "another pelab sweep is running in {} (wait for it, or stop it first)",
-              result.out_dir);
-  {
-    json axes = json::array();
-    for (const auto& [key, values] : base.sweep.axes)
-      axes.push_back({{"key", key}, {"values", values}});
-    json list = json::array();
-    for (const SweepRun& r : runs) {
-      json values = json::object();
-      for (const auto& [k, v] : r.values) values[k] = v;
-      list.push_back({{"name", r.name}, {"values", values}, {"overrides", r.overrides}});
+ private:
+  int fd_ = -1;
+};
+
+// <out>/sweep.json: the config, overrides, axes and runs.
+void write_manifest(const SweepPlan& plan) {
+  json axes = json::array();
+  for (const auto& [key, values] : plan.axes) axes.push_back({{"key", key}, {"values", values}});
+  json list = json::array();
+  for (const PlannedRun& p : plan.runs) {
+    json values = json::object();
+    for (const auto& [k, v] : p.run.values) values[k] = v;
+    list.push_back({{"name", p.run.name}, {"values", values}, {"overrides", p.run.overrides}});
+  }
+  const json manifest = {{"name", plan.name},           {"config", plan.config_path},
+                         {"overrides", plan.overrides}, {"axes", axes},
+                         {"jobs", plan.jobs},           {"runs", list}};
+  write_file_atomic((fs::path(plan.out_dir) / "sweep.json").string(), manifest.dump(2) + "\n");
+}
+
+// Runs the queued runs of a plan in children of this process, `jobs` at a time: launches,
+// reaps, forwards SIGINT/SIGTERM, and reports progress on stderr (an updating line on a
+// terminal, periodic lines otherwise).
+class LocalSweep {
+ public:
+  LocalSweep(const SweepPlan& plan, const SweepOptions& options, std::vector<size_t> queue,
+             bool tty, SweepResult& result)
+      : plan_(plan), options_(options), queue_(std::move(queue)), tty_(tty), result_(result) {}
+
+  void run() {
+    SweepSignals signals;
+    try {
+      while (true) {
+        react_to_signals();
+        while (!stopping_ && static_cast<int64_t>(running_.size()) < plan_.jobs &&
+               next_ < queue_.size())
+          launch(queue_[next_++]);
+        reap();
+        if (running_.empty() && (stopping_ || next_ >= queue_.size())) break;
+        report_progress();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    } catch (...) {
+      signal_children(SIGINT);
+      for (const StartedRun& r : running_) {
+        int wstatus = 0;
+        ::waitpid(r.pid, &wstatus, 0);
+      }
+      throw;
     }
-    const json manifest = {{"name", base.name}, {"config", config_path}, {"overrides", o.overrides},
-                           {"axes", axes},      {"jobs", jobs},          {"runs", list}};
-    write_file_atomic((fs::path(result.out_dir) / "sweep.json").string(), manifest.dump(2) + "\n");
+    if (tty_ && !drawn_.empty()) fmt::print(stderr, "\r\033[K");
+    result_.not_started = static_cast<int64_t>(queue_.size() - next_);
   }
-  fmt::print(stderr, "sweep {}: {} runs in {}: {} to start, {} to resume, {} already completed{}\n",
-             base.name, runs.size(), result.out_dir, static_cast<int64_t>(queue.size()) - to_resume,
-             to_resume, result.skipped,
-             queue.empty()
-                 ? std::string()
-                 : fmt::format("; {} at a time",
-                               std::min<int64_t>(jobs, static_cast<int64_t>(queue.size()))));
-  if (queue.empty()) return result;
 
-  struct Running {
-    size_t index = 0;
-    pid_t pid = -1;
-    Clock::time_point start;
-    int64_t start_step = 0;
-    std::string command;
-  };
-  std::vector<Running> running;
-  size_t next = 0;
-  int64_t finished = 0;
-  bool stopping = false, killed = false;
-  std::string drawn;  // the progress line on the terminal
-  const Clock::time_point start = Clock::now();
-  Clock::time_point last_report = start;
-
-  auto say = [&](const std::string& line) {
-    if (tty && !drawn.empty()) fmt::print(stderr, "\r\033[K");
+ private:
+  // A line above the progress line, which is drawn again below it.
+  void say(const std::string& line) {
+    if (tty_ && !drawn_.empty()) fmt::print(stderr, "\r\033[K");
     fmt::print(stderr, "{}\n", line);
-    if (tty && !drawn.empty()) fmt::print(stderr, "{}", drawn);
+    if (tty_ && !drawn_.empty()) fmt::print(stderr, "{}", drawn_);
     std::fflush(stderr);
-  };
-  auto progress_line = [&]() {
-    double fraction = static_cast<double>(finished);
-    for (const Running& r : running) {
-      const int64_t total = steps[r.index] - r.start_step;
-      const int64_t done = last_logged_step(runs[r.index].dir) - r.start_step;
+  }
+
+  std::string progress_line() const {
+    double fraction = static_cast<double>(finished_);
+    for (const StartedRun& r : running_) {
+      const int64_t total = plan_.runs[r.index].steps - r.start_step;
+      const int64_t done = last_logged_step(plan_.runs[r.index].run.dir) - r.start_step;
       if (total > 0) fraction += std::clamp(static_cast<double>(done) / total, 0.0, 0.99);
     }
-    fraction /= static_cast<double>(queue.size());
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    fraction /= static_cast<double>(queue_.size());
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
     const std::string eta =
         fraction > 0.005 ? format_duration(elapsed * (1 - fraction) / fraction) : "?";
     return fmt::format(
-        "sweep: {}/{} runs done, {} running, {} failed | {:.0f}% | {} elapsed, ETA {}", finished,
-        queue.size(), running.size(), result.failed, std::floor(100 * fraction),
+        "sweep: {}/{} runs done, {} running, {} failed | {:.0f}% | {} elapsed, ETA {}", finished_,
+        queue_.size(), running_.size(), result_.failed, std::floor(100 * fraction),
         format_duration(elapsed), eta);
-  };
+  }
 
-  auto launch = [&](size_t i) {
-    const SweepRun& run = runs[i];
-    const bool resume = plans[i].action == RunAction::resume;
-    fs::create_directories(run.dir);
-    const fs::path dir(run.dir);
-    std::error_code ec;
-    if (!resume) {  // a redo starts clean: no stale checkpoint or status
-      fs::remove(dir / "checkpoint.safetensors", ec);
-      fs::remove(dir / "summary.json", ec);
-    }
-    std::vector<std::string> args = {"train", config_path};
-    args.insert(args.end(), run.overrides.begin(), run.overrides.end());
-    args.insert(args.end(), {"--out", run.dir, "--no-progress"});
-    if (resume) args.push_back("--resume");
-    Running r;
-    r.index = i;
-    r.start = Clock::now();
-    r.start_step = resume ? last_logged_step(dir) : 0;
-    r.command = "pelab " + join_command(args);
-    const std::string log = (dir / "stdout.log").string();
-    if (resume) {
-      std::ofstream(log, std::ios::app) << "---- resumed by pelab sweep ----\n";
-    }
-    std::string error;
-    r.pid = spawn_logged(o.executable, args, log, resume, error);
+  void launch(size_t i) {
+    StartedRun r = start_planned_run(plan_, i, options_.executable);
     if (r.pid < 0) {
-      ++finished;
-      ++result.failed;
-      const json status = {{"status", "failed"},
-                           {"exit_code", 127},
-                           {"error", error},
-                           {"seconds", 0.0},
-                           {"command", r.command}};
-      write_file_atomic((dir / "status.json").string(), status.dump(2) + "\n");
-      say(fmt::format("FAILED {}: {}", run.name, error));
+      count(r.failure);
       return;
     }
-    const json status = {{"status", "running"}, {"pid", r.pid}, {"command", r.command}};
-    write_file_atomic((dir / "status.json").string(), status.dump(2) + "\n");
-    say(fmt::format("{} {}", resume ? "resume" : "start ", run.name));
-    running.push_back(std::move(r));
-  };
-
-  auto complete = [&](const Running& r, int wstatus) {
-    const SweepRun& run = runs[r.index];
-    const fs::path dir(run.dir);
-    const double seconds = std::chrono::duration<double>(Clock::now() - r.start).count();
-    const bool exited = WIFEXITED(wstatus);
-    const int code = exited ? WEXITSTATUS(wstatus) : -1;
-    const int sig = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
-    json status = {{"exit_code", exited ? json(code) : json(nullptr)},
-                   {"seconds", seconds},
-                   {"command", r.command}};
-    if (sig) status["signal"] = fmt::format("{} ({})", sig, strsignal(sig));
-    const bool summary_done = json_string(read_json(dir / "summary.json"), "status") == "completed";
-    ++finished;
-    if (exited && code == 0 && summary_done) {
-      status["status"] = "completed";
-      ++result.completed;
-      say(fmt::format("done   {} in {}", run.name, format_duration(seconds)));
-    } else if ((exited && code == 3) ||
-               (stopping && (sig == SIGINT || sig == SIGTERM || sig == SIGKILL))) {
-      status["status"] = "interrupted";
-      ++result.interrupted;
-      say(fmt::format("stopped {} after {} (resumes next time)", run.name,
-                      format_duration(seconds)));
-    } else {
-      std::string error = last_line((dir / "stdout.log").string());
-      if (exited && code == 0) error = "exited 0 but wrote no completed summary.json";
-      status["status"] = "failed";
-      status["error"] = error;
-      ++result.failed;
-      say(fmt::format(
-          "FAILED {} ({}): {}", run.name,
-          exited ? fmt::format("exit {}", code) : fmt::format("signal {}", strsignal(sig)),
-          error.empty() ? "(no output; see stdout.log)" : error));
-    }
-    write_file_atomic((dir / "status.json").string(), status.dump(2) + "\n");
-    if (!tty && !stopping && finished < static_cast<int64_t>(queue.size())) {
-      fmt::print(stderr, "{}\n", progress_line());
-      last_report = Clock::now();
-    }
-  };
-
-  auto signal_children = [&](int sig) {
-    for (const Running& r : running) ::kill(r.pid, sig);
-  };
-
-  SweepSignals signals;
-  try {
-    while (true) {
-      const int got = g_sweep_signals.load();
-      if (got >= 1 && !stopping) {
-        stopping = true;
-        result.stopped = true;
-        signal_children(SIGINT);
-        say(
-            fmt::format("sweep: interrupted; waiting for {} run(s) to save a checkpoint (again to "
-                        "kill them)",
-                        running.size()));
-      }
-      if (got >= 2 && !killed) {
-        killed = true;
-        signal_children(SIGKILL);
-        say("sweep: killing the runs (their last checkpoints are kept)");
-      }
-      while (!stopping && static_cast<int64_t>(running.size()) < jobs && next < queue.size())
-        launch(queue[next++]);
-      for (size_t k = 0; k < running.size();) {
-        int wstatus = 0;
-        const pid_t done = ::waitpid(running[k].pid, &wstatus, WNOHANG);
-        if (done == running[k].pid || (done < 0 && errno == ECHILD)) {
-          const Running r = running[k];
-          running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
-          complete(r, done < 0 ? (255 << 8) : wstatus);
-        } else {
-          ++k;
-        }
-      }
-      if (running.empty() && (stopping || next >= queue.size())) break;
-      const Clock::time_point now = Clock::now();
-      if (tty) {
-        const std::string line = progress_line();
-        if (line != drawn) {
-          fmt::print(stderr, "\r\033[K{}", line);
-          std::fflush(stderr);
-          drawn = line;
-        }
-      } else if (std::chrono::duration<double>(now - last_report).count() >= o.report_seconds) {
-        fmt::print(stderr, "{}\n", progress_line());
-        std::fflush(stderr);
-        last_report = now;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  } catch (...) {
-    signal_children(SIGINT);
-    for (const Running& r : running) {
-      int wstatus = 0;
-      ::waitpid(r.pid, &wstatus, 0);
-    }
-    throw;
+    const bool resume = plan_.runs[i].plan.action == RunAction::resume;
+    say(fmt::format("{} {}", resume ? "resume" : "start ", plan_.runs[i].run.name));
+    running_.push_back(std::move(r));
   }
-  if (tty && !drawn.empty()) fmt::print(stderr, "\r\033[K");
-  result.not_started = static_cast<int64_t>(queue.size() - next);
+
+  void count(const FinishedRun& f) {
+    ++finished_;
+    if (f.outcome == RunOutcome::completed) ++result_.completed;
+    if (f.outcome == RunOutcome::interrupted) ++result_.interrupted;
+    if (f.outcome == RunOutcome::failed) ++result_.failed;
+    say(f.line);
+  }
+
+  // Collects the runs that ended.
+  void reap() {
+    for (size_t k = 0; k < running_.size();) {
+      int wstatus = 0;
+      const pid_t done = ::waitpid(running_[k].pid, &wstatus, WNOHANG);
+      if (done == running_[k].pid || (done < 0 && errno == ECHILD)) {
+        const StartedRun r = running_[k];
+        running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(k));
+        count(finish_planned_run(plan_, r, done < 0 ? (255 << 8) : wstatus, stopping_));
+        if (!tty_ && !stopping_ && finished_ < static_cast<int64_t>(queue_.size())) {
+          fmt::print(stderr, "{}\n", progress_line());
+          last_report_ = Clock::now();
+        }
+      } else {
+        ++k;
+      }
+    }
+  }
+
+  // The first signal stops launching and asks the runs to save and stop; the second kills them.
+  void react_to_signals() {
+    const int got = g_sweep_signals.load();
+    if (got >= 1 && !stopping_) {
+      stopping_ = true;
+      result_.stopped = true;
+      signal_children(SIGINT);
+      say(fmt::format(
+          "sweep: interrupted; waiting for {} run(s) to save a checkpoint (again to kill them)",
+          running_.size()));
+    }
+    if (got >= 2 && !killed_) {
+      killed_ = true;
+      signal_children(SIGKILL);
+      say("sweep: killing the runs (their last checkpoints are kept)");
+    }
+  }
+
+  void report_progress() {
+    const Clock::time_point now = Clock::now();
+    if (tty_) {
+      const std::string line = progress_line();
+      if (line != drawn_) {
+        fmt::print(stderr, "\r\033[K{}", line);
+        std::fflush(stderr);
+        drawn_ = line;
+      }
+    } else if (std::chrono::duration<double>(now - last_report_).count() >=
+               options_.report_seconds) {
+      fmt::print(stderr, "{}\n", progress_line());
+      std::fflush(stderr);
+      last_report_ = now;
+    }
+  }
+
+  void signal_children(int sig) {
+    for (const StartedRun& r : running_) ::kill(r.pid, sig);
+  }
+
+  const SweepPlan& plan_;
+  const SweepOptions& options_;
+  const std::vector<size_t> queue_;  // indices in plan_.runs of the runs to do
+  const bool tty_;
+  SweepResult& result_;
+  std::vector<StartedRun> running_;
+  size_t next_ = 0;  // in queue_
+  int64_t finished_ = 0;
+  bool stopping_ = false, killed_ = false;
+  std::string drawn_;  // the progress line on the terminal
+  const Clock::time_point start_ = Clock::now();
+  Clock::time_point last_report_ = start_;
+};
+
+}  // namespace
+
+SweepResult run_sweep(const SweepOptions& o) {
+  const SweepPlan plan = plan_sweep(o);
+  SweepResult result;
+  result.out_dir = plan.out_dir;
+  result.total = static_cast<int64_t>(plan.runs.size());
+  std::vector<size_t> queue;
+  int64_t to_resume = 0;
+  for (size_t i = 0; i < plan.runs.size(); ++i) {
+    const RunAction action = plan.runs[i].plan.action;
+    if (action == RunAction::skip) {
+      ++result.skipped;
+      continue;
+    }
+    to_resume += action == RunAction::resume;
+    queue.push_back(i);
+  }
+  const bool tty = o.progress && isatty(STDERR_FILENO);
+
+  fs::create_directories(result.out_dir);
+  const SweepDirLock lock(result.out_dir);
+  write_manifest(plan);
+  fmt::print(stderr, "sweep {}: {} runs in {}: {} to start, {} to resume, {} already completed{}\n",
+             plan.name, plan.runs.size(), result.out_dir,
+             static_cast<int64_t>(queue.size()) - to_resume, to_resume, result.skipped,
+             queue.empty()
+                 ? std::string()
+                 : fmt::format("; {} at a time",
+                               std::min<int64_t>(plan.jobs, static_cast<int64_t>(queue.size()))));
+  if (queue.empty()) return result;
+  LocalSweep(plan, o, std::move(queue), tty, result).run();
   return result;
 }
 

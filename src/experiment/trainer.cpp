@@ -210,61 +210,45 @@ std::unique_ptr<Encoder> initial_model(const ExperimentConfig& config) {
   return std::make_unique<Encoder>(config.model, derive_seed(config.seed, "init"));
 }
 
-TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
-  PELAB_CHECK(!options.run_dir.empty(), "no run directory given");
-  const std::string dir = options.run_dir;
-  const std::string ckpt_path = (fs::path(dir) / "checkpoint.safetensors").string();
-  const std::string config_yaml = to_yaml(c);
-  if (options.resume) {
-    PELAB_CHECK(fs::exists(ckpt_path), "{}: nothing to resume (no checkpoint.safetensors)", dir);
-    std::ifstream in((fs::path(dir) / "config.yaml").string());
-    std::stringstream saved;
-    saved << in.rdbuf();
-    PELAB_CHECK(saved.str() == config_yaml,
-                "{}: the config differs from the one the run started with (config.yaml); resume "
-                "with the same config and overrides",
-                dir);
-    remove_stale_temporaries(ckpt_path);
-  }
-  fs::create_directories(dir);
-  set_num_threads(static_cast<int>(c.threads));
-  const CheckFiniteScope check_finite(c.training.check_finite);
+namespace {
 
-  // The log: console (unless a progress bar owns the terminal) and train.log.
-  auto file_sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(
-      (fs::path(dir) / "train.log").string(), /*truncate=*/!options.resume);
-  auto console_sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
-  const bool bar = options.progress && isatty(STDERR_FILENO);
-  console_sink->set_level(bar ? spdlog::level::warn : spdlog::level::info);
-  spdlog::logger log("pelab", {console_sink, file_sink});
-  log.set_pattern("[%H:%M:%S] %v");
-  log.flush_on(spdlog::level::info);
-
-  if (!options.resume) {
-    write_run_file(dir, "config.yaml", config_yaml);
-    write_run_file(dir, "environment.json", environment_json(c));
-    write_run_file(dir, "metrics.jsonl", "");
+// A run's directory: the files a run starts with, its checkpoint, and resuming from it.
+class RunDirectory {
+ public:
+  // On resume, checks that the directory holds a checkpoint of this very config.
+  RunDirectory(const ExperimentConfig& c, const TrainOptions& options)
+      : dir_(checked_dir(options)),
+        ckpt_path_((fs::path(dir_) / "checkpoint.safetensors").string()),
+        config_yaml_(to_yaml(c)) {
+    if (options.resume) {
+      PELAB_CHECK(fs::exists(ckpt_path_), "{}: nothing to resume (no checkpoint.safetensors)",
+                  dir_);
+      std::ifstream in((fs::path(dir_) / "config.yaml").string());
+      std::stringstream saved;
+      saved << in.rdbuf();
+      PELAB_CHECK(saved.str() == config_yaml_,
+                  "{}: the config differs from the one the run started with (config.yaml); "
+                  "resume with the same config and overrides",
+                  dir_);
+      remove_stale_temporaries(ckpt_path_);
+    }
+    fs::create_directories(dir_);
   }
 
-  const std::unique_ptr<Task> task = make_task(c.task.name, c.task.params);
-  const std::unique_ptr<Encoder> initial = initial_model(c);
-  Encoder& model = *initial;
-  const std::unique_ptr<Optimizer> optimizer = make_optimizer(c, model);
-  LrScheduleOptions so;
-  so.lr = c.training.lr;
-  so.warmup_steps = c.training.warmup;
-  so.total_steps = c.training.steps;
-  so.decay = parse_lr_decay(c.training.schedule);
-  so.min_lr = c.training.min_lr;
-  const LrSchedule schedule(so);
-  TrainingStream stream(c, *task);
-  Generator& data_rng = stream.rng();
-  int64_t step = 0;
-  int64_t saved_step = -1;  // the step of the checkpoint on disk (-1: none yet)
+  const std::string& path() const { return dir_; }
 
-  auto save_checkpoint = [&]() {
-    SafetensorsWriter w = model_checkpoint(model, config_yaml);
-    for (const auto& [name, tensor] : optimizer->state()) w.add("optim." + name, tensor);
+  // A new run's first files: config.yaml, environment.json and an empty metrics.jsonl.
+  void write_start_files(const ExperimentConfig& c) const {
+    write_run_file(dir_, "config.yaml", config_yaml_);
+    write_run_file(dir_, "environment.json", environment_json(c));
+    write_run_file(dir_, "metrics.jsonl", "");
+  }
+
+  // Parameters, optimizer state, the data RNG's state and the step.
+  void save_checkpoint(const Encoder& model, const Optimizer& optimizer, const Generator& data_rng,
+                       int64_t step) {
+    SafetensorsWriter w = model_checkpoint(model, config_yaml_);
+    for (const auto& [name, tensor] : optimizer.state()) w.add("optim." + name, tensor);
     const Generator::State s = data_rng.state();
     IntTensor state({8});
     for (int i = 0; i < 4; ++i) {  // four 64-bit words as eight 32-bit halves
@@ -273,198 +257,337 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
     }
     w.add("rng.data", state);
     w.set_metadata("step", std::to_string(step));
-    w.set_metadata("optimizer_steps", std::to_string(optimizer->steps_taken()));
-    w.write(ckpt_path);
-    saved_step = step;
-  };
-  // Where a run that stops on bad numbers can be picked up again.
-  auto last_good = [&]() {
-    return saved_step < 0 ? std::string("no checkpoint was written yet")
-                          : fmt::format("the last good checkpoint, step {}, is kept in {}",
-                                        saved_step, ckpt_path);
-  };
+    w.set_metadata("optimizer_steps", std::to_string(optimizer.steps_taken()));
+    w.write(ckpt_path_);
+    saved_step_ = step;
+  }
 
-  if (options.resume) {
-    const SafetensorsFile file = read_safetensors(ckpt_path);
-    PELAB_CHECK(file.metadata.count("config") && file.metadata.at("config") == config_yaml,
-                "{}: the checkpoint was written by a different config than {}/config.yaml; resume "
-                "only from the run's own checkpoint",
-                ckpt_path, dir);
+  // Loads what save_checkpoint saved and returns the step to continue from. Metrics logged
+  // after the checkpoint will be logged again, so metrics.jsonl loses them.
+  int64_t restore(Encoder& model, Optimizer& optimizer, Generator& data_rng, int64_t max_step) {
+    const SafetensorsFile file = read_safetensors(ckpt_path_);
+    PELAB_CHECK(file.metadata.count("config") && file.metadata.at("config") == config_yaml_,
+                "{}: the checkpoint was written by a different config than {}/config.yaml; "
+                "resume only from the run's own checkpoint",
+                ckpt_path_, dir_);
     load_parameters(model, file);
     NamedTensors state;
     for (const SafetensorsTensor& t : file.tensors)
       if (t.name.rfind("optim.", 0) == 0) state.emplace_back(t.name.substr(6), file.tensor(t.name));
     try {
-      optimizer->load_state(state, metadata_int(file, "optimizer_steps", c.training.steps));
+      optimizer.load_state(state, metadata_int(file, "optimizer_steps", max_step));
     } catch (const Error& e) {
       const std::string what = e.what();
-      throw Error(what.rfind(ckpt_path, 0) == 0 ? what : ckpt_path + ": " + what);
+      throw Error(what.rfind(ckpt_path_, 0) == 0 ? what : ckpt_path_ + ": " + what);
     }
     const IntTensor rng_state = file.int_tensor("rng.data");
-    PELAB_CHECK(rng_state.numel() == 8, "{}: rng.data must hold 8 values", ckpt_path);
+    PELAB_CHECK(rng_state.numel() == 8, "{}: rng.data must hold 8 values", ckpt_path_);
     Generator::State s;
     for (int i = 0; i < 4; ++i)
       s[i] = static_cast<uint64_t>(static_cast<uint32_t>(rng_state.values[2 * i])) |
              (static_cast<uint64_t>(static_cast<uint32_t>(rng_state.values[2 * i + 1])) << 32);
     data_rng.set_state(s);
-    step = metadata_int(file, "step", c.training.steps);
-    saved_step = step;
-    // Metrics logged after the checkpoint will be logged again: drop them.
-    std::ifstream in((fs::path(dir) / "metrics.jsonl").string());
+    const int64_t step = metadata_int(file, "step", max_step);
+    saved_step_ = step;
+    std::ifstream in((fs::path(dir_) / "metrics.jsonl").string());
     std::string kept;
     for (std::string line; std::getline(in, line);) {
       if (line.empty()) continue;
       const json j = json::parse(line, nullptr, false);
       if (!j.is_discarded() && j.value("step", int64_t{0}) <= step) kept += line + "\n";
     }
-    write_run_file(dir, "metrics.jsonl", kept);
-    log.info("resuming {} at step {}", dir, step);
-  } else {
-    log.info("run {}: {} on task {} (lengths {}..{}), {} parameters, seed {}, {} thread(s)", dir,
-             c.model.positional.type, c.task.name, c.task.min_length, c.task.max_length,
-             model.params().count(), c.seed, c.threads);
+    write_run_file(dir_, "metrics.jsonl", kept);
+    return step;
   }
 
-  std::ofstream metrics((fs::path(dir) / "metrics.jsonl").string(), std::ios::app);
-  StopSignals signals;
-  TrainResult result;
-  const auto start = std::chrono::steady_clock::now();
-  const int64_t first_step = step;
-  int64_t tokens_since = 0;
-  auto window_start = start;
-  double last_loss = 0;
-  const uint64_t dropout_base = derive_seed(c.seed, "dropout");
+  // Where a run that stops on bad numbers can be picked up again.
+  std::string last_good() const {
+    return saved_step_ < 0 ? std::string("no checkpoint was written yet")
+                           : fmt::format("the last good checkpoint, step {}, is kept in {}",
+                                         saved_step_, ckpt_path_);
+  }
 
+  // The final evaluation: eval.csv, per_position.csv and summary.json (which marks the run
+  // completed).
+  void write_results(const ExperimentConfig& c, const Encoder& model, const Evaluation& e,
+                     int64_t step, double final_loss) const {
+    write_run_file(dir_, "eval.csv", eval_csv(e));
+    write_run_file(dir_, "per_position.csv", per_position_csv(e));
+    json summary = {{"name", c.name},
+                    {"scheme", c.model.positional.type},
+                    {"task", c.task.name},
+                    {"seed", c.seed},
+                    {"steps", step},
+                    {"final_loss", final_loss},
+                    {"parameters", model.params().count()},
+                    {"train_lengths", {c.task.min_length, c.task.max_length}},
+                    {"eval", json::array()}};
+    double in_sum = 0, out_sum = 0;
+    int in_n = 0, out_n = 0;
+    for (const LengthResult& r : e.by_length) {
+      summary["eval"].push_back({{"length", r.length},
+                                 {"token_accuracy", r.token_accuracy},
+                                 {"sequence_accuracy", r.sequence_accuracy},
+                                 {"loss", r.loss},
+                                 {"in_training", r.in_training}});
+      (r.in_training ? in_sum : out_sum) += r.sequence_accuracy;
+      (r.in_training ? in_n : out_n) += 1;
+    }
+    summary["in_distribution_sequence_accuracy"] = in_n ? in_sum / in_n : 0.0;
+    summary["extrapolation_sequence_accuracy"] = out_n ? out_sum / out_n : 0.0;
+    summary["status"] = "completed";
+    write_run_file(dir_, "summary.json", summary.dump(2) + "\n");
+  }
+
+ private:
+  static std::string checked_dir(const TrainOptions& options) {
+    PELAB_CHECK(!options.run_dir.empty(), "no run directory given");
+    return options.run_dir;
+  }
+
+  const std::string dir_;
+  const std::string ckpt_path_;
+  const std::string config_yaml_;
+  int64_t saved_step_ = -1;  // the step of the checkpoint on disk (-1: none yet)
+};
+
+// What a run tells as it trains: the log (on the console, unless a progress bar owns the
+// terminal, and in train.log), metrics.jsonl, and the progress bar.
+class Reporter {
+ public:
+  Reporter(const ExperimentConfig& c, const TrainOptions& options)
+      : c_(c),
+        dir_(options.run_dir),
+        bar_(options.progress && isatty(STDERR_FILENO)),
+        log_("pelab", {console_sink(bar_), std::make_shared<spdlog::sinks::basic_file_sink_mt>(
+                                               (fs::path(dir_) / "train.log").string(),
+                                               /*truncate=*/!options.resume)}) {
+    log_.set_pattern("[%H:%M:%S] %v");
+    log_.flush_on(spdlog::level::info);
+  }
+
+  spdlog::logger& log() { return log_; }
+
+  // Opens metrics.jsonl for appending and starts the clock, at `first_step`.
+  void begin(int64_t first_step) {
+    metrics_.open((fs::path(dir_) / "metrics.jsonl").string(), std::ios::app);
+    start_ = window_start_ = std::chrono::steady_clock::now();
+    first_step_ = first_step;
+  }
+
+  // A step done: its tokens count towards tokens/s; every training.log_every steps (and at
+  // the last) a metrics line, a log line and the bar.
+  void step(int64_t step, const std::vector<Example>& examples, float loss, float lr,
+            float grad_norm) {
+    for (const Example& e : examples) tokens_since_ += static_cast<int64_t>(e.tokens.size());
+    if (step % c_.training.log_every != 0 && step != c_.training.steps) return;
+    const auto now = std::chrono::steady_clock::now();
+    const double window = std::chrono::duration<double>(now - window_start_).count();
+    const double rate = window > 0 ? tokens_since_ / window : 0.0;
+    metrics_ << json{{"step", step},
+                     {"loss", loss},
+                     {"lr", lr},
+                     {"grad_norm", grad_norm},
+                     {"tokens_per_s", rate}}
+                    .dump()
+             << "\n";
+    metrics_.flush();
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double eta =
+        (step > first_step_) ? elapsed / (step - first_step_) * (c_.training.steps - step) : 0;
+    if (bar_) {
+      const int width = 30;
+      const int filled = static_cast<int>(width * step / c_.training.steps);
+      fmt::print(stderr, "\r[{}{}] {}/{} loss {:.4f} {:.0f} tok/s ETA {}   ",
+                 std::string(filled, '#'), std::string(width - filled, '.'), step,
+                 c_.training.steps, loss, rate, format_duration(eta));
+    }
+    log_.info("step {}/{} loss {:.4f} lr {:.2e} grad norm {:.3f} {:.0f} tok/s ETA {}", step,
+              c_.training.steps, loss, lr, grad_norm, rate, format_duration(eta));
+    tokens_since_ = 0;
+    window_start_ = now;
+  }
+
+  // An evaluation during training, as a metrics line.
+  void evaluation(int64_t step, const Evaluation& e) {
+    json row = {{"step", step}, {"eval", json::array()}};
+    for (const LengthResult& r : e.by_length)
+      row["eval"].push_back({{"length", r.length},
+                             {"token_accuracy", r.token_accuracy},
+                             {"sequence_accuracy", r.sequence_accuracy},
+                             {"loss", r.loss}});
+    metrics_ << row.dump() << "\n";
+    metrics_.flush();
+  }
+
+  // Ends the bar's line.
+  void end_bar() {
+    if (bar_) fmt::print(stderr, "\n");
+  }
+
+  void final_evaluation(const Evaluation& e) {
+    for (const LengthResult& r : e.by_length)
+      log_.info("eval n={:<4} {} token acc {:.3f} sequence acc {:.3f} loss {:.4f}", r.length,
+                r.in_training ? "(in training)" : "(longer)     ", r.token_accuracy,
+                r.sequence_accuracy, r.loss);
+  }
+
+ private:
+  static spdlog::sink_ptr console_sink(bool bar) {
+    auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+    sink->set_level(bar ? spdlog::level::warn : spdlog::level::info);
+    return sink;
+  }
+
+  const ExperimentConfig& c_;
+  const std::string dir_;
+  const bool bar_;
+  spdlog::logger log_;
+  std::ofstream metrics_;
+  std::chrono::steady_clock::time_point start_, window_start_;
+  int64_t first_step_ = 0;
+  int64_t tokens_since_ = 0;
+};
+
+LrSchedule make_schedule(const TrainingConfig& t) {
+  LrScheduleOptions so;
+  so.lr = t.lr;
+  so.warmup_steps = t.warmup;
+  so.total_steps = t.steps;
+  so.decay = parse_lr_decay(t.schedule);
+  so.min_lr = t.min_lr;
+  return LrSchedule(so);
+}
+
+struct StepStats {
+  float loss = 0, lr = 0, grad_norm = 0;
+};
+
+// One optimisation step (step + 1 counting from 1): forward, backward, clipping, update. A
+// non-finite loss, gradient or parameter ends the run with an error that names the step and
+// the last good checkpoint.
+StepStats train_step(const ExperimentConfig& c, Encoder& model, Optimizer& optimizer,
+                     const LrSchedule& schedule, const Batch& batch, int64_t step,
+                     uint64_t dropout_base, const RunDirectory& dir) {
+  Encoder::Output out;
+  try {
+    out = model.forward(batch, true, mix64(dropout_base ^ static_cast<uint64_t>(step)));
+  } catch (const Error& e) {  // training.check_finite names the op
+    throw Error(fmt::format("step {}: forward: {} ({})", step + 1, e.what(), dir.last_good()));
+  }
+  PELAB_CHECK(out.loss.defined(), "step {}: the batch has no scored position", step + 1);
+  const float loss = out.loss.item();
+  if (!std::isfinite(loss))
+    throw Error(
+        fmt::format("step {}: the loss is {} ({}; lower training.lr, or set "
+                    "training.check_finite: true to find the op)",
+                    step + 1, std::isnan(loss) ? "nan" : "infinite", dir.last_good()));
+  optimizer.zero_grad();
+  try {
+    out.loss.backward();
+  } catch (const Error& e) {
+    throw Error(fmt::format("step {}: backward: {} ({})", step + 1, e.what(), dir.last_good()));
+  }
+  const std::string bad = first_nonfinite_grad(model);
+  if (!bad.empty())
+    throw Error(fmt::format("step {}: the gradient of parameter '{}' holds NaN or Inf ({})",
+                            step + 1, bad, dir.last_good()));
+  const float grad_norm = clip_grad_norm(
+      model.params().all(),
+      c.training.clip_norm > 0 ? static_cast<float>(c.training.clip_norm) : INFINITY);
+  const float lr = schedule.lr_at(step);
+  optimizer.step(lr);
+  const std::string bad_param = first_nonfinite_param(model);
+  if (!bad_param.empty())
+    throw Error(
+        fmt::format("step {}: the update made parameter '{}' NaN or Inf ({}; lower "
+                    "training.lr)",
+                    step + 1, bad_param, dir.last_good()));
+  return {loss, lr, grad_norm};
+}
+
+// What a run trains: built from the config in this order.
+struct Training {
+  explicit Training(const ExperimentConfig& c)
+      : task(make_task(c.task.name, c.task.params)),
+        model(initial_model(c)),
+        optimizer(make_optimizer(c, *model)),
+        schedule(make_schedule(c.training)),
+        stream(c, *task) {}
+
+  const std::unique_ptr<Task> task;
+  const std::unique_ptr<Encoder> model;
+  const std::unique_ptr<Optimizer> optimizer;
+  const LrSchedule schedule;
+  TrainingStream stream;
+};
+
+// The training loop from `step` up to training.steps: a step, its report, evaluations and
+// checkpoints when due. Returns false when it stopped early (a signal or --stop-after), after
+// saving a checkpoint to resume from.
+bool train_steps(const ExperimentConfig& c, const TrainOptions& options, Training& t,
+                 RunDirectory& dir, Reporter& report, int64_t& step, double& last_loss) {
+  const int64_t first_step = step;
+  const uint64_t dropout_base = derive_seed(c.seed, "dropout");
   while (step < c.training.steps) {
     std::vector<Example> examples;
-    const Batch batch = stream.next(&examples);
-    Encoder::Output out;
-    try {
-      out = model.forward(batch, true, mix64(dropout_base ^ static_cast<uint64_t>(step)));
-    } catch (const Error& e) {  // training.check_finite names the op
-      throw Error(fmt::format("step {}: forward: {} ({})", step + 1, e.what(), last_good()));
-    }
-    PELAB_CHECK(out.loss.defined(), "step {}: the batch has no scored position", step + 1);
-    const float loss = out.loss.item();
-    if (!std::isfinite(loss))
-      throw Error(
-          fmt::format("step {}: the loss is {} ({}; lower training.lr, or set "
-                      "training.check_finite: true to find the op)",
-                      step + 1, std::isnan(loss) ? "nan" : "infinite", last_good()));
-    optimizer->zero_grad();
-    try {
-      out.loss.backward();
-    } catch (const Error& e) {
-      throw Error(fmt::format("step {}: backward: {} ({})", step + 1, e.what(), last_good()));
-    }
-    const std::string bad = first_nonfinite_grad(model);
-    if (!bad.empty())
-      throw Error(fmt::format("step {}: the gradient of parameter '{}' holds NaN or Inf ({})",
-                              step + 1, bad, last_good()));
-    const float grad_norm = clip_grad_norm(
-        model.params().all(),
-        c.training.clip_norm > 0 ? static_cast<float>(c.training.clip_norm) : INFINITY);
-    const float lr = schedule.lr_at(step);
-    optimizer->step(lr);
-    const std::string bad_param = first_nonfinite_param(model);
-    if (!bad_param.empty())
-      throw Error(
-          fmt::format("step {}: the update made parameter '{}' NaN or Inf ({}; lower "
-                      "training.lr)",
-                      step + 1, bad_param, last_good()));
+    const Batch batch = t.stream.next(&examples);
+    const StepStats s =
+        train_step(c, *t.model, *t.optimizer, t.schedule, batch, step, dropout_base, dir);
     ++step;
-    last_loss = loss;
-    for (const Example& e : examples) tokens_since += static_cast<int64_t>(e.tokens.size());
-
-    const bool log_now = step % c.training.log_every == 0 || step == c.training.steps;
-    if (log_now) {
-      const auto now = std::chrono::steady_clock::now();
-      const double window = std::chrono::duration<double>(now - window_start).count();
-      const double rate = window > 0 ? tokens_since / window : 0.0;
-      metrics << json{{"step", step},
-                      {"loss", loss},
-                      {"lr", lr},
-                      {"grad_norm", grad_norm},
-                      {"tokens_per_s", rate}}
-                     .dump()
-              << "\n";
-      metrics.flush();
-      const double elapsed = std::chrono::duration<double>(now - start).count();
-      const double eta =
-          (step > first_step) ? elapsed / (step - first_step) * (c.training.steps - step) : 0;
-      if (bar) {
-        const int width = 30;
-        const int filled = static_cast<int>(width * step / c.training.steps);
-        fmt::print(stderr, "\r[{}{}] {}/{} loss {:.4f} {:.0f} tok/s ETA {}   ",
-                   std::string(filled, '#'), std::string(width - filled, '.'), step,
-                   c.training.steps, loss, rate, format_duration(eta));
-      }
-      log.info("step {}/{} loss {:.4f} lr {:.2e} grad norm {:.3f} {:.0f} tok/s ETA {}", step,
-               c.training.steps, loss, lr, grad_norm, rate, format_duration(eta));
-      tokens_since = 0;
-      window_start = now;
-    }
-    if (c.training.eval_every > 0 && step % c.training.eval_every == 0 && step < c.training.steps) {
-      const Evaluation e = evaluate(model, *task, c);
-      json row = {{"step", step}, {"eval", json::array()}};
-      for (const LengthResult& r : e.by_length)
-        row["eval"].push_back({{"length", r.length},
-                               {"token_accuracy", r.token_accuracy},
-                               {"sequence_accuracy", r.sequence_accuracy},
-                               {"loss", r.loss}});
-      metrics << row.dump() << "\n";
-      metrics.flush();
-    }
+    last_loss = s.loss;
+    report.step(step, examples, s.loss, s.lr, s.grad_norm);
+    if (c.training.eval_every > 0 && step % c.training.eval_every == 0 && step < c.training.steps)
+      report.evaluation(step, evaluate(*t.model, *t.task, c));
     const bool stop = g_stop_signal.load() != 0 ||
                       (options.stop_after > 0 && step - first_step >= options.stop_after);
     if ((c.training.checkpoint_every > 0 && step % c.training.checkpoint_every == 0) || stop)
-      save_checkpoint();
+      dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step);
     if (stop) {
-      if (bar) fmt::print(stderr, "\n");
-      log.warn("stopped at step {} ({}); continue with --resume", step,
-               g_stop_signal.load() ? "signal" : "--stop-after");
-      result.steps_done = step;
-      result.final_loss = last_loss;
-      return result;
+      report.end_bar();
+      report.log().warn("stopped at step {} ({}); continue with --resume", step,
+                        g_stop_signal.load() ? "signal" : "--stop-after");
+      return false;
     }
   }
-  if (bar) fmt::print(stderr, "\n");
-  save_checkpoint();
+  report.end_bar();
+  return true;
+}
 
-  const Evaluation e = evaluate(model, *task, c);
-  write_run_file(dir, "eval.csv", eval_csv(e));
-  write_run_file(dir, "per_position.csv", per_position_csv(e));
-  json summary = {{"name", c.name},
-                  {"scheme", c.model.positional.type},
-                  {"task", c.task.name},
-                  {"seed", c.seed},
-                  {"steps", step},
-                  {"final_loss", last_loss},
-                  {"parameters", model.params().count()},
-                  {"train_lengths", {c.task.min_length, c.task.max_length}},
-                  {"eval", json::array()}};
-  double in_sum = 0, out_sum = 0;
-  int in_n = 0, out_n = 0;
-  for (const LengthResult& r : e.by_length) {
-    summary["eval"].push_back({{"length", r.length},
-                               {"token_accuracy", r.token_accuracy},
-                               {"sequence_accuracy", r.sequence_accuracy},
-                               {"loss", r.loss},
-                               {"in_training", r.in_training}});
-    (r.in_training ? in_sum : out_sum) += r.sequence_accuracy;
-    (r.in_training ? in_n : out_n) += 1;
+}  // namespace
+
+TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
+  RunDirectory dir(c, options);
+  set_num_threads(static_cast<int>(c.threads));
+  const CheckFiniteScope check_finite(c.training.check_finite);
+  Reporter report(c, options);
+  if (!options.resume) dir.write_start_files(c);
+
+  Training t(c);
+  int64_t step = 0;
+  if (options.resume) {
+    step = dir.restore(*t.model, *t.optimizer, t.stream.rng(), c.training.steps);
+    report.log().info("resuming {} at step {}", dir.path(), step);
+  } else {
+    report.log().info(
+        "run {}: {} on task {} (lengths {}..{}), {} parameters, seed {}, {} thread(s)", dir.path(),
+        c.model.positional.type, c.task.name, c.task.min_length, c.task.max_length,
+        t.model->params().count(), c.seed, c.threads);
   }
-  summary["in_distribution_sequence_accuracy"] = in_n ? in_sum / in_n : 0.0;
-  summary["extrapolation_sequence_accuracy"] = out_n ? out_sum / out_n : 0.0;
-  summary["status"] = "completed";
-  write_run_file(dir, "summary.json", summary.dump(2) + "\n");
-  for (const LengthResult& r : e.by_length)
-    log.info("eval n={:<4} {} token acc {:.3f} sequence acc {:.3f} loss {:.4f}", r.length,
-             r.in_training ? "(in training)" : "(longer)     ", r.token_accuracy,
-             r.sequence_accuracy, r.loss);
-  result.completed = true;
+
+  report.begin(step);
+  const StopSignals signals;  // until the run returns: the final evaluation is not cut short
+  TrainResult result;
+  double last_loss = 0;
+  result.completed = train_steps(c, options, t, dir, report, step, last_loss);
   result.steps_done = step;
   result.final_loss = last_loss;
+  if (!result.completed) return result;
+
+  dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step);
+  const Evaluation e = evaluate(*t.model, *t.task, c);
+  dir.write_results(c, *t.model, e, step, last_loss);
+  report.final_evaluation(e);
   return result;
 }
 

@@ -93,31 +93,27 @@ void apply_dropout(const Dims& n, int64_t b, int64_t h, int64_t i0, int64_t i1, 
   }
 }
 
-}  // namespace
+// What the backward kernel reads of one attention call: the inputs, α, and the call's settings.
+struct AttentionSaved {
+  Dims n;
+  int64_t block_rows = 1;  // R: query rows per block
+  Tensor q, k, v;          // [B, T, d], contiguous, detached
+  Tensor alpha;            // [B, H, T, T]: the weights before dropout
+  std::shared_ptr<const AttentionTerms> terms;
+  TensorList term_params;
+  AttentionOptions options;
+  bool need_q = false, need_k = false, need_v = false;
+};
 
-Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
-                 const IntTensor& key_mask, std::shared_ptr<const AttentionTerms> terms,
-                 const AttentionOptions& options) {
-  const Dims n = check_inputs(q_in, k_in, v_in, key_mask, options);
-  const Tensor q = q_in.contiguous().detach(), k = k_in.contiguous().detach(),
-               v = v_in.contiguous().detach();
-  const TensorList term_params = terms ? terms->parameters() : TensorList{};
-  bool params_need_grad = false;
-  for (const Tensor& p : term_params) params_need_grad = params_need_grad || p.requires_grad();
-  const bool save = grad_enabled() && (q_in.requires_grad() || k_in.requires_grad() ||
-                                       v_in.requires_grad() || params_need_grad);
+// Forward, per (b, h) and block of R query rows: S = scale·q kᵀ (+ bias terms), α = masked
+// softmax of S, α' = dropout(α), z = α' v (+ value terms). z [B, T, d]; α [B, H, T, T] is
+// kept in `alpha` when it is given (for backward), else each block's scores are scratch.
+void attention_forward_kernel(const Dims& n, int64_t R, const float* qp, const float* kp,
+                              const float* vp, const IntTensor& key_mask,
+                              const AttentionTerms* terms, const AttentionOptions& options,
+                              float* zp, float* alpha) {
+  const bool save = alpha != nullptr;
   const bool use_dropout = options.dropout > 0.0f;
-  const int64_t R = std::max<int64_t>(1, std::min(options.block_rows, n.T));
-
-  Tensor z = Tensor::empty({n.B, n.T, n.d});
-  Tensor alpha = save ? Tensor::empty({n.B, n.H, n.T, n.T}) : Tensor();
-  const float* qp = q.data();
-  const float* kp = k.data();
-  const float* vp = v.data();
-  float* zp = z.data();
-  float* ap = save ? alpha.data() : nullptr;
-  const AttentionTerms* fwd_terms = terms.get();
-
   parallel_for(0, n.B * n.H, 1, [&](int64_t lo, int64_t hi) {
     std::vector<float> scores(save ? 0 : R * n.T), dropped(use_dropout ? R * n.T : 0);
     for (int64_t w = lo; w < hi; ++w) {
@@ -128,10 +124,9 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
       for (int64_t i0 = 0; i0 < n.T; i0 += R) {
         const int64_t i1 = std::min(n.T, i0 + R), rows = i1 - i0;
         const float* q_blk = qp + (b * n.T + i0) * n.d + h * n.dh;
-        float* S = save ? ap + (w * n.T + i0) * n.T : scores.data();
+        float* S = save ? alpha + (w * n.T + i0) * n.T : scores.data();
         gemm(false, true, rows, n.T, n.dh, n.scale, q_blk, n.d, k_h, n.d, 0.0f, S, n.T);
-        if (fwd_terms && fwd_terms->has_bias())
-          fwd_terms->add_bias(b, h, i0, i1, n.T, q_blk, n.d, S, n.T);
+        if (terms && terms->has_bias()) terms->add_bias(b, h, i0, i1, n.T, q_blk, n.d, S, n.T);
         masked_softmax_rows(n, i0, i1, mask, options.causal, S);
         const float* A = S;
         if (use_dropout) {
@@ -140,100 +135,135 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
         }
         float* z_blk = zp + (b * n.T + i0) * n.d + h * n.dh;
         gemm(false, false, rows, n.dh, n.T, 1.0f, A, n.T, v_h, n.d, 0.0f, z_blk, n.d);
-        if (fwd_terms && fwd_terms->has_values())
-          fwd_terms->add_values(b, h, i0, i1, n.T, A, n.T, z_blk, n.d);
+        if (terms && terms->has_values()) terms->add_values(b, h, i0, i1, n.T, A, n.T, z_blk, n.d);
       }
     }
   });
+}
 
+// Backward of one (b, h) = work item w, given dz: accumulates dq, dk, dv [B, T, d] of that
+// head and the terms' parameter gradients into `grads`.
+void attention_backward_head(const AttentionSaved& s, int64_t w, const float* dz, float* dq,
+                             float* dk, float* dv, const AttentionTerms::GradBuffers& grads,
+                             std::vector<float>& dA, std::vector<float>& dropped) {
+  const Dims& n = s.n;
+  const int64_t R = s.block_rows;
+  const bool dropout = s.options.dropout > 0.0f;
+  const AttentionTerms* t = s.terms.get();
+  const int64_t b = w / n.H, h = w % n.H;
+  const int64_t head = b * n.T * n.d + h * n.dh;
+  const float* q_h = s.q.data() + head;
+  const float* k_h = s.k.data() + head;
+  const float* v_h = s.v.data() + head;
+  float* dq_h = dq + head;
+  float* dk_h = dk + head;
+  float* dv_h = dv + head;
+  for (int64_t i0 = 0; i0 < n.T; i0 += R) {
+    const int64_t i1 = std::min(n.T, i0 + R), rows = i1 - i0;
+    const float* A = s.alpha.data() + (w * n.T + i0) * n.T;
+    const float* Ad = A;
+    if (dropout) {
+      apply_dropout(n, b, h, i0, i1, s.options.dropout, s.options.dropout_seed, A, dropped.data());
+      Ad = dropped.data();
+    }
+    const float* dz_blk = dz + head + i0 * n.d;
+    // dv_h += α'ᵀ dz_blk
+    gemm(true, false, n.T, n.dh, rows, 1.0f, Ad, n.T, dz_blk, n.d, 1.0f, dv_h, n.d);
+    // dα' = dz_blk v_hᵀ (+ the value terms' part)
+    gemm(false, true, rows, n.T, n.dh, 1.0f, dz_blk, n.d, v_h, n.d, 0.0f, dA.data(), n.T);
+    if (t && t->has_values())
+      t->values_backward(b, h, i0, i1, n.T, Ad, n.T, dz_blk, n.d, dA.data(), n.T, grads);
+    if (dropout)  // dα = dα' ⊙ keep / (1 − p)
+      apply_dropout(n, b, h, i0, i1, s.options.dropout, s.options.dropout_seed, dA.data(),
+                    dA.data());
+    // dS = α ⊙ (dα − Σ_j α dα), in place
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* a = A + r * n.T;
+      float* d = dA.data() + r * n.T;
+      const float fdot = static_cast<float>(
+          detail::lane_sum(n.T, [&](int64_t j) { return static_cast<double>(a[j]) * d[j]; }));
+      for (int64_t j = 0; j < n.T; ++j) d[j] = a[j] * (d[j] - fdot);
+    }
+    const float* q_blk = q_h + i0 * n.d;
+    float* dq_blk = dq_h + i0 * n.d;
+    if (t && t->has_bias())
+      t->bias_backward(b, h, i0, i1, n.T, q_blk, n.d, dA.data(), n.T, dq_blk, n.d, grads);
+    gemm(false, false, rows, n.dh, n.T, n.scale, dA.data(), n.T, k_h, n.d, 1.0f, dq_blk, n.d);
+    gemm(true, false, n.T, n.dh, rows, n.scale, dA.data(), n.T, q_blk, n.d, 1.0f, dk_h, n.d);
+  }
+}
+
+// Backward: the gradients of q, k, v and the terms' parameters (undefined where none is
+// needed). Each (work item, parameter) has a gradient buffer of its own, summed in work-item
+// order, so the parameter gradients do not depend on how work was split over threads.
+TensorList attention_backward_kernel(const AttentionSaved& s, const Tensor& g) {
+  const Dims& n = s.n;
+  const int64_t R = s.block_rows;
+  const Tensor dz = g.contiguous();
+  Tensor dq = Tensor::zeros(s.q.shape()), dk = Tensor::zeros(s.k.shape()),
+         dv = Tensor::zeros(s.v.shape());
+  const int64_t items = n.B * n.H;
+  std::vector<std::vector<float>> param_grads;
+  for (const Tensor& p : s.term_params)
+    param_grads.emplace_back(static_cast<size_t>(items * p.numel()), 0.0f);
+  const bool dropout = s.options.dropout > 0.0f;
+  parallel_for(0, items, 1, [&](int64_t lo, int64_t hi) {
+    std::vector<float> dA(R * n.T), dropped(dropout ? R * n.T : 0);
+    AttentionTerms::GradBuffers grads(s.term_params.size());
+    for (int64_t w = lo; w < hi; ++w) {
+      for (size_t p = 0; p < s.term_params.size(); ++p)
+        grads[p] = param_grads[p].data() + w * s.term_params[p].numel();
+      attention_backward_head(s, w, dz.data(), dq.data(), dk.data(), dv.data(), grads, dA, dropped);
+    }
+  });
+  TensorList result{s.need_q ? dq : Tensor(), s.need_k ? dk : Tensor(), s.need_v ? dv : Tensor()};
+  for (size_t p = 0; p < s.term_params.size(); ++p) {
+    const int64_t size = s.term_params[p].numel();
+    Tensor grad = Tensor::zeros(s.term_params[p].shape());
+    float* out = grad.data();
+    parallel_for(0, size, 1024, [&](int64_t lo, int64_t hi) {
+      for (int64_t w = 0; w < items; ++w) {
+        const float* src = param_grads[p].data() + w * size;
+        for (int64_t e = lo; e < hi; ++e) out[e] += src[e];
+      }
+    });
+    result.push_back(s.term_params[p].requires_grad() ? grad : Tensor());
+  }
+  return result;
+}
+
+}  // namespace
+
+Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
+                 const IntTensor& key_mask, std::shared_ptr<const AttentionTerms> terms,
+                 const AttentionOptions& options) {
+  const Dims n = check_inputs(q_in, k_in, v_in, key_mask, options);
+  AttentionSaved s;
+  s.n = n;
+  s.q = q_in.contiguous().detach();
+  s.k = k_in.contiguous().detach();
+  s.v = v_in.contiguous().detach();
+  s.term_params = terms ? terms->parameters() : TensorList{};
+  bool params_need_grad = false;
+  for (const Tensor& p : s.term_params) params_need_grad = params_need_grad || p.requires_grad();
+  const bool save = grad_enabled() && (q_in.requires_grad() || k_in.requires_grad() ||
+                                       v_in.requires_grad() || params_need_grad);
+  s.block_rows = std::max<int64_t>(1, std::min(options.block_rows, n.T));
+
+  Tensor z = Tensor::empty({n.B, n.T, n.d});
+  if (save) s.alpha = Tensor::empty({n.B, n.H, n.T, n.T});
+  attention_forward_kernel(n, s.block_rows, s.q.data(), s.k.data(), s.v.data(), key_mask,
+                           terms.get(), options, z.data(), save ? s.alpha.data() : nullptr);
   if (save) {
     TensorList inputs{q_in, k_in, v_in};
-    inputs.insert(inputs.end(), term_params.begin(), term_params.end());
-    record(
-        z, "attention", inputs,
-        [n, q, k, v, alpha, key_mask, terms, options, R, term_params, need_q = q_in.requires_grad(),
-         need_k = k_in.requires_grad(), need_v = v_in.requires_grad()](const Tensor& g) {
-          const Tensor dz = g.contiguous();
-          Tensor dq = Tensor::zeros(q.shape()), dk = Tensor::zeros(k.shape()),
-                 dv = Tensor::zeros(v.shape());
-          // One gradient buffer per (work item, parameter), summed in work-item order below, so
-          // the parameter gradients do not depend on how work was split over threads.
-          const int64_t items = n.B * n.H;
-          std::vector<std::vector<float>> param_grads;
-          for (const Tensor& p : term_params)
-            param_grads.emplace_back(static_cast<size_t>(items * p.numel()), 0.0f);
-          const bool dropout = options.dropout > 0.0f;
-          const AttentionTerms* t = terms.get();
-          parallel_for(0, items, 1, [&](int64_t lo, int64_t hi) {
-            std::vector<float> dA(R * n.T), dropped(dropout ? R * n.T : 0);
-            AttentionTerms::GradBuffers grads(term_params.size());
-            for (int64_t w = lo; w < hi; ++w) {
-              const int64_t b = w / n.H, h = w % n.H;
-              for (size_t p = 0; p < term_params.size(); ++p)
-                grads[p] = param_grads[p].data() + w * term_params[p].numel();
-              const int64_t head = b * n.T * n.d + h * n.dh;
-              const float* q_h = q.data() + head;
-              const float* k_h = k.data() + head;
-              const float* v_h = v.data() + head;
-              float* dq_h = dq.data() + head;
-              float* dk_h = dk.data() + head;
-              float* dv_h = dv.data() + head;
-              for (int64_t i0 = 0; i0 < n.T; i0 += R) {
-                const int64_t i1 = std::min(n.T, i0 + R), rows = i1 - i0;
-                const float* A = alpha.data() + (w * n.T + i0) * n.T;
-                const float* Ad = A;
-                if (dropout) {
-                  apply_dropout(n, b, h, i0, i1, options.dropout, options.dropout_seed, A,
-                                dropped.data());
-                  Ad = dropped.data();
-                }
-                const float* dz_blk = dz.data() + head + i0 * n.d;
-                // dv_h += α'ᵀ dz_blk
-                gemm(true, false, n.T, n.dh, rows, 1.0f, Ad, n.T, dz_blk, n.d, 1.0f, dv_h, n.d);
-                // dα' = dz_blk v_hᵀ (+ the value terms' part)
-                gemm(false, true, rows, n.T, n.dh, 1.0f, dz_blk, n.d, v_h, n.d, 0.0f, dA.data(),
-                     n.T);
-                if (t && t->has_values())
-                  t->values_backward(b, h, i0, i1, n.T, Ad, n.T, dz_blk, n.d, dA.data(), n.T,
-                                     grads);
-                if (dropout)  // dα = dα' ⊙ keep / (1 − p)
-                  apply_dropout(n, b, h, i0, i1, options.dropout, options.dropout_seed, dA.data(),
-                                dA.data());
-                // dS = α ⊙ (dα − Σ_j α dα), in place
-                for (int64_t r = 0; r < rows; ++r) {
-                  const float* a = A + r * n.T;
-                  float* d = dA.data() + r * n.T;
-                  const float fdot = static_cast<float>(detail::lane_sum(
-                      n.T, [&](int64_t j) { return static_cast<double>(a[j]) * d[j]; }));
-                  for (int64_t j = 0; j < n.T; ++j) d[j] = a[j] * (d[j] - fdot);
-                }
-                const float* q_blk = q_h + i0 * n.d;
-                float* dq_blk = dq_h + i0 * n.d;
-                if (t && t->has_bias())
-                  t->bias_backward(b, h, i0, i1, n.T, q_blk, n.d, dA.data(), n.T, dq_blk, n.d,
-                                   grads);
-                gemm(false, false, rows, n.dh, n.T, n.scale, dA.data(), n.T, k_h, n.d, 1.0f, dq_blk,
-                     n.d);
-                gemm(true, false, n.T, n.dh, rows, n.scale, dA.data(), n.T, q_blk, n.d, 1.0f, dk_h,
-                     n.d);
-              }
-            }
-          });
-          TensorList result{need_q ? dq : Tensor(), need_k ? dk : Tensor(), need_v ? dv : Tensor()};
-          for (size_t p = 0; p < term_params.size(); ++p) {
-            const int64_t size = term_params[p].numel();
-            Tensor grad = Tensor::zeros(term_params[p].shape());
-            float* out = grad.data();
-            parallel_for(0, size, 1024, [&](int64_t lo, int64_t hi) {
-              for (int64_t w = 0; w < items; ++w) {
-                const float* src = param_grads[p].data() + w * size;
-                for (int64_t e = lo; e < hi; ++e) out[e] += src[e];
-              }
-            });
-            result.push_back(term_params[p].requires_grad() ? grad : Tensor());
-          }
-          return result;
-        });
+    inputs.insert(inputs.end(), s.term_params.begin(), s.term_params.end());
+    s.terms = std::move(terms);
+    s.options = options;
+    s.need_q = q_in.requires_grad();
+    s.need_k = k_in.requires_grad();
+    s.need_v = v_in.requires_grad();
+    record(z, "attention", inputs,
+           [s = std::move(s)](const Tensor& g) { return attention_backward_kernel(s, g); });
   }
   return z;
 }

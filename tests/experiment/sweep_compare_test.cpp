@@ -166,6 +166,48 @@ TEST(SweepValidate, NoAxesIsAnError) {
   EXPECT_NE(s["error"].get<std::string>().find("no completed summary.json"), std::string::npos);
 }
 
+// ---- the plan, as another launcher reads it ----------------------------------------------
+
+TEST(SweepPlan, PlanListsEachRunsArgumentsAndWritesNothing) {
+  TempDir tmp;
+  write_file(tmp / "c.yaml", kTinyConfig);
+  SweepOptions o;
+  o.config_path = tmp / "c.yaml";
+  o.out_dir = tmp / "out";
+  o.overrides = {"training.steps=30"};
+  o.jobs = 3;
+  const SweepPlan plan = plan_sweep(o);
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+  EXPECT_EQ(plan.jobs, 3);
+  ASSERT_EQ(plan.runs.size(), 4u);
+  const PlannedRun& last = plan.runs.back();
+  EXPECT_EQ(last.run.name, "positional.type=rotary/seed=1");
+  EXPECT_EQ(last.steps, 30);
+  EXPECT_EQ(last.plan.action, RunAction::fresh);
+  const std::vector<std::string> args = train_arguments(plan, 3);
+  const std::vector<std::string> expected = {
+      "train",    plan.config_path, "training.steps=30", "positional.type=rotary", "seed=1",
+      "sweep={}", "--out",          last.run.dir,        "--no-progress"};
+  EXPECT_EQ(args, expected);
+}
+
+TEST(SweepPlan, RunPlannedRunsExactlyThatRun) {
+  TempDir tmp;
+  write_file(tmp / "c.yaml", kTinyConfig);
+  SweepOptions o;
+  o.config_path = tmp / "c.yaml";
+  o.out_dir = tmp / "out";
+  const SweepPlan plan = plan_sweep(o);
+  // /bin/true exits 0 without writing a summary: the run is recorded as failed.
+  const FinishedRun f = run_planned(plan, 1, "/bin/true");
+  EXPECT_EQ(f.outcome, RunOutcome::failed);
+  EXPECT_NE(f.line.find(plan.runs[1].run.name), std::string::npos) << f.line;
+  const json s = json::parse(read_file(fs::path(plan.runs[1].run.dir) / "status.json"));
+  EXPECT_EQ(s["status"], "failed");
+  EXPECT_FALSE(fs::exists(plan.runs[0].run.dir));
+  EXPECT_FALSE(fs::exists(plan.runs[2].run.dir));
+}
+
 // ---- skip / resume / redo ---------------------------------------------------------------
 
 TEST(SweepPlan, DecidesFromTheRunFiles) {

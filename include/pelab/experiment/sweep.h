@@ -24,6 +24,9 @@
 // kept; the next sweep resumes from it).
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -100,8 +103,70 @@ struct SweepResult {
   std::string tally() const;  // the one-line summary
 };
 
-// Validates every run's config (an error names the run and the key), then runs the sweep.
-// Progress and per-run lines go to stderr.
+// One run of a planned sweep.
+struct PlannedRun {
+  SweepRun run;             // its axis values, name, directory and overrides
+  std::string config_yaml;  // its resolved config (to_yaml)
+  int64_t steps = 0;        // its training.steps
+  RunPlan plan;             // skip, resume or fresh, and why
+};
+
+// A sweep before anything runs: every run's config loaded and validated, and every run
+// directory read to decide what to do with it. Any launcher runs run i of the plan with
+// run_planned(plan, i, ...), or start_planned_run and finish_planned_run, as the local sweep
+// does.
+struct SweepPlan {
+  std::string name;                    // the experiment's
+  std::string config_path;             // absolute
+  std::vector<std::string> overrides;  // the sweep's own; every run's overrides start with them
+  std::vector<std::pair<std::string, std::vector<std::string>>> axes;
+  std::string out_dir;
+  int64_t jobs = 1;  // concurrent runs: options.jobs, else sweep.parallel, else default_jobs()
+  std::vector<PlannedRun> runs;  // expand_sweep's order
+};
+
+// Plans the sweep of `options` without writing anything. Errors: no sweep axes, a run whose
+// config is invalid ("sweep run NAME: ..."), a directory that holds a completed run of a
+// different config.
+SweepPlan plan_sweep(const SweepOptions& options);
+
+// The arguments of `pelab` that train run i:
+//   train CONFIG OVERRIDES... --out DIR --no-progress [--resume]
+std::vector<std::string> train_arguments(const SweepPlan& plan, size_t i);
+
+enum class RunOutcome { completed, interrupted, failed };
+
+struct FinishedRun {
+  RunOutcome outcome = RunOutcome::failed;
+  std::string line;  // the sweep's line about it: "done   NAME in 0:42", "FAILED NAME ...", ...
+};
+
+// A run that start_planned_run started.
+struct StartedRun {
+  size_t index = 0;  // in plan.runs
+  pid_t pid = -1;    // -1: it could not be started (see `failure`)
+  std::chrono::steady_clock::time_point start;
+  int64_t start_step = 0;  // the step it resumes from (0 for a fresh run)
+  std::string command;     // "pelab train ...", as a shell would take it
+  FinishedRun failure;     // when pid is -1
+};
+
+// Prepares run i's directory (a fresh run starts without a stale checkpoint or summary),
+// starts `executable` with train_arguments(), its output to stdout.log, and writes
+// status.json ("running", or "failed" when it cannot be started).
+StartedRun start_planned_run(const SweepPlan& plan, size_t i, const std::string& executable);
+
+// Records in status.json how a started run ended (`wait_status` as waitpid gives it). A run
+// counts as completed only when it exited 0 and wrote a completed summary.json; `stopping`
+// (the sweep got a signal) makes a run that a signal ended interrupted rather than failed.
+FinishedRun finish_planned_run(const SweepPlan& plan, const StartedRun& run, int wait_status,
+                               bool stopping);
+
+// Runs run i of the plan to its end, as the local sweep runs each: start, wait, record.
+FinishedRun run_planned(const SweepPlan& plan, size_t i, const std::string& executable);
+
+// Plans the sweep (plan_sweep), then runs the runs to do, `jobs` at a time, in this
+// process's children. Progress and per-run lines go to stderr.
 SweepResult run_sweep(const SweepOptions& options);
 
 // The default number of concurrent runs: usable cores / threads per run, at least 1.

@@ -1,0 +1,112 @@
+#include "pelab/core/process.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+
+#include "pelab/core/error.h"
+
+extern char** environ;
+
+namespace pelab {
+
+namespace {
+
+// This process's environment with `extra` ("NAME=value") added, replacing entries of the
+// same name.
+std::vector<std::string> child_environment(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    bool overridden = false;
+    for (const std::string& x : extra) overridden = overridden || x.rfind(name + "=", 0) == 0;
+    if (!overridden) env.push_back(entry);
+  }
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
+// The char* array that exec wants, pointing into `strings`, null-terminated.
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+pid_t spawn_child(const ChildSpec& spec, int& error) {
+  std::vector<std::string> args = spec.argv;
+  std::vector<std::string> env = child_environment(spec.extra_env);
+  const std::vector<char*> argv = c_strings(args);
+  const std::vector<char*> envp = c_strings(env);
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (!spec.log.empty()) {
+    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, spec.log.c_str(),
+                                     O_WRONLY | O_CREAT | (spec.append_log ? O_APPEND : O_TRUNC),
+                                     0644);
+    posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+  }
+  if (spec.stdout_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&fa, spec.stdout_fd, STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&fa, spec.stdout_fd);
+  }
+  if (spec.close_fd >= 0) posix_spawn_file_actions_addclose(&fa, spec.close_fd);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (spec.default_signals) {
+    sigset_t defaults, empty;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGINT);
+    sigaddset(&defaults, SIGTERM);
+    sigemptyset(&empty);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setsigmask(&attr, &empty);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  }
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, spec.program.c_str(), &fa, &attr, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&fa);
+  error = rc;
+  return rc == 0 ? pid : -1;
+}
+
+CapturedRun run_captured(const std::vector<std::string>& argv,
+                         const std::vector<std::string>& extra_env) {
+  int fds[2];
+  PELAB_CHECK(pipe(fds) == 0, "cannot create a pipe");
+  ChildSpec spec;
+  spec.program = argv.at(0);
+  spec.argv = argv;
+  spec.extra_env = extra_env;
+  spec.stdout_fd = fds[1];
+  spec.close_fd = fds[0];
+  int error = 0;
+  const pid_t pid = spawn_child(spec, error);
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    throw Error(fmt::format("cannot run {}: {}", argv[0], std::strerror(error)));
+  }
+  CapturedRun run;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+    run.out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run;
+}
+
+}  // namespace pelab
