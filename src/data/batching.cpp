@@ -4,7 +4,6 @@
 #include <unordered_set>
 
 #include "pelab/core/error.h"
-#include "pelab/data/file_dataset.h"
 
 namespace pelab {
 
@@ -75,14 +74,7 @@ std::vector<Example> sample_examples(const Task& task, int64_t count, int64_t mi
 
 std::vector<Example> evaluation_examples(const Task& task, int64_t length, int64_t count,
                                          uint64_t eval_seed) {
-  // A file task evaluates on its evaluation file's examples of this size (all, or a sample).
-  if (const auto* file = dynamic_cast<const FileTask*>(&task))
-    return file->evaluation_set(length, count, eval_seed);
-  Generator rng(derive_seed(eval_seed ^ mix64(static_cast<uint64_t>(length)), "evaluation"));
-  std::vector<Example> out;
-  out.reserve(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) out.push_back(task.sample(rng, static_cast<int>(length)));
-  return out;
+  return task.evaluation_set(length, count, eval_seed);
 }
 
 }  // namespace pelab

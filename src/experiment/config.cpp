@@ -344,12 +344,10 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   } catch (const Error& e) {
     throw Error(at("task.name") + ": " + e.what());
   }
-  // A file task's defaults come from its files: training sizes = the training file's range,
-  // evaluation lengths = every size in the evaluation file.
-  const auto* file_task = dynamic_cast<const FileTask*>(task.get());
-  if (file_task) {
-    const std::vector<int> train_sizes = file_task->train_sizes(),
-                           eval_sizes = file_task->eval_sizes();
+  // A task with sizes of its own (the file task) gives the defaults: training sizes = the
+  // training file's range, evaluation lengths = every size in the evaluation file.
+  const std::vector<int> train_sizes = task->train_sizes(), eval_sizes = task->eval_sizes();
+  if (!train_sizes.empty()) {
     if (!locations->count("task.min_length")) c.task.min_length = train_sizes.front();
     if (!locations->count("task.max_length")) c.task.max_length = train_sizes.back();
     if (c.evaluation.lengths.empty())
@@ -382,15 +380,13 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     if (n < task->min_length() || n > kMaxLength)
       throw Error(fmt::format("{}: length {} is outside [{}, {}]", at("evaluation.lengths"), n,
                               task->min_length(), kMaxLength));
-  if (file_task) {
-    const std::string range = file_task->check_training_range(c.task.min_length, c.task.max_length);
-    if (!range.empty())
-      throw Error(fmt::format(
-          "{}: {}", at(locations->count("task.max_length") ? "task.max_length" : "task.min_length"),
-          range));
-    const std::string lengths = file_task->check_evaluation_lengths(c.evaluation.lengths);
-    if (!lengths.empty()) throw Error(fmt::format("{}: {}", at("evaluation.lengths"), lengths));
-  }
+  const std::string range = task->check_training_range(c.task.min_length, c.task.max_length);
+  if (!range.empty())
+    throw Error(fmt::format(
+        "{}: {}", at(locations->count("task.max_length") ? "task.max_length" : "task.min_length"),
+        range));
+  const std::string lengths = task->check_evaluation_lengths(c.evaluation.lengths);
+  if (!lengths.empty()) throw Error(fmt::format("{}: {}", at("evaluation.lengths"), lengths));
   c.model.vocab_in = task->info().vocab_in();
   c.model.vocab_out = task->info().vocab_out();
 

@@ -140,15 +140,15 @@ class FileTask final : public Task {
   // file order, or when there are more than `count`, a sample of `count` of them (without
   // replacement, in file order) fixed by (length, seed). An error naming the size when the
   // evaluation file has none.
-  std::vector<Example> evaluation_set(int64_t length, int64_t count, uint64_t seed) const;
+  std::vector<Example> evaluation_set(int64_t length, int64_t count, uint64_t seed) const override;
 
   // The problem sizes present, ascending.
-  std::vector<int> train_sizes() const;
-  std::vector<int> eval_sizes() const;
-  // For the config loader: "" if every size in [min_length, max_length] has training
-  // examples (else which do not), and "" if every length has evaluation examples.
-  std::string check_training_range(int64_t min_length, int64_t max_length) const;
-  std::string check_evaluation_lengths(const std::vector<int64_t>& lengths) const;
+  std::vector<int> train_sizes() const override;
+  std::vector<int> eval_sizes() const override;
+  // The training file's missing sizes in [min_length, max_length], and the evaluation file's
+  // missing lengths, as messages for the config loader.
+  std::string check_training_range(int64_t min_length, int64_t max_length) const override;
+  std::string check_evaluation_lengths(const std::vector<int64_t>& lengths) const override;
   // "1-8, 10, 12" for messages.
   static std::string describe_sizes(const std::vector<int>& sizes);
   const FileTaskData& data() const { return *data_; }

@@ -60,6 +60,26 @@ class Task {
   virtual int min_length() const { return 1; }
   // Tokens in an example of problem size n.
   virtual int sequence_length(int n) const = 0;
+
+  // The fixed evaluation set of problem size `length`, the same for every scheme and run
+  // seed. A generated task draws `count` examples from a generator seeded by (length,
+  // eval_seed); a task with examples of its own (the file task) returns those.
+  virtual std::vector<Example> evaluation_set(int64_t length, int64_t count,
+                                              uint64_t eval_seed) const;
+
+  // The problem sizes a task has examples of, ascending, when it has only some (the file
+  // task: its files' sizes; the config loader takes its default lengths from them). Empty for
+  // a generated task, which draws any size from min_length() on.
+  virtual std::vector<int> train_sizes() const { return {}; }
+  virtual std::vector<int> eval_sizes() const { return {}; }
+  // For the config loader: "" if every size in [min_length, max_length] can be drawn for
+  // training (else which cannot), and "" if every length can be evaluated.
+  virtual std::string check_training_range(int64_t /*min_length*/, int64_t /*max_length*/) const {
+    return "";
+  }
+  virtual std::string check_evaluation_lengths(const std::vector<int64_t>& /*lengths*/) const {
+    return "";
+  }
 };
 
 using TaskParams = std::map<std::string, int64_t>;
