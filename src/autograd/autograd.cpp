@@ -6,7 +6,6 @@
 #include <unordered_set>
 
 #include "pelab/core/error.h"
-#include "pelab/ops/ops.h"
 
 namespace pelab {
 
@@ -91,7 +90,12 @@ void accumulate_grad(TensorImpl& t, const Tensor& grad) {
       for (size_t i = 0; i < src.size(); ++i) dst[i] += src[i];
     }
   } else {
-    t.grad = add(current, grad).impl();
+    // Shared or strided: a new tensor, element by element (the same sums as the op `add`,
+    // which this layer cannot call: ops are built on autograd).
+    std::vector<float> sum = current.to_vector();
+    const std::vector<float> src = grad.to_vector();
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += src[i];
+    t.grad = Tensor::from_vector(current.shape(), sum).impl();
   }
 }
 
@@ -136,6 +140,18 @@ void run_backward(const Tensor& root, const Tensor& seed) {
         accumulate_grad(*node->inputs[k], input_grads[k]);
     }
   }
+}
+
+// Methods of Tensor that need the graph, defined in the layer that owns it.
+const char* Tensor::grad_fn_name() const {
+  return impl_->grad_fn ? impl_->grad_fn->name : "";
+}
+
+void Tensor::backward() const {
+  PELAB_CHECK(numel() == 1, "backward() needs a one-element tensor, got shape {}",
+              to_string(shape()));
+  PELAB_CHECK(requires_grad(), "backward(): the tensor does not require a gradient");
+  run_backward(*this, Tensor::full(shape(), 1.0f));
 }
 
 }  // namespace pelab

@@ -145,4 +145,21 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
   return reshape(sum(x, axes, /*keepdim=*/true), shape);
 }
 
+// The methods of Tensor that are ops, defined here so that tensor/ never includes ops/.
+Tensor Tensor::contiguous() const {
+  return pelab::contiguous(*this);
+}
+Tensor Tensor::clone() const {
+  return pelab::clone(*this);
+}
+Tensor Tensor::reshape(const Shape& s) const {
+  return pelab::reshape(*this, s);
+}
+Tensor Tensor::transpose(int a, int b) const {
+  return pelab::transpose(*this, a, b);
+}
+Tensor Tensor::slice(int axis, int64_t start, int64_t end) const {
+  return pelab::slice(*this, axis, start, end);
+}
+
 }  // namespace pelab

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "pelab/autograd/autograd.h"
 #include "pelab/core/error.h"
-#include "pelab/ops/ops.h"
 
 namespace pelab {
 
@@ -154,13 +152,6 @@ void Tensor::set_grad(const Tensor& grad) {
   impl_->grad = grad.defined() ? grad.impl() : nullptr;
 }
 
-void Tensor::backward() const {
-  PELAB_CHECK(numel() == 1, "backward() needs a one-element tensor, got shape {}",
-              to_string(shape()));
-  PELAB_CHECK(requires_grad(), "backward(): the tensor does not require a gradient");
-  run_backward(*this, Tensor::full(shape(), 1.0f));
-}
-
 Tensor Tensor::detach() const {
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = impl_->storage;
@@ -168,26 +159,6 @@ Tensor Tensor::detach() const {
   impl->shape = impl_->shape;
   impl->strides = impl_->strides;
   return Tensor(impl);
-}
-
-const char* Tensor::grad_fn_name() const {
-  return impl_->grad_fn ? impl_->grad_fn->name : "";
-}
-
-Tensor Tensor::contiguous() const {
-  return pelab::contiguous(*this);
-}
-Tensor Tensor::clone() const {
-  return pelab::clone(*this);
-}
-Tensor Tensor::reshape(const Shape& s) const {
-  return pelab::reshape(*this, s);
-}
-Tensor Tensor::transpose(int a, int b) const {
-  return pelab::transpose(*this, a, b);
-}
-Tensor Tensor::slice(int axis, int64_t start, int64_t end) const {
-  return pelab::slice(*this, axis, start, end);
 }
 
 IntTensor::IntTensor(Shape s, std::vector<int32_t> v) : shape(std::move(s)), values(std::move(v)) {
