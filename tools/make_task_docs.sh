@@ -3,7 +3,7 @@
 # text lives in one place, the task's code) and the measured results of the task survey
 # (configs/tasks/*.yaml, each the seven main schemes × 3 seeds), plus the default comparison
 # (configs/default.yaml, shift). Runs already finished under runs/ are reused.
-#   tools/make_task_docs.sh [extra pelab sweep options, e.g. --jobs 2]
+#   tools/make_task_docs.sh [--allow-dirty] [extra pelab sweep options, e.g. --jobs 2]
 # TASKS="copy parity" limits the survey to those tasks (TASKS="" runs only the default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +14,15 @@ if [ -z "${TASKS+set}" ]; then
   TASKS=$ALL_TASKS
 fi
 OUT=docs/tasks.md
+# Results committed under docs/ come from one clean commit: --allow-dirty (recorded on the
+# page) is the only way past that.
+ALLOW_DIRTY=()
+SWEEP_ARGS=()
+for arg in "$@"; do
+  if [ "$arg" = --allow-dirty ]; then ALLOW_DIRTY=(--allow-dirty); else SWEEP_ARGS+=("$arg"); fi
+done
+set -- "${SWEEP_ARGS[@]+"${SWEEP_ARGS[@]}"}"
+PROVENANCE=$("$PELAB" provenance --configs configs "${ALLOW_DIRTY[@]+"${ALLOW_DIRTY[@]}"}")
 TMP=$(mktemp)
 trap 'rm -f "$TMP"' EXIT
 
@@ -93,8 +102,8 @@ EOF
   echo "a task that no scheme learns at them needs a larger model or longer training"
   echo "before it can compare schemes, and the sentence under its table says so."
   echo
-  echo "Made by \`tools/make_task_docs.sh\`; the runs record pelab commit(s) ${commits% }; each"
-  echo "run's directory under \`runs/\` holds its full config."
+  echo "Made by \`tools/make_task_docs.sh\` with $PROVENANCE. The runs record pelab commit(s)"
+  echo "${commits% }; each run's directory under \`runs/\` holds its full config."
   echo
   echo "### shift (the default experiment, configs/default.yaml)"
   echo

@@ -14,6 +14,7 @@
 #include "pelab/experiment/compare.h"
 #include "pelab/experiment/config.h"
 #include "pelab/experiment/plot.h"
+#include "pelab/experiment/statistics.h"
 #include "pelab/nn/encoder.h"
 
 namespace pelab::claims {
@@ -108,8 +109,5 @@ std::string fmt_number(double x);  // 4 significant digits, scientific when tiny
 // An untrained model that holds `positional` at width d_model, for analyses of the encoding
 // alone (one layer, one head, 8 tokens; the seed sets learned's initial table).
 Encoder encoding_model(const PositionalConfig& positional, int64_t d_model, uint64_t seed = 0);
-
-// The mean of `values` (NaN when empty, so that an empty window is never mistaken for 0).
-double mean_of(const std::vector<double>& values);
 
 }  // namespace pelab::claims

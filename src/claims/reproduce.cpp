@@ -6,12 +6,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <numeric>
 #include <sstream>
 
 #include "claims/claim.h"
-#include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
+#include "pelab/experiment/provenance.h"
 #include "pelab/experiment/sweep.h"
 #include "pelab/io/atomic_file.h"
 #include "pelab/nn/checkpoint.h"
@@ -38,12 +37,6 @@ std::string fmt_number(double x) {
   if (!std::isfinite(x)) return "n/a";
   if (x != 0 && std::abs(x) < 1e-3) return fmt::format("{:.2e}", x);
   return fmt::format("{:.4g}", x);
-}
-
-double mean_of(const std::vector<double>& values) {
-  return values.empty() ? std::nan("")
-                        : std::accumulate(values.begin(), values.end(), 0.0) /
-                              static_cast<double>(values.size());
 }
 
 Encoder encoding_model(const PositionalConfig& positional, int64_t d_model, uint64_t seed) {
@@ -305,6 +298,10 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
     chosen.emplace_back(
         &def, read_claim_config(config_path(options.configs_dir, def.id), def.id, options.quick));
   }
+  // A full run's report is a finding, so it must come from one clean commit; --quick only
+  // checks that everything runs, and records where it came from all the same.
+  const Provenance provenance = read_provenance(options.configs_dir, options.allow_dirty);
+  if (!options.quick) require_clean_tree(provenance, "pelab reproduce");
   ensure_directory(options.out);
 
   std::vector<ClaimResult> results;
@@ -325,6 +322,7 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
   // claims.json and report.md
   nlohmann::json j;
   j["quick"] = options.quick;
+  j["provenance"] = provenance.to_json();
   j["claims"] = nlohmann::json::array();
   std::string md = "# The notes' claims, reproduced\n\n";
   md += fmt::format(
@@ -332,8 +330,7 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
       "the verdict rule; the code applies it to the numbers below. The trained claims use toy "
       "tasks, small models (d_model 64) and short training; a verdict holds for the settings "
       "its section lists, and the per-seed tables show how much it depends on the seed.{}\n\n",
-      options.quick ? " --quick" : "",
-      fmt::format("pelab {}, commit {}", pelab_version(), pelab_git_commit()),
+      options.quick ? " --quick" : "", provenance.describe(),
       options.quick ? " With --quick the settings are smaller still (fewer seeds, schemes and "
                       "steps): it checks that everything runs, its verdicts are not findings."
                     : "");

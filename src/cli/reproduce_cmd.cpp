@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "pelab/claims/reproduce.h"
+#include "pelab/experiment/provenance.h"
 
 namespace pelab::cli {
 
@@ -13,6 +14,7 @@ void add_reproduce_command(CLI::App& app, Action& action) {
     bool quick = false;
     std::string out;
     int64_t jobs = 0;
+    bool allow_dirty = false;
   };
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -23,6 +25,9 @@ void add_reproduce_command(CLI::App& app, Action& action) {
   cmd->add_option("--out", a->out, "report directory (default runs/claims, or runs/claims-quick)");
   cmd->add_option("--jobs", a->jobs, "training runs at a time (default: cores)")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--allow-dirty", a->allow_dirty,
+                "run even if the build or the configs are not one clean commit (the report "
+                "says so)");
   cmd->callback([a, &action] {
     action = [a] {
       ReproduceOptions o;
@@ -30,10 +35,34 @@ void add_reproduce_command(CLI::App& app, Action& action) {
       o.quick = a->quick;
       o.out = a->out.empty() ? (a->quick ? "runs/claims-quick" : "runs/claims") : a->out;
       o.jobs = a->jobs;
+      o.allow_dirty = a->allow_dirty;
       const std::vector<ClaimResult> results = reproduce(o);
       for (const ClaimResult& r : results)
         fmt::print("{:<4} {:<9} {}\n", r.id, to_string(r.verdict), r.because);
       fmt::print("wrote {}/report.md and {}/claims.json\n", o.out, o.out);
+      return 0;
+    };
+  });
+
+  // ---- provenance: the same check for scripts that record results (tools/make_task_docs.sh)
+  struct ProvenanceArgs {
+    std::string configs = "configs";
+    bool allow_dirty = false;
+    bool json = false;
+  };
+  auto p = std::make_shared<ProvenanceArgs>();
+  CLI::App* prov = app.add_subcommand(
+      "provenance",
+      "Say whether this build and the configs are one clean commit, and on which CPU (exit 2 "
+      "if not clean, unless --allow-dirty)");
+  prov->add_option("--configs", p->configs, "the configs directory (default: configs)");
+  prov->add_flag("--allow-dirty", p->allow_dirty, "report a tree that is not clean, exit 0");
+  prov->add_flag("--json", p->json, "print JSON instead of one line");
+  prov->callback([p, &action] {
+    action = [p] {
+      const Provenance provenance = read_provenance(p->configs, p->allow_dirty);
+      require_clean_tree(provenance, "pelab provenance");
+      fmt::print("{}\n", p->json ? provenance.to_json().dump(2) : provenance.describe());
       return 0;
     };
   });

@@ -9,8 +9,8 @@
 #include "pelab/core/parallel.h"
 #include "pelab/experiment/config.h"
 #include "pelab/experiment/evaluate.h"
+#include "pelab/experiment/run_checkpoint.h"
 #include "pelab/experiment/trainer.h"
-#include "pelab/nn/checkpoint.h"
 
 namespace pelab::cli {
 
@@ -67,18 +67,11 @@ void add_run_commands(CLI::App& app, Action& action) {
   eval->add_option("--examples", ea->examples, "examples per length (default: the config's)");
   eval->callback([ea, &action] {
     action = [ea] {
-      std::error_code ec;
-      PELAB_CHECK(fs::exists(ea->run, ec),
-                  "{}: no such run directory (give a directory that `pelab train` wrote, or its "
-                  "checkpoint.safetensors)",
-                  ea->run);
-      const fs::path run =
-          fs::is_directory(ea->run) ? fs::path(ea->run) : fs::path(ea->run).parent_path();
-      const std::string ckpt = (run / "checkpoint.safetensors").string();
-      ExperimentConfig c = load_experiment((run / "config.yaml").string());
+      RunCheckpoint run = open_run_checkpoint(ea->run);
+      ExperimentConfig& c = run.config;
       if (ea->examples > 0) c.evaluation.examples = ea->examples;
       set_num_threads(static_cast<int>(c.threads));
-      const std::unique_ptr<Encoder> model = load_model(ckpt);
+      const std::unique_ptr<Encoder>& model = run.model;
       const std::unique_ptr<Task> task = make_task(c.task.name, c.task.params);
       for (int64_t n : ea->lengths)
         PELAB_CHECK(n >= task->min_length() && n <= 100000, "--lengths: {} is outside [{}, 100000]",

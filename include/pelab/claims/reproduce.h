@@ -37,6 +37,9 @@ struct ReproduceOptions {
   std::string out = "runs/claims";
   std::string configs_dir = "configs";
   int64_t jobs = 0;  // concurrent training runs (0 = cores)
+  // A full run refuses a binary or configs that are not one clean commit unless this is set
+  // (then the report says so).
+  bool allow_dirty = false;
 };
 
 // The ids of the claims pelab measures, in order.

@@ -1,0 +1,34 @@
+#include "pelab/core/machine.h"
+
+#include <fstream>
+#include <map>
+
+namespace pelab {
+
+std::string cpu_model_name() {
+  // The first processor's fields; a virtual machine may show a generic name ("AMD EPYC"),
+  // so the family and model numbers, which tell CPU generations apart, come along.
+  std::map<std::string, std::string> fields;
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line) && !line.empty();) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const size_t key_end = line.find_last_not_of(" \t", colon == 0 ? 0 : colon - 1);
+    const size_t value_start = line.find_first_not_of(" \t", colon + 1);
+    fields[line.substr(0, key_end + 1)] =
+        value_start == std::string::npos ? "" : line.substr(value_start);
+  }
+  const std::string name = fields.count("model name") ? fields["model name"] : "unknown";
+  if (!fields.count("cpu family") || !fields.count("model")) return name;
+  return name + " (family " + fields["cpu family"] + ", model " + fields["model"] + ")";
+}
+
+std::string cpu_vector_isa() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_supports("avx512f")) return "avx512";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
+#endif
+  return "scalar";
+}
+
+}  // namespace pelab

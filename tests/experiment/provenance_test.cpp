@@ -1,0 +1,117 @@
+// Provenance: a full `pelab reproduce` refuses a tree that is not one clean commit unless
+// --allow-dirty, and every report records the commit, whether it was clean, and the CPU.
+#include "pelab/experiment/provenance.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+
+#include "pelab/core/error.h"
+#include "pelab/core/machine.h"
+#include "pelab_process.h"
+
+namespace pelab {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::read_file;
+using testing::shell;
+using testing::TempDir;
+using testing::write_file;
+
+// A git checkout holding a copy of the project's configs, committed.
+std::string make_checkout(const TempDir& tmp) {
+  const std::string repo = tmp / "repo";
+  fs::create_directories(repo);
+  fs::copy(std::string(PELAB_SOURCE_DIR) + "/configs", fs::path(repo) / "configs",
+           fs::copy_options::recursive);
+  const auto [code, out] = shell("cd '" + repo +
+                                 "' && git init -q && git add -A && git -c user.name=t -c "
+                                 "user.email=t@example.org commit -q -m configs");
+  EXPECT_EQ(code, 0) << out;
+  return repo;
+}
+
+Provenance clean_binary(Provenance p) {
+  p.binary_commit = p.source_commit;  // as if the binary were built from this checkout
+  return p;
+}
+
+TEST(Provenance, ReadsTheCheckoutAndTheMachine) {
+  const TempDir tmp;
+  const std::string repo = make_checkout(tmp);
+  const Provenance p = read_provenance(repo + "/configs", false);
+  EXPECT_EQ(fs::canonical(p.source_dir), fs::canonical(repo));
+  EXPECT_TRUE(std::regex_match(p.source_commit, std::regex("[0-9a-f]{12}"))) << p.source_commit;
+  EXPECT_EQ(p.source_changes, "");
+  EXPECT_EQ(clean_binary(p).dirty_reason(), "");
+  EXPECT_EQ(p.cpu, cpu_model_name());
+  EXPECT_TRUE(p.isa == "avx512" || p.isa == "avx2" || p.isa == "scalar") << p.isa;
+  const nlohmann::json j = clean_binary(p).to_json();
+  EXPECT_TRUE(j["clean"].get<bool>());
+  EXPECT_NE(clean_binary(p).describe().find("(clean); " + p.cpu + ", " + p.isa), std::string::npos);
+}
+
+TEST(Provenance, UncommittedChangesOrAnotherCommitAreNotClean) {
+  const TempDir tmp;
+  const std::string repo = make_checkout(tmp);
+  write_file(fs::path(repo) / "configs/default.yaml", "edited\n");
+  const Provenance edited = clean_binary(read_provenance(repo + "/configs", false));
+  EXPECT_NE(edited.dirty_reason().find("uncommitted changes (configs/default.yaml)"),
+            std::string::npos)
+      << edited.dirty_reason();
+  EXPECT_THROW(require_clean_tree(edited, "pelab reproduce"), Error);
+  Provenance allowed = edited;
+  allowed.allow_dirty = true;
+  EXPECT_NO_THROW(require_clean_tree(allowed, "pelab reproduce"));
+  EXPECT_NE(allowed.describe().find("not clean, run with --allow-dirty"), std::string::npos);
+
+  Provenance other = clean_binary(read_provenance(tmp.path().string(), false));
+  other.source_dir = repo;
+  other.source_commit = "0123456789ab";
+  other.binary_commit = "ba9876543210";
+  EXPECT_NE(other.dirty_reason().find("built from commit ba9876543210"), std::string::npos);
+  other.binary_commit = "0123456789ab-dirty";
+  EXPECT_NE(other.dirty_reason().find("with uncommitted changes"), std::string::npos);
+  other.binary_commit = "unknown";
+  EXPECT_NE(other.dirty_reason().find("commit is unknown"), std::string::npos);
+}
+
+// Outside a git checkout (installed configs) the binary's commit is the whole provenance.
+TEST(Provenance, InstalledConfigsFollowTheBinary) {
+  const TempDir tmp;
+  Provenance p = read_provenance(tmp.path().string(), false);
+  EXPECT_EQ(p.source_dir, "");
+  p.binary_commit = "0123456789ab";
+  EXPECT_EQ(p.dirty_reason(), "");
+}
+
+// Through the command line: refused with one line and nothing written; accepted and recorded
+// with --allow-dirty.
+TEST(Provenance, ReproduceRefusesADirtyTreeUnlessAllowed) {
+  const TempDir tmp;
+  const std::string repo = make_checkout(tmp);
+  write_file(fs::path(repo) / "configs/claims/c08.yaml",
+             read_file(fs::path(repo) / "configs/claims/c08.yaml") + "# an edit\n");
+  const testing::Outcome refused =
+      testing::run_pelab({"reproduce", "--only", "C8", "--out", "report"}, repo);
+  EXPECT_EQ(testing::user_error_problem(refused, {"pelab reproduce: results must come from one "
+                                                  "clean commit",
+                                                  "--allow-dirty"}),
+            "");
+  EXPECT_FALSE(fs::exists(fs::path(repo) / "report"));
+  const testing::Outcome allowed =
+      testing::run_pelab({"reproduce", "--only", "C8", "--out", "report", "--allow-dirty"}, repo);
+  ASSERT_EQ(allowed.exit_code, 0) << allowed.err;
+  const nlohmann::json j = nlohmann::json::parse(read_file(fs::path(repo) / "report/claims.json"));
+  EXPECT_TRUE(j["provenance"]["allow_dirty"].get<bool>());
+  EXPECT_FALSE(j["provenance"]["clean"].get<bool>());
+  EXPECT_NE(
+      read_file(fs::path(repo) / "report/report.md").find("not clean, run with --allow-dirty"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace pelab

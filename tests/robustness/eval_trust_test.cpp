@@ -1,0 +1,123 @@
+// `pelab eval` takes the model and everything that indexes its outputs from one source: the
+// checkpoint it evaluates, whose stored config must equal the run's config.yaml (checked as
+// strictly as `--resume` checks it). A mismatch, a checkpoint with NaN weights, or a file
+// that is not the run's checkpoint is a one-line error naming the files; nothing is written.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "pelab/io/safetensors.h"
+#include "pelab_process.h"
+
+namespace pelab::testing {
+namespace {
+
+const std::string kTiny = testing::tiny_config("tiny", R"(training:
+  steps: 4
+  batch_size: 4
+  warmup: 1
+evaluation:
+  lengths: [4, 8]
+  examples: 4
+)");
+
+std::vector<std::string> listing(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    names.push_back(fs::relative(e.path(), dir).string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Replaces the first occurrence of `from` in the file at `path` by `to`.
+void edit_file(const std::string& path, const std::string& from, const std::string& to) {
+  std::string text = read_file(path);
+  const size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from << " not in " << path;
+  write_file(path, text.replace(at, from.size(), to));
+}
+
+class EvalTrust : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    write_file(shared_.path() / "tiny.yaml", kTiny);
+    const Outcome o =
+        run_pelab({"train", "tiny.yaml", "--out", "run", "--no-progress"}, shared_.path());
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+  }
+  void SetUp() override {
+    fs::copy(shared_.path() / "run", dir_.path() / "run", fs::copy_options::recursive);
+  }
+
+  void expect_user_error(const std::vector<std::string>& args,
+                         const std::vector<std::string>& parts) {
+    const std::vector<std::string> before = listing(dir_.path());
+    const Outcome o = run_pelab(args, dir_.path());
+    EXPECT_EQ(user_error_problem(o, parts), "");
+    EXPECT_EQ(listing(dir_.path()), before) << "files were left behind";
+  }
+
+  static TempDir shared_;
+  TempDir dir_;
+  const std::string config_ = dir_ / "run/config.yaml";
+  const std::string checkpoint_ = dir_ / "run/checkpoint.safetensors";
+};
+TempDir EvalTrust::shared_;
+
+TEST_F(EvalTrust, TheRunEvaluatesAsIs) {
+  const Outcome o = run_pelab({"eval", "run", "--lengths", "4,16"}, dir_.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("     16 "), std::string::npos) << o.out;
+}
+
+// A task edited in config.yaml after training (more symbols than the model's vocab_out) once
+// read past the logits buffer: exit 0, loss 1e27. The model and the task now agree or eval
+// refuses, naming the first line that differs.
+TEST_F(EvalTrust, ConfigYamlEditedAfterTrainingIsRefused) {
+  edit_file(config_, "symbols: 8", "symbols: 16");
+  expect_user_error({"eval", "run"},
+                    {"run/checkpoint.safetensors: the checkpoint was written "
+                     "by a different config than run/config.yaml",
+                     "'vocab_in: 8' in the checkpoint", "'vocab_in: 16' in config.yaml"});
+}
+
+TEST_F(EvalTrust, FlippedCausalOrRotaryBaseIsRefused) {
+  edit_file(config_, "causal: false", "causal: true");
+  expect_user_error({"eval", "run"}, {"different config than run/config.yaml", "causal"});
+  fs::copy_file(shared_.path() / "run/config.yaml", config_, fs::copy_options::overwrite_existing);
+  edit_file(config_, "base: 10000", "base: 500");
+  expect_user_error({"eval", "run"}, {"different config than run/config.yaml", "base"});
+}
+
+TEST_F(EvalTrust, NonFiniteWeightsAreRefused) {
+  SafetensorsFile file = read_safetensors(checkpoint_);
+  SafetensorsWriter w;
+  for (auto& [key, value] : file.metadata) w.set_metadata(key, value);
+  for (SafetensorsTensor t : file.tensors) {
+    if (t.name == "embed.weight") t.f32[5] = std::nanf("");
+    w.add(std::move(t));
+  }
+  w.write(checkpoint_);
+  expect_user_error({"eval", "run"}, {"run/checkpoint.safetensors: parameter 'embed.weight' "
+                                      "holds NaN at element 5"});
+}
+
+// `pelab eval RUN/other.safetensors` evaluates that file, never RUN/checkpoint.safetensors.
+TEST_F(EvalTrust, TheNamedCheckpointIsTheOneEvaluated) {
+  write_file(dir_ / "run/other.safetensors", "garbage, not a safetensors file");
+  expect_user_error({"eval", "run/other.safetensors"}, {"run/other.safetensors: "});
+  fs::copy_file(checkpoint_, dir_ / "run/copy.safetensors");
+  const Outcome copy = run_pelab({"eval", "run/copy.safetensors"}, dir_.path());
+  const Outcome own = run_pelab({"eval", "run"}, dir_.path());
+  ASSERT_EQ(copy.exit_code, 0) << copy.err;
+  EXPECT_EQ(copy.out, own.out);
+}
+
+TEST_F(EvalTrust, NotARegularFileIsRefused) {
+  expect_user_error({"eval", "/dev/null"}, {"/dev/null: not a regular file or directory"});
+}
+
+}  // namespace
+}  // namespace pelab::testing
