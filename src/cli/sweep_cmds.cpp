@@ -165,8 +165,9 @@ void add_sweep_commands(CLI::App& app, Action& action) {
       if (l.index >= 0) return run_sweep_task(o, l.index);
       if (l.launcher == "slurm") return submit_to_slurm(o, l, sa->metric);
       if (l.launcher == "print") {
-        for (const std::string& line : sweep_commands(o, this_executable()))
-          fmt::print("{}\n", line);
+        const std::vector<std::string> lines = sweep_commands(o, this_executable());
+        for (const std::string& line : lines) fmt::print("{}\n", line);
+        if (lines.empty()) fmt::print(stderr, "sweep: every run is completed; nothing to run\n");
         return 0;
       }
       const SweepResult r = run_sweep(o);

@@ -567,7 +567,7 @@ std::string merge_squeue(SweepStatus& status, const std::string& job) {
   }
   std::string s = fmt::format("Slurm: array job {}:", job);
   for (const auto& [state, n] : states) s += fmt::format(" {} {},", n, state);
-  if (states.empty()) s += " no tasks listed";
+  if (states.empty()) s += " no task queued or running";
   if (s.back() == ',') s.pop_back();
   return s;
 }
