@@ -178,6 +178,9 @@ check "the script runs the four runs two at a time" \
   file_has "$slurm_dir/slurm/sweep.sbatch" '^#SBATCH --array=0-3%2$'
 "$pelab" sweep --status "$slurm_dir" >"$work/status.out" 2>&1
 check "--status reports the submitted sweep" file_has "$work/status.out" '4 runs: '
+"${sweep_cmd[@]}" >"$work/again.out" 2>&1
+check "submitting again while the array is queued or running submits nothing" \
+  file_has "$work/again.out" 'nothing to submit'
 wait_for "array job $array to end" job_gone "$array"
 wait_for "compare job $compare to end" job_gone "$compare"
 check "the four runs completed in their own directories" all_completed
@@ -345,6 +348,9 @@ check "the script runs the four runs two at a time" \
   file_has "$slurm_dir/slurm/sweep.sbatch" '^#SBATCH --array=0-3%2$'
 "$pelab" sweep --status "$slurm_dir" >"$work/status.out" 2>&1
 check "--status reports the submitted sweep" file_has "$work/status.out" '4 runs: '
+"${sweep_cmd[@]}" >"$work/again.out" 2>&1
+check "submitting again while the array is queued or running submits nothing" \
+  file_has "$work/again.out" 'nothing to submit'
 wait_for "array job $array to end" job_gone "$array"
 wait_for "compare job $compare to end" job_gone "$compare"
 check "the four runs completed in their own directories" all_completed
