@@ -19,6 +19,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "pelab/core/error.h"
 #include "pelab/core/process.h"
@@ -397,7 +398,7 @@ extern "C" void on_task_signal(int sig) {
   g_task_signal.store(sig);
 }
 
-// SIGINT/SIGTERM recorded, not restarting waitpid, for the lifetime of a task.
+// SIGINT/SIGTERM recorded (the wait forwards them to the run) for the lifetime of a task.
 struct TaskSignals {
   struct sigaction old_int {
   }, old_term{};
@@ -453,17 +454,19 @@ void check_index_matches_manifest(const SweepPlan& plan, size_t index) {
 }
 
 // Waits for the run's child, forwarding the first SIGINT/SIGTERM to it (it saves and exits).
+// Polls rather than blocks, so a signal that came before the child started is forwarded too.
 int wait_forwarding_signals(pid_t pid, bool& stopping) {
-  int wstatus = 0;
   while (true) {
-    const pid_t done = ::waitpid(pid, &wstatus, 0);
-    if (done == pid) return wstatus;
-    if (done < 0 && errno != EINTR) return 255 << 8;
     const int sig = g_task_signal.load();
     if (sig && !stopping) {
       stopping = true;
       ::kill(pid, sig);
     }
+    int wstatus = 0;
+    const pid_t done = ::waitpid(pid, &wstatus, WNOHANG);
+    if (done == pid) return wstatus;
+    if (done < 0 && errno != EINTR) return 255 << 8;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
 
