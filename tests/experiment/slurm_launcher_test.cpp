@@ -8,9 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pelab/core/error.h"
@@ -250,6 +253,30 @@ TEST(SweepTask, RefusesAnIndexOfAnotherSweep) {
                        "sweep.json lists another sweep (run 1 is 'b' there, "
                        "'positional.type=none/seed=1' here)"))
       << e;
+}
+
+// Slurm may signal only the batch process (`scancel --batch`, `--signal=B:...`): --index must
+// pass SIGTERM on to the run, which saves, is recorded interrupted and resumes next time.
+TEST(SweepTask, SigtermToTheTaskReachesTheRun) {
+  Sweep s;
+  const std::string config = s.tmp / "c.yaml";
+  const std::vector<std::string> args = {
+      "sweep", config, "training.steps=200000", "--out", s.out().string(), "--index", "1"};
+  const pid_t pid = testing::start_pelab(args, s.tmp / "task.log");
+  const fs::path run = s.out() / "positional.type=none" / "seed=1";
+  for (int i = 0; i < 600 && !fs::exists(run / "metrics.jsonl"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(fs::exists(run / "metrics.jsonl")) << read_file(s.tmp / "task.log");
+  ::kill(pid, SIGTERM);  // the task only, not its child
+  const testing::Outcome o = testing::wait_pelab(pid, s.tmp / "task.log");
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_EQ(json::parse(read_file(run / "status.json"))["status"], "interrupted");
+  EXPECT_TRUE(fs::exists(run / "checkpoint.safetensors"));
+  EXPECT_FALSE(fs::exists(run / "summary.json"));
+  EXPECT_TRUE(contains(o.err, "stopped positional.type=none/seed=1")) << o.err;
+  s.options.overrides = {"training.steps=200000"};
+  const SweepPlan plan = plan_sweep(s.options);
+  EXPECT_EQ(plan.runs[1].plan.action, RunAction::resume);
 }
 
 // ---- status -------------------------------------------------------------------------------
