@@ -2,17 +2,21 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "pelab/experiment/compare.h"
+#include "pelab/experiment/slurm.h"
 #include "pelab/experiment/sweep.h"
 
 namespace pelab::cli {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 // Runs the comparison, prints its table and where it went; returns the number of completed runs.
 int64_t compare_and_print(const CompareOptions& o) {
@@ -26,6 +30,90 @@ int64_t compare_and_print(const CompareOptions& o) {
   return out.comparison.completed_runs;
 }
 
+// The options that choose where a sweep's runs execute (all but the local launcher are in
+// pelab/experiment/slurm.h).
+struct LauncherArgs {
+  std::string launcher = "local";
+  int64_t max_parallel = 0;
+  std::vector<std::string> slurm_opts;
+  int64_t threads = 0;
+  bool dry_run = false;
+  int64_t index = -1;
+  std::string status;
+};
+
+void add_launcher_options(CLI::App& sweep, LauncherArgs& l) {
+  sweep
+      .add_option("--launcher", l.launcher,
+                  "local (default): run here; slurm: submit a job array; print: one command "
+                  "per run to stdout")
+      ->check(CLI::IsMember({"local", "slurm", "print"}));
+  sweep.add_option("--max-parallel", l.max_parallel, "slurm: array tasks at a time")
+      ->check(integer_at_least(1));
+  sweep
+      .add_option("--slurm-opt", l.slurm_opts,
+                  "slurm: KEY=VALUE for sbatch, e.g. partition=gpu, time=2:00:00, mem=4G, "
+                  "account=proj (repeatable)")
+      ->allow_extra_args(false);
+  sweep.add_option("--threads", l.threads, "threads per run (the override threads=T)")
+      ->check(integer_at_least(1));
+  sweep.add_flag("--dry-run", l.dry_run, "slurm: write and print the script, submit nothing");
+  sweep.add_option("--index", l.index, "train only run I of the sweep (an array task does this)")
+      ->check(integer_at_least(0));
+  sweep.add_option("--status", l.status, "report the runs of sweep directory DIR and exit");
+}
+
+// Options that only one launcher reads are refused with the others, not ignored.
+void check_launcher_options(const LauncherArgs& l) {
+  const bool slurm = l.launcher == "slurm";
+  if (!slurm && l.max_parallel > 0)
+    throw CLI::ValidationError("--max-parallel", "needs --launcher slurm (locally: --jobs)");
+  if (!slurm && !l.slurm_opts.empty())
+    throw CLI::ValidationError("--slurm-opt", "needs --launcher slurm");
+  if (!slurm && l.dry_run) throw CLI::ValidationError("--dry-run", "needs --launcher slurm");
+  if (l.index >= 0 && l.launcher != "local")
+    throw CLI::ValidationError("--index", "trains one run here; it takes no --launcher");
+}
+
+// The running pelab, as an absolute path a batch script can name.
+std::string this_executable() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "pelab" : exe.string();
+}
+
+int submit_to_slurm(const SweepOptions& o, const LauncherArgs& l, const std::string& metric) {
+  SlurmLaunch launch;
+  launch.executable = this_executable();
+  launch.max_parallel = l.max_parallel;
+  launch.options = parse_slurm_options(l.slurm_opts);
+  launch.metric = metric;
+  launch.dry_run = l.dry_run;
+  const SlurmSubmission s = submit_slurm_sweep(o, launch);
+  if (s.indices.empty()) {
+    fmt::print(stderr,
+               "sweep {}: all {} runs are completed or still queued; nothing to submit (pelab "
+               "sweep --status {})\n",
+               s.out_dir, s.total, s.out_dir);
+    return 0;
+  }
+  const std::string runs = fmt::format("{} of {} runs", s.indices.size(), s.total);
+  if (l.dry_run) {
+    fmt::print("{}", s.script);
+    fmt::print(stderr,
+               "wrote {} ({}) and {}; submit them with\n  jobid=$(sbatch --parsable {})\n  "
+               "sbatch --dependency=afterany:$jobid {}\n",
+               s.script_path, runs, s.compare_script_path, s.script_path, s.compare_script_path);
+    return 0;
+  }
+  fmt::print("submitted array job {} ({}{}) and compare job {} (after the array)\n", s.array_job,
+             runs, l.max_parallel > 0 ? fmt::format(", {} at a time", l.max_parallel) : "",
+             s.compare_job);
+  fmt::print(stderr, "logs in {}/slurm/; follow with: pelab sweep --status {}\n", s.out_dir,
+             s.out_dir);
+  return 0;
+}
+
 }  // namespace
 
 void add_sweep_commands(CLI::App& app, Action& action) {
@@ -37,12 +125,12 @@ void add_sweep_commands(CLI::App& app, Action& action) {
     int64_t jobs = 0;
     bool no_progress = false;
     std::string metric = "sequence_accuracy";
+    LauncherArgs launch;
   };
   auto sa = std::make_shared<SweepArgs>();
   CLI::App* sweep = app.add_subcommand(
       "sweep", "Train every run of a config's sweep: axes (in parallel), then compare them");
-  sweep->add_option("config", sa->config, "the experiment config (YAML) with a sweep: section")
-      ->required();
+  sweep->add_option("config", sa->config, "the experiment config (YAML) with a sweep: section");
   sweep->add_option("overrides", sa->overrides,
                     "key=value overrides for every run, e.g. training.steps=200 or "
                     "sweep.seed=[0,1,2]");
@@ -52,14 +140,36 @@ void add_sweep_commands(CLI::App& app, Action& action) {
   sweep->add_flag("--no-progress", sa->no_progress, "progress lines instead of an updating line");
   sweep->add_option("--metric", sa->metric, "the metric of the final comparison")
       ->check(CLI::IsMember({"sequence_accuracy", "token_accuracy"}));
+  add_launcher_options(*sweep, sa->launch);
   sweep->callback([sa, &action] {
+    if (!sa->launch.status.empty()) {
+      if (!sa->config.empty()) throw CLI::ValidationError("--status", "takes no CONFIG");
+      action = [sa] {
+        fmt::print("{}", sweep_status(sa->launch.status).report());
+        return 0;
+      };
+      return;
+    }
+    if (sa->config.empty()) throw CLI::RequiredError("config");
+    check_launcher_options(sa->launch);
     action = [sa] {
+      const LauncherArgs& l = sa->launch;
       SweepOptions o;
       o.config_path = sa->config;
       o.overrides = sa->overrides;
+      // Every launcher gives the runs the same threads (results depend on the thread count).
+      if (l.threads > 0) o.overrides.push_back(fmt::format("threads={}", l.threads));
       o.out_dir = sa->out;
       o.jobs = sa->jobs;
       o.progress = !sa->no_progress;
+      if (l.index >= 0) return run_sweep_task(o, l.index);
+      if (l.launcher == "slurm") return submit_to_slurm(o, l, sa->metric);
+      if (l.launcher == "print") {
+        const std::vector<std::string> lines = sweep_commands(o, this_executable());
+        for (const std::string& line : lines) fmt::print("{}\n", line);
+        if (lines.empty()) fmt::print(stderr, "sweep: every run is completed; nothing to run\n");
+        return 0;
+      }
       const SweepResult r = run_sweep(o);
       if (!r.stopped && r.skipped + r.completed > 0) {
         CompareOptions c;

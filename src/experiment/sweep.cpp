@@ -57,11 +57,15 @@ std::string shell_quote(const std::string& arg) {
   return q + "'";
 }
 
+}  // namespace
+
 std::string join_command(const std::vector<std::string>& args) {
   std::string s;
   for (const std::string& a : args) s += std::string(s.empty() ? "" : " ") + shell_quote(a);
   return s;
 }
+
+namespace {
 
 // The last step logged in run_dir/metrics.jsonl (0 if none).
 int64_t last_logged_step(const fs::path& run_dir) {
@@ -438,7 +442,8 @@ class SweepDirLock {
   int fd_ = -1;
 };
 
-// <out>/sweep.json: the config, overrides, axes and runs.
+}  // namespace
+
 void write_manifest(const SweepPlan& plan) {
   json axes = json::array();
   for (const auto& [key, values] : plan.axes) axes.push_back({{"key", key}, {"values", values}});
@@ -453,6 +458,8 @@ void write_manifest(const SweepPlan& plan) {
                          {"jobs", plan.jobs},           {"runs", list}};
   write_file_atomic((fs::path(plan.out_dir) / "sweep.json").string(), manifest.dump(2) + "\n");
 }
+
+namespace {
 
 // Runs the queued runs of a plan in children of this process, `jobs` at a time: launches,
 // reaps, forwards SIGINT/SIGTERM, and reports progress on stderr (an updating line on a

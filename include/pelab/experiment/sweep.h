@@ -165,6 +165,12 @@ FinishedRun finish_planned_run(const SweepPlan& plan, const StartedRun& run, int
 // Runs run i of the plan to its end, as the local sweep runs each: start, wait, record.
 FinishedRun run_planned(const SweepPlan& plan, size_t i, const std::string& executable);
 
+// Writes <out>/sweep.json (atomically): the config, overrides, axes, jobs and runs.
+void write_manifest(const SweepPlan& plan);
+
+// The arguments as one shell command line, each quoted where a shell would need it.
+std::string join_command(const std::vector<std::string>& args);
+
 // Plans the sweep (plan_sweep), then runs the runs to do, `jobs` at a time, in this
 // process's children. Progress and per-run lines go to stderr.
 SweepResult run_sweep(const SweepOptions& options);
