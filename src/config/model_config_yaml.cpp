@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "pelab/core/strings.h"
 #include "pelab/positional/scheme.h"
 
 namespace pelab {
@@ -46,16 +47,13 @@ void read_positional_section(MapReader& r, PositionalConfig& p) {
   // The scheme's own key list: a key the scheme does not take is an error at its line.
   const std::vector<std::string> names = scheme_names();
   if (std::find(names.begin(), names.end(), p.type) == names.end()) {
-    std::string valid;
-    for (const std::string& n : names) valid += (valid.empty() ? "" : ", ") + n;
-    r.fail("type", fmt::format("unknown scheme '{}' (valid: {})", p.type, valid));
+    r.fail("type", fmt::format("unknown scheme '{}' (valid: {})", p.type, join(names)));
   }
   const SchemeInfo& info = scheme_info(p.type);
   for (const std::string& key : p.keys_given) {
     if (key == "type" || key == "randomize") continue;
     if (std::find(info.keys.begin(), info.keys.end(), key) == info.keys.end()) {
-      std::string takes;
-      for (const std::string& k : info.keys) takes += (takes.empty() ? "" : ", ") + k;
+      const std::string takes = join(info.keys);
       r.fail(key, fmt::format("the '{}' scheme does not take this key (it takes: {})", p.type,
                               takes.empty() ? "none" : takes));
     }

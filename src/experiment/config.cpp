@@ -12,6 +12,7 @@
 #include "pelab/config/model_config_yaml.h"
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/error.h"
+#include "pelab/core/strings.h"
 #include "pelab/data/file_dataset.h"
 #include "pelab/nn/encoder.h"
 #include "pelab/positional/scheme.h"
@@ -57,10 +58,8 @@ std::vector<std::string> group_names(const std::string& configs_dir, const std::
 
 Group load_group(const std::string& configs_dir, const std::string& section,
                  const std::string& name, const std::string& where) {
-  std::string valid;
-  for (const std::string& n : group_names(configs_dir, section))
-    valid += (valid.empty() ? "" : ", ") + n;
-  if (valid.empty()) valid = "none";
+  const std::vector<std::string> names = group_names(configs_dir, section);
+  const std::string valid = names.empty() ? "none" : join(names);
   // A group is a file's stem in configs/<section>/: a plain name, never a path (no '/', no
   // leading '.'), and short enough to be a file name at all.
   const bool plain_name =
@@ -76,12 +75,6 @@ Group load_group(const std::string& configs_dir, const std::string& section,
     throw Error(fmt::format("{}: no config group '{}' ({} does not exist; valid: {})", where,
                             message_text(name), message_text(path), valid));
   return {load_yaml_file(path), path};
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
 }
 
 // Sets root[a][b][c] = value for the dotted key "a.b.c", creating mappings on the way.

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "pelab/core/error.h"
+#include "pelab/core/strings.h"
 #include "pelab/positional/scheme.h"
 
 namespace pelab {
@@ -25,14 +26,6 @@ const std::vector<SchemeInfo>& scheme_table() {
   return table;
 }
 
-namespace {
-std::string join(const std::vector<std::string>& items) {
-  std::string s;
-  for (const std::string& item : items) s += (s.empty() ? "" : ", ") + item;
-  return s.empty() ? "none" : s;
-}
-}  // namespace
-
 std::vector<std::string> scheme_names() {
   std::vector<std::string> names;
   for (const SchemeInfo& info : scheme_table()) names.push_back(info.name);
@@ -53,7 +46,7 @@ std::unique_ptr<PositionalScheme> make_scheme(const SchemeContext& context) {
     if (key == "type" || key == "randomize") continue;  // every scheme takes these
     PELAB_CHECK(std::find(info.keys.begin(), info.keys.end(), key) != info.keys.end(),
                 "positional.{}: the '{}' scheme does not take this key (it takes: {})", key,
-                info.name, join(info.keys));
+                info.name, info.keys.empty() ? "none" : join(info.keys));
   }
   return info.make(context);
 }
