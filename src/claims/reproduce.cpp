@@ -10,12 +10,12 @@
 #include <sstream>
 
 #include "claims/claim.h"
+#include "pelab/config/load_model.h"
 #include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
 #include "pelab/core/strings.h"
 #include "pelab/experiment/sweep.h"
 #include "pelab/io/atomic_file.h"
-#include "pelab/nn/checkpoint.h"
 
 namespace pelab {
 

@@ -5,12 +5,12 @@
 #include <iostream>
 
 #include "commands.h"
+#include "pelab/config/load_model.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
 #include "pelab/experiment/config.h"
 #include "pelab/experiment/evaluate.h"
 #include "pelab/experiment/trainer.h"
-#include "pelab/nn/checkpoint.h"
 
 namespace pelab::cli {
 

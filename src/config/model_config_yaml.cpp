@@ -28,7 +28,20 @@ void read_model_section(MapReader& m, ModelConfig& c) {
             "causal", "activation", "embed_scale"});
 }
 
-void read_positional_section(MapReader& r, PositionalConfig& p) {
+namespace {
+void read_randomize(MapReader& rnd, RandomizeConfig& randomize) {
+  // Far above any real length, and far from overflow in the position arithmetic.
+  constexpr int64_t kMaxPositions = int64_t{1} << 24;
+  if (rnd.read("max_position", randomize.max_position) &&
+      (randomize.max_position < 0 || randomize.max_position > kMaxPositions))
+    rnd.fail("max_position",
+             fmt::format("must be in [0, {}], got {}", kMaxPositions, randomize.max_position));
+  rnd.read("at_eval", randomize.at_eval);
+  rnd.finish({"max_position", "at_eval"});
+}
+}  // namespace
+
+void read_positional_section(MapReader& r, PositionalConfig& p, RandomizeConfig* randomize) {
   for (const std::string& key : r.keys_present()) p.keys_given.insert(key);
   r.read("type", p.type);
   r.read("combine", p.combine);
@@ -38,10 +51,9 @@ void read_positional_section(MapReader& r, PositionalConfig& p) {
   r.read("max_len", p.max_len);
   r.read("max_distance", p.max_distance);
   r.read("num_buckets", p.num_buckets);
+  RandomizeConfig ignored;
   MapReader rnd = r.section("randomize");
-  rnd.read("max_position", p.randomize.max_position);
-  rnd.read("at_eval", p.randomize.at_eval);
-  rnd.finish({"max_position", "at_eval"});
+  read_randomize(rnd, randomize ? *randomize : ignored);
   r.finish({"type", "combine", "dim", "scale", "base", "max_len", "max_distance", "num_buckets",
             "randomize"});
   // The scheme's own key list: a key the scheme does not take is an error at its line.
@@ -67,7 +79,7 @@ void read_model_sections(MapReader& root, ModelConfig& c) {
   read_positional_section(positional, c.positional);
 }
 
-std::string model_sections_yaml(const ModelConfig& c) {
+std::string model_sections_yaml(const ModelConfig& c, const RandomizeConfig& randomize) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
@@ -106,10 +118,10 @@ std::string model_sections_yaml(const ModelConfig& c) {
   emit("max_len", p.max_len);
   emit("max_distance", p.max_distance > 0 ? p.max_distance : default_distance);
   emit("num_buckets", p.num_buckets);
-  if (p.randomize.max_position > 0) {
+  if (randomize.max_position > 0) {
     out << YAML::Key << "randomize" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "max_position" << YAML::Value << p.randomize.max_position;
-    out << YAML::Key << "at_eval" << YAML::Value << p.randomize.at_eval;
+    out << YAML::Key << "max_position" << YAML::Value << randomize.max_position;
+    out << YAML::Key << "at_eval" << YAML::Value << randomize.at_eval;
     out << YAML::EndMap;
   }
   out << YAML::EndMap << YAML::EndMap;

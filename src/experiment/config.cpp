@@ -313,7 +313,7 @@ void read_sections(const YAML::Node& root, const SectionSources& sources,
   MapReader model = section("model");
   read_model_section(model, c.model);
   MapReader positional = section("positional");
-  read_positional_section(positional, c.model.positional);
+  read_positional_section(positional, c.model.positional, &c.randomize);
   MapReader task = section("task");
   read_task_section(task, c.task);
   MapReader training = section("training");
@@ -448,7 +448,7 @@ void resolve_model(ExperimentConfig& c, const Task& task, const KeyPlaces& at) {
   const int64_t longest = longest_sequence(c, task);
   const int64_t longest_train = task.sequence_length(static_cast<int>(c.task.max_length));
   PositionalConfig& p = c.model.positional;
-  const RandomizeConfig& rnd = p.randomize;
+  const RandomizeConfig& rnd = c.randomize;
   if (rnd.max_position > 0) {
     const int64_t needed = rnd.at_eval ? longest : longest_train;
     if (rnd.max_position < needed)
@@ -537,7 +537,7 @@ std::string to_yaml(const ExperimentConfig& c) {
   out << YAML::Key << "seed" << YAML::Value << c.seed;
   out << YAML::Key << "threads" << YAML::Value << c.threads;
   out << YAML::EndMap;
-  std::string text = std::string(out.c_str()) + "\n" + model_sections_yaml(c.model);
+  std::string text = std::string(out.c_str()) + "\n" + model_sections_yaml(c.model, c.randomize);
   YAML::Emitter rest;
   rest << YAML::BeginMap;
   rest << YAML::Key << "task" << YAML::Value << YAML::BeginMap;

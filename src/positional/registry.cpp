@@ -39,8 +39,8 @@ const SchemeInfo& scheme_info(const std::string& name) {
       fmt::format("positional.type: unknown scheme '{}' (valid: {})", name, join(scheme_names())));
 }
 
-std::unique_ptr<PositionalScheme> make_scheme(const SchemeContext& context) {
-  const PositionalConfig& p = context.model.positional;
+std::unique_ptr<PositionalScheme> make_scheme(const ModelConfig& model, ParameterStore& params) {
+  const PositionalConfig& p = model.positional;
   const SchemeInfo& info = scheme_info(p.type);
   for (const std::string& key : p.keys_given) {
     if (key == "type" || key == "randomize") continue;  // every scheme takes these
@@ -48,7 +48,7 @@ std::unique_ptr<PositionalScheme> make_scheme(const SchemeContext& context) {
                 "positional.{}: the '{}' scheme does not take this key (it takes: {})", key,
                 info.name, info.keys.empty() ? "none" : join(info.keys));
   }
-  return info.make(context);
+  return info.make({model, params});
 }
 
 }  // namespace pelab

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "fuzz_util.h"
+#include "pelab/config/load_model.h"
 #include "pelab/io/safetensors.h"
-#include "pelab/nn/checkpoint.h"
 
 namespace {
 pelab::ModelConfig small_model() {

@@ -5,9 +5,9 @@
 #include <filesystem>
 
 #include "nn/model_util.h"
+#include "pelab/config/load_model.h"
 #include "pelab/config/model_config_yaml.h"
 #include "pelab/core/error.h"
-#include "pelab/nn/checkpoint.h"
 #include "pelab_process.h"
 
 namespace pelab::testing {

@@ -7,6 +7,7 @@
 
 #include "pelab/core/rng.h"
 #include "pelab/nn/encoder.h"
+#include "pelab/positional/scheme.h"
 
 namespace pelab::testing {
 

@@ -10,7 +10,7 @@
 #include "pelab/nn/batch.h"
 #include "pelab/nn/model_config.h"
 #include "pelab/nn/parameters.h"
-#include "pelab/positional/scheme.h"
+#include "pelab/nn/positional_scheme.h"
 
 namespace pelab {
 

@@ -9,11 +9,6 @@
 
 namespace pelab {
 
-struct RandomizeConfig {
-  int64_t max_position = 0;  // 0 = off; else positions are a sorted sample from [0, M)
-  bool at_eval = false;
-};
-
 struct PositionalConfig {
   std::string type = "none";
   std::string combine = "add";  // input-side schemes: add | concat
@@ -23,7 +18,6 @@ struct PositionalConfig {
   int64_t max_len = 0;          // learned; 0 = the longest length the run trains or evaluates on
   int64_t max_distance = 0;     // relative (default 16), t5 (default 128); 0 = the default
   int64_t num_buckets = 32;     // t5
-  RandomizeConfig randomize;
   // The keys the user wrote (so a scheme can reject keys it does not take).
   std::set<std::string> keys_given;
 };
