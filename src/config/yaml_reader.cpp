@@ -11,7 +11,6 @@
 #include <unordered_map>
 
 #include "pelab/core/error.h"
-#include "pelab/core/strings.h"
 
 namespace pelab {
 
@@ -98,6 +97,11 @@ std::string describe(const YAML::Node& n) {
   return "nothing";
 }
 
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+  return s;
+}
 }  // namespace
 
 YAML::Node load_yaml_string(const std::string& text, const std::string& source) {

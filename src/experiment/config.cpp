@@ -447,7 +447,6 @@ void resolve_model(ExperimentConfig& c, const Task& task, const KeyPlaces& at) {
   c.model.vocab_out = task.info().vocab_out();
   const int64_t longest = longest_sequence(c, task);
   const int64_t longest_train = task.sequence_length(static_cast<int>(c.task.max_length));
-  PositionalConfig& p = c.model.positional;
   const RandomizeConfig& rnd = c.randomize;
   if (rnd.max_position > 0) {
     const int64_t needed = rnd.at_eval ? longest : longest_train;
@@ -456,20 +455,8 @@ void resolve_model(ExperimentConfig& c, const Task& task, const KeyPlaces& at) {
           fmt::format("{}: {} is shorter than the longest sequence it must number ({} tokens)",
                       at("positional.randomize.max_position"), rnd.max_position, needed));
   }
-  if (p.type == "learned") {
-    // The table must hold every position used: the longest sequence, or M when randomized.
-    const int64_t needed = std::max(longest, rnd.max_position);
-    if (p.max_len == 0) {
-      p.max_len = needed;
-      p.keys_given.insert("max_len");
-    } else if (p.max_len < needed) {
-      throw Error(fmt::format(
-          "{}: the learned table has {} rows but the run uses positions up to {} (sequences of "
-          "up to {} tokens); raise it or shorten evaluation.lengths",
-          at("positional.max_len"), p.max_len, needed - 1, longest));
-    }
-  }
   try {
+    resolve_run_facts(c.model.positional, {longest, std::max(longest, rnd.max_position)});
     validate_model_config(c.model);
     Encoder probe(c.model, 0);
   } catch (const Error& e) {

@@ -33,16 +33,6 @@ void validate_model_config(const ModelConfig& c) {
               "model.activation: '{}' is not valid (valid: gelu, relu)", c.activation);
   PELAB_CHECK(!c.embed_scale || std::isfinite(*c.embed_scale),
               "model.embed_scale must be a finite number");
-  constexpr int64_t kMaxPositions = int64_t{1} << 24;
-  const PositionalConfig& p = c.positional;
-  PELAB_CHECK(p.dim >= 0 && p.dim <= kMaxWidth, "positional.dim must be in [0, {}], got {}",
-              kMaxWidth, p.dim);
-  PELAB_CHECK(p.max_len >= 0 && p.max_len <= kMaxPositions,
-              "positional.max_len must be in [0, {}], got {}", kMaxPositions, p.max_len);
-  PELAB_CHECK(p.max_distance >= 0 && p.max_distance <= kMaxPositions,
-              "positional.max_distance must be in [0, {}], got {}", kMaxPositions, p.max_distance);
-  PELAB_CHECK(p.num_buckets >= 0 && p.num_buckets <= kMaxWidth,
-              "positional.num_buckets must be in [0, {}], got {}", kMaxWidth, p.num_buckets);
 }
 
 Encoder::Linear Encoder::make_linear(const std::string& name, int64_t in, int64_t out) {

@@ -1,5 +1,5 @@
-// The `model:` and `positional:` sections of a config, to and from YAML. The checkpoint
-// stores the resolved config as YAML text, so a checkpoint alone rebuilds the model.
+// The `model:` and `positional:` sections of a config, to and from YAML. The positional keys
+// are read, checked and written as the scheme's key table says (pelab/positional/scheme.h).
 #pragma once
 
 #include <string>

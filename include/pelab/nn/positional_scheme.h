@@ -6,7 +6,7 @@
 //   2. transform_qk: queries and keys after their projections (rotary)
 //   3. attention_terms: a logit bias R and value terms U inside attention (Shaw, ALiBi, T5)
 //
-// The schemes themselves and their registry are the positional layer's
+// The schemes themselves, their keys and their registry are the positional layer's
 // (include/pelab/positional/scheme.h), one layer up: nn declares make_scheme here and the
 // registry defines it, so nn includes nothing above itself.
 #pragma once
@@ -44,16 +44,18 @@ class PositionalScheme {
   virtual int64_t max_position() const { return -1; }
 };
 
-// What a factory gets: the resolved model config and the parameter store to register its
-// parameters in (under MODEL.md's names).
+// What a scheme's factory gets: the model config, the scheme's keys with their defaults
+// filled in and checked against the scheme's key table, and the parameter store to register
+// its parameters in (under MODEL.md's names).
 struct SchemeContext {
   const ModelConfig& model;
+  const KeyValues& keys;
   ParameterStore& params;
 };
 
-// Builds the scheme `model.positional.type` names; rejects unknown names and keys the scheme
-// does not take, listing what is valid. Defined by the positional layer's registry
-// (src/positional/registry.cpp).
+// Builds the scheme `model.positional.type` names: fills in the defaults of its keys, checks
+// every key against its table (an error names the key and what is valid), then calls its
+// factory. Defined by the positional layer's registry (src/positional/registry.cpp).
 std::unique_ptr<PositionalScheme> make_scheme(const ModelConfig& model, ParameterStore& params);
 
 }  // namespace pelab
