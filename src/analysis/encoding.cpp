@@ -12,6 +12,7 @@
 #include "pelab/experiment/plot.h"
 #include "pelab/io/atomic_file.h"
 #include "pelab/ops/ops.h"
+#include "pelab/positional/scheme.h"
 
 namespace pelab {
 
@@ -265,15 +266,15 @@ EncodingAnalysis analyze_encoding(const Encoder& model, const EncodingAnalysisOp
   a.summary = summarize_encoding(P, model);
   a.dots = dot_with_reference(P, a.options.reference);
   a.falloff = falloff(a.dots, a.options.reference);
-  const PositionalConfig& pc = model.config().positional;
+  const KeyValues keys = resolve_defaults(model.config().positional);
   std::vector<int64_t> shifts;
   for (int64_t delta : options.shifts)
     if (delta >= 0 && delta < P.rows) shifts.push_back(delta);
   if (a.scheme == "sinusoidal" && P.cols % 2 == 0) {
     // The analytic map is for the table itself: undo the scale (a linear map commutes with it).
     Matrix unscaled = P;
-    for (double& v : unscaled.values) v /= pc.scale;
-    a.sinusoidal_shift_error = sinusoidal_shift_error(unscaled, shifts, pc.base);
+    for (double& v : unscaled.values) v /= keys.number("scale");
+    a.sinusoidal_shift_error = sinusoidal_shift_error(unscaled, shifts, keys.number("base"));
   }
   for (int64_t delta : shifts)
     if (P.rows - delta > P.cols)

@@ -69,14 +69,8 @@ ModelConfig bench_model_config(const BenchConfig& c, const std::string& scheme) 
   m.causal = false;
   m.activation = "gelu";
   m.positional.type = scheme;
-  if (scheme == "learned") {
-    m.positional.max_len = c.T;
-    m.positional.keys_given.insert("max_len");
-  }
-  if (scheme == "relative") {
-    m.positional.max_distance = kRelativeK;
-    m.positional.keys_given.insert("max_distance");
-  }
+  if (scheme == "learned") m.positional.keys.set("max_len", c.T);
+  if (scheme == "relative") m.positional.keys.set("max_distance", kRelativeK);
   return m;
 }
 

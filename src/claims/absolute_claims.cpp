@@ -22,6 +22,7 @@
 #include "pelab/data/task.h"
 #include "pelab/experiment/plot.h"
 #include "pelab/experiment/trainer.h"
+#include "pelab/positional/scheme.h"
 #include "pelab/train/schedule.h"
 
 namespace pelab::claims {
@@ -226,7 +227,7 @@ EncodingProperties encoding_properties(const std::string& scheme, int64_t d_mode
                                        int64_t short_length) {
   PositionalConfig positional;
   positional.type = scheme;
-  if (scheme == "learned") positional.max_len = long_positions;
+  resolve_run_facts(positional, {long_positions, long_positions});
   const Encoder model = encoding_model(positional, d_model, 11);
   EncodingProperties p;
   p.scheme = scheme;

@@ -12,6 +12,7 @@
 #include "claims/claim.h"
 #include "pelab/bench/train_bench.h"
 #include "pelab/core/error.h"
+#include "pelab/positional/scheme.h"
 
 namespace pelab::claims {
 
@@ -143,7 +144,7 @@ void c7(const ClaimContext& ctx, ClaimResult& r) {
       "without forming a [T, T, d_h] tensor.\n\n{}\nThe most memory tensors held at once "
       "during a step, MB:\n\n{}",
       d_model, layers, heads, relative.causal ? "causal" : "bidirectional",
-      relative.positional.max_distance, tokens, rounds, min_steps, table, memory);
+      relative.positional.keys.integer("max_distance"), tokens, rounds, min_steps, table, memory);
 }
 
 void c13(const ClaimContext& ctx, ClaimResult& r) {
@@ -182,7 +183,9 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
       const StepTiming t =
           time_training_steps(m, bench_batch(c, 0), claim_timing(min_steps, max_seconds));
       const double gflop = bench_matmul_flops(c, m.positional.type) / 1e9;
-      const std::string scheme = m.positional.type, combine = m.positional.combine;
+      const KeyValues keys = resolve_defaults(m.positional);
+      const std::string scheme = m.positional.type,
+                        combine = keys.has("combine") ? keys.text("combine") : "add";
       if (sweep == &add) {
         add_ms[scheme] = t.ms_median;
       } else {

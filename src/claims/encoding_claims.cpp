@@ -16,7 +16,7 @@ namespace {
 Encoder sinusoidal_model(int64_t d_model, double base) {
   PositionalConfig positional;
   positional.type = "sinusoidal";
-  positional.base = base;
+  positional.keys.set("base", base);
   return encoding_model(positional, d_model);
 }
 

@@ -11,6 +11,7 @@
 #include "pelab/core/error.h"
 #include "pelab/core/rng.h"
 #include "pelab/nn/encoder.h"
+#include "pelab/positional/scheme.h"
 
 namespace pelab::claims {
 
@@ -26,7 +27,7 @@ double permutation_error(const std::string& scheme, uint64_t seed) {
   m.heads = 4;
   m.layers = 2;
   m.positional.type = scheme;
-  if (scheme == "learned") m.positional.max_len = 64;
+  resolve_run_facts(m.positional, {64, 64});  // learned: a table of 64 rows
   Encoder model(m, seed);
   Generator rng(seed);
   // Random parameters of unit-ish scale, so that every term of the model matters.

@@ -11,6 +11,7 @@
 #include "claims/claim.h"
 #include "pelab/core/error.h"
 #include "pelab/experiment/plot.h"
+#include "pelab/positional/scheme.h"
 
 namespace pelab::claims {
 
@@ -19,7 +20,7 @@ namespace {
 // The parameters `model`'s scheme adds to it: its count minus that of the same model with
 // `none`. `learned_rows` sets learned's table length (the longest length a run uses).
 int64_t positional_parameters(ModelConfig model, int64_t learned_rows = 0) {
-  if (model.positional.type == "learned") model.positional.max_len = learned_rows;
+  resolve_run_facts(model.positional, {learned_rows, learned_rows});
   ModelConfig bare = model;
   bare.positional = PositionalConfig{};
   return Encoder(model, 0).params().count() - Encoder(bare, 0).params().count();
@@ -57,7 +58,7 @@ void c6(const ClaimContext& ctx, ClaimResult& r) {
     ModelConfig m = model;
     m.positional = PositionalConfig{};
     m.positional.type = "relative";
-    m.positional.max_distance = k;
+    m.positional.keys.set("max_distance", k);
     const int64_t n = positional_parameters(m);
     params += fmt::format("| {} | {} |\n", k, n);
     counts.push_back({{"scheme", "relative"}, {"k", k}, {"parameters", n}});

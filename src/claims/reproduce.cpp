@@ -9,11 +9,12 @@
 #include <sstream>
 
 #include "claims/claim.h"
+#include "pelab/config/load_model.h"
 #include "pelab/core/error.h"
+#include "pelab/core/strings.h"
 #include "pelab/experiment/provenance.h"
 #include "pelab/experiment/sweep.h"
 #include "pelab/io/atomic_file.h"
-#include "pelab/nn/checkpoint.h"
 
 namespace pelab {
 
@@ -221,11 +222,7 @@ std::string config_path(const std::string& configs_dir, const std::string& id) {
 }
 
 std::string text_of(const YAML::Node& node) {
-  if (node.IsSequence()) {
-    std::string s;
-    for (const YAML::Node& item : node) s += (s.empty() ? "" : ", ") + item.as<std::string>();
-    return s;
-  }
+  if (node.IsSequence()) return join(node.as<std::vector<std::string>>());
   return node.as<std::string>();
 }
 

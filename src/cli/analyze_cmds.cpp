@@ -15,11 +15,11 @@
 #include "pelab/analysis/attention.h"
 #include "pelab/analysis/encoding.h"
 #include "pelab/analysis/positions.h"
+#include "pelab/config/load_model.h"
 #include "pelab/core/error.h"
 #include "pelab/data/file_dataset.h"
 #include "pelab/experiment/config.h"
 #include "pelab/experiment/trainer.h"
-#include "pelab/nn/checkpoint.h"
 
 namespace pelab::cli {
 

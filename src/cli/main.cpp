@@ -14,6 +14,7 @@
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
+#include "pelab/core/strings.h"
 
 namespace {
 
@@ -55,11 +56,9 @@ int main(int argc, char** argv) {
       std::vector<std::string> commands;
       for (const CLI::App* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
       const std::string near = pelab::nearest_name(argv[1], commands);
-      std::string valid;
-      for (const std::string& c : commands) valid += (valid.empty() ? "" : ", ") + c;
       return report_error(fmt::format("unknown command '{}' ({}valid: {}; see pelab --help)",
                                       argv[1], near.empty() ? "" : "did you mean '" + near + "'? ",
-                                      valid));
+                                      pelab::join(commands)));
     }
     return report_error(fmt::format("{} (see {})", e.what(), help));
   } catch (const pelab::Error& e) {

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "pelab/config/load_model.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
 #include "pelab/experiment/config.h"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "pelab/core/strings.h"
 #include "pelab/experiment/compare.h"
 #include "pelab/experiment/slurm.h"
 #include "pelab/experiment/sweep.h"
@@ -24,9 +25,7 @@ int64_t compare_and_print(const CompareOptions& o) {
   fmt::print("{}", out.markdown);
   std::fflush(stdout);
   if (!out.plot_message.empty()) fmt::print(stderr, "pelab: {}\n", out.plot_message);
-  std::string files;
-  for (const std::string& f : out.written) files += std::string(files.empty() ? "" : ", ") + f;
-  fmt::print(stderr, "wrote {}\n", files);
+  fmt::print(stderr, "wrote {}\n", join(out.written));
   return out.comparison.completed_runs;
 }
 

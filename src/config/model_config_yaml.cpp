@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "pelab/core/strings.h"
 #include "pelab/positional/scheme.h"
 
 namespace pelab {
@@ -27,39 +28,67 @@ void read_model_section(MapReader& m, ModelConfig& c) {
             "causal", "activation", "embed_scale"});
 }
 
-void read_positional_section(MapReader& r, PositionalConfig& p) {
-  for (const std::string& key : r.keys_present()) p.keys_given.insert(key);
-  r.read("type", p.type);
-  r.read("combine", p.combine);
-  r.read("dim", p.dim);
-  r.read("scale", p.scale);
-  r.read("base", p.base);
-  r.read("max_len", p.max_len);
-  r.read("max_distance", p.max_distance);
-  r.read("num_buckets", p.num_buckets);
-  MapReader rnd = r.section("randomize");
-  rnd.read("max_position", p.randomize.max_position);
-  rnd.read("at_eval", p.randomize.at_eval);
-  rnd.finish({"max_position", "at_eval"});
-  r.finish({"type", "combine", "dim", "scale", "base", "max_len", "max_distance", "num_buckets",
-            "randomize"});
-  // The scheme's own key list: a key the scheme does not take is an error at its line.
-  const std::vector<std::string> names = scheme_names();
-  if (std::find(names.begin(), names.end(), p.type) == names.end()) {
-    std::string valid;
-    for (const std::string& n : names) valid += (valid.empty() ? "" : ", ") + n;
-    r.fail("type", fmt::format("unknown scheme '{}' (valid: {})", p.type, valid));
-  }
-  const SchemeInfo& info = scheme_info(p.type);
-  for (const std::string& key : p.keys_given) {
-    if (key == "type" || key == "randomize") continue;
-    if (std::find(info.keys.begin(), info.keys.end(), key) == info.keys.end()) {
-      std::string takes;
-      for (const std::string& k : info.keys) takes += (takes.empty() ? "" : ", ") + k;
-      r.fail(key, fmt::format("the '{}' scheme does not take this key (it takes: {})", p.type,
-                              takes.empty() ? "none" : takes));
+namespace {
+// One key, read as its table entry's type.
+void read_scheme_key(MapReader& r, const SchemeKey& key, KeyValues& keys) {
+  switch (key.type) {
+    case SchemeKey::Type::Integer: {
+      int64_t v = 0;
+      if (r.read(key.name, v)) keys.set(key.name, v);
+      return;
+    }
+    case SchemeKey::Type::Number: {
+      double v = 0.0;
+      if (r.read(key.name, v)) keys.set(key.name, v);
+      return;
+    }
+    case SchemeKey::Type::Text: {
+      std::string v;
+      if (r.read(key.name, v)) keys.set(key.name, v);
+      return;
     }
   }
+}
+
+void read_randomize(MapReader& rnd, RandomizeConfig& randomize) {
+  // Far above any real length, and far from overflow in the position arithmetic.
+  constexpr int64_t kMaxPositions = int64_t{1} << 24;
+  if (rnd.read("max_position", randomize.max_position) &&
+      (randomize.max_position < 0 || randomize.max_position > kMaxPositions))
+    rnd.fail("max_position",
+             fmt::format("must be in [0, {}], got {}", kMaxPositions, randomize.max_position));
+  rnd.read("at_eval", randomize.at_eval);
+  rnd.finish({"max_position", "at_eval"});
+}
+}  // namespace
+
+void read_positional_section(MapReader& r, PositionalConfig& p, RandomizeConfig* randomize) {
+  r.read("type", p.type);
+  const SchemeInfo* info = is_scheme(p.type) ? &scheme_info(p.type) : nullptr;
+  // The keys the scheme takes, typed by its table; keys of other schemes are errors below,
+  // after unknown keys (a typo is told as such, with the nearest key).
+  std::vector<std::string> not_taken;
+  for (const std::string& name : all_scheme_keys()) {
+    if (!r.has(name)) continue;
+    const SchemeKey* key = info ? info->key(name) : nullptr;
+    if (key) {
+      read_scheme_key(r, *key, p.keys);
+    } else {
+      r.take(name);
+      not_taken.push_back(name);
+    }
+  }
+  RandomizeConfig ignored;
+  MapReader rnd = r.section("randomize");
+  read_randomize(rnd, randomize ? *randomize : ignored);
+  std::vector<std::string> valid = {"type"};
+  for (const std::string& name : all_scheme_keys()) valid.push_back(name);
+  valid.push_back("randomize");
+  r.finish(valid);
+  if (!info)
+    r.fail("type", fmt::format("unknown scheme '{}' (valid: {})", p.type, join(scheme_names())));
+  std::sort(not_taken.begin(), not_taken.end());
+  if (!not_taken.empty()) r.fail(not_taken.front(), key_not_taken(*info));
 }
 
 void read_model_sections(MapReader& root, ModelConfig& c) {
@@ -69,7 +98,7 @@ void read_model_sections(MapReader& root, ModelConfig& c) {
   read_positional_section(positional, c.positional);
 }
 
-std::string model_sections_yaml(const ModelConfig& c) {
+std::string model_sections_yaml(const ModelConfig& c, const RandomizeConfig& randomize) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
@@ -85,33 +114,31 @@ std::string model_sections_yaml(const ModelConfig& c) {
   out << YAML::Key << "activation" << YAML::Value << c.activation;
   out << YAML::Key << "embed_scale" << YAML::Value << yaml_number(c.embedding_scale());
   out << YAML::EndMap;
-  // Every key the scheme takes, resolved (defaults written out); no other key, so the text
-  // reloads without errors.
+  // Every key the scheme takes that has a value, defaults written out, in its table's order;
+  // no other key, so the text reloads without errors.
   const PositionalConfig& p = c.positional;
-  const SchemeInfo& info = scheme_info(p.type);
-  std::set<std::string> keys(info.keys.begin(), info.keys.end());
-  if (p.combine != "concat") keys.erase("dim");
-  const int64_t default_distance = p.type == "t5" ? 128 : 16;
+  const KeyValues keys = resolve_defaults(p);
   out << YAML::Key << "positional" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "type" << YAML::Value << p.type;
-  auto emit = [&](const char* key, auto value) {
-    if (!keys.count(key)) return;
-    if constexpr (std::is_floating_point_v<decltype(value)>)
-      out << YAML::Key << key << YAML::Value << yaml_number(value);
-    else
-      out << YAML::Key << key << YAML::Value << value;
-  };
-  emit("combine", p.combine);
-  emit("dim", p.dim);
-  emit("scale", p.scale);
-  emit("base", p.base);
-  emit("max_len", p.max_len);
-  emit("max_distance", p.max_distance > 0 ? p.max_distance : default_distance);
-  emit("num_buckets", p.num_buckets);
-  if (p.randomize.max_position > 0) {
+  for (const SchemeKey& key : scheme_info(p.type).keys) {
+    if (!keys.has(key.name)) continue;
+    out << YAML::Key << key.name << YAML::Value;
+    switch (key.type) {
+      case SchemeKey::Type::Integer:
+        out << keys.integer(key.name);
+        break;
+      case SchemeKey::Type::Number:
+        out << yaml_number(keys.number(key.name));
+        break;
+      case SchemeKey::Type::Text:
+        out << keys.text(key.name);
+        break;
+    }
+  }
+  if (randomize.max_position > 0) {
     out << YAML::Key << "randomize" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "max_position" << YAML::Value << p.randomize.max_position;
-    out << YAML::Key << "at_eval" << YAML::Value << p.randomize.at_eval;
+    out << YAML::Key << "max_position" << YAML::Value << randomize.max_position;
+    out << YAML::Key << "at_eval" << YAML::Value << randomize.at_eval;
     out << YAML::EndMap;
   }
   out << YAML::EndMap << YAML::EndMap;

@@ -12,6 +12,7 @@
 #include "pelab/config/model_config_yaml.h"
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/error.h"
+#include "pelab/core/strings.h"
 #include "pelab/data/file_dataset.h"
 #include "pelab/nn/encoder.h"
 #include "pelab/positional/scheme.h"
@@ -78,12 +79,6 @@ Group load_group(const std::string& configs_dir, const std::string& section,
   return {load_yaml_file(path), path};
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 // Sets root[a][b][c] = value for the dotted key "a.b.c", creating mappings on the way.
 void set_dotted(YAML::Node root, const std::string& dotted, const YAML::Node& value,
                 const std::string& origin) {
@@ -113,26 +108,19 @@ void set_dotted(YAML::Node root, const std::string& dotted, const YAML::Node& va
   chain.back()[parts.back()] = value;
 }
 
-}  // namespace
+// ---- overrides -------------------------------------------------------------------------
 
-int64_t longest_sequence(const ExperimentConfig& c, const Task& task) {
-  int64_t n = c.task.max_length;
-  for (int64_t len : c.evaluation.lengths) n = std::max(n, len);
-  return task.sequence_length(static_cast<int>(n));
-}
+// The command line's key=value overrides, parsed first so that a group named on the command
+// line is loaded like one named in the file.
+struct Overrides {
+  std::vector<std::pair<std::string, YAML::Node>> values;  // in the order given
+  // Each key's origin, "command line 'model.heads=8'", for messages.
+  std::shared_ptr<KeyLocations> origins = std::make_shared<KeyLocations>();
+};
 
-ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
-                                  const std::vector<std::string>& overrides,
-                                  const std::string& configs_dir) {
-  YAML::Node root = load_yaml_string(text, source);
-  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
-  PELAB_CHECK(root.IsMap(), "{}: a config is a mapping of sections ({})", source, join(kTopKeys));
-
-  // Overrides: parsed first, so that a group named on the command line is loaded like one
-  // named in the file.
-  auto origins = std::make_shared<KeyLocations>();
-  std::vector<std::pair<std::string, YAML::Node>> parsed;
-  for (const std::string& o : overrides) {
+Overrides parse_overrides(const std::vector<std::string>& texts) {
+  Overrides parsed;
+  for (const std::string& o : texts) {
     const size_t eq = o.find('=');
     PELAB_CHECK(eq != std::string::npos && eq > 0,
                 "override '{}': expected key=value, e.g. model.heads=8", message_text(o));
@@ -145,37 +133,170 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
       throw Error(fmt::format("{}: unknown key '{}' ({}valid: {})", origin, message_text(top),
                               near.empty() ? "" : "did you mean '" + near + "'? ", join(kTopKeys)));
     }
-    parsed.emplace_back(key, node);
-    (*origins)[key] = origin;
+    parsed.values.emplace_back(key, node);
+    (*parsed.origins)[key] = origin;
   }
+  return parsed;
+}
 
-  // Groups: from the file, then from overrides of a whole section (`positional=alibi`).
-  std::map<std::string, std::string> section_source;
+bool is_group_override(const std::string& key, const YAML::Node& node) {
+  return std::find(kSections.begin(), kSections.end(), key) != kSections.end() && node.IsScalar();
+}
+
+// Applies every override that sets a key (not a whole section's group) to the tree.
+void apply_overrides(YAML::Node root, const Overrides& overrides) {
+  for (const auto& [key, node] : overrides.values)
+    if (!is_group_override(key, node)) set_dotted(root, key, node, overrides.origins->at(key));
+}
+
+// ---- groups ----------------------------------------------------------------------------
+
+// The file each section was read from: the config itself, or a group's file.
+using SectionSources = std::map<std::string, std::string>;
+
+// Replaces each section given as a name, in the file or by an override of a whole section
+// (`positional=alibi`), by its group file's contents.
+SectionSources apply_groups(YAML::Node root, const Overrides& overrides, const std::string& source,
+                            const std::string& configs_dir) {
+  SectionSources sources;
   for (const std::string& section : kSections) {
-    section_source[section] = source;
+    sources[section] = source;
     YAML::Node given = root[section];
-    for (const auto& [key, node] : parsed)
+    for (const auto& [key, node] : overrides.values)
       if (key == section && node.IsScalar()) given = node;
     if (given.IsDefined() && given.IsScalar() && section != "sweep") {
       const std::string where =
-          origins->count(section)
-              ? (*origins)[section]
+          overrides.origins->count(section)
+              ? overrides.origins->at(section)
               : fmt::format("{}:{}: {}", source, given.Mark().line + 1, section);
       Group g = load_group(configs_dir, section, given.Scalar(), where);
       root[section] = g.node;
-      section_source[section] = g.source;
+      sources[section] = g.source;
     }
   }
-  for (const auto& [key, node] : parsed) {
-    if (std::find(kSections.begin(), kSections.end(), key) != kSections.end() && node.IsScalar())
-      continue;  // a group, applied above
-    set_dotted(root, key, node, (*origins)[key]);
-  }
+  return sources;
+}
 
-  ExperimentConfig c;
-  c.source = source;
-  auto locations = std::make_shared<KeyLocations>();
-  MapReader top(root, source, "", origins, locations);
+// ---- reading ---------------------------------------------------------------------------
+
+// The task section: the task's name, its lengths and files, and the parameters that task
+// takes (each checked against its range).
+void read_task_section(MapReader& task, TaskConfig& c) {
+  task.read("name", c.name);
+  task.read("min_length", c.min_length);
+  task.read("max_length", c.max_length);
+  task.read("train_file", c.train_file);
+  task.read("eval_file", c.eval_file);
+  std::vector<std::string> valid = kTaskKeys;
+  std::vector<TaskParam> params;
+  try {
+    params = task_params(c.name);
+  } catch (const Error&) {
+    task.fail("name",
+              fmt::format("unknown task '{}' (valid: {}, file)", c.name, join(task_names())));
+  }
+  for (const TaskParam& tp : params) {
+    valid.push_back(tp.name);
+    int64_t v = 0;
+    if (task.read(tp.name, v)) {
+      if (v < tp.min || v > tp.max)
+        task.fail(tp.name,
+                  fmt::format("{} is out of range [{}, {}] ({})", v, tp.min, tp.max, tp.help));
+      c.params[tp.name] = v;
+    }
+  }
+  task.finish(valid);
+}
+
+void check_training(const MapReader& t, const TrainingConfig& tr) {
+  auto positive = [&](const char* key, double v) {
+    if (!(v > 0)) t.fail(key, fmt::format("must be positive, got {}", v));
+  };
+  positive("steps", static_cast<double>(tr.steps));
+  positive("batch_size", static_cast<double>(tr.batch_size));
+  positive("lr", tr.lr);
+  positive("eps", tr.eps);
+  positive("log_every", static_cast<double>(tr.log_every));
+  if (tr.batch_size > kMaxBatch)
+    t.fail("batch_size", fmt::format("must be at most {}, got {}", kMaxBatch, tr.batch_size));
+  if (tr.optimizer != "sgd" && tr.optimizer != "adam" && tr.optimizer != "adamw")
+    t.fail("optimizer", fmt::format("'{}' is not valid (valid: sgd, adam, adamw)", tr.optimizer));
+  if (tr.schedule != "constant" && tr.schedule != "linear" && tr.schedule != "cosine")
+    t.fail("schedule",
+           fmt::format("'{}' is not valid (valid: constant, linear, cosine)", tr.schedule));
+  if (tr.weight_decay < 0) t.fail("weight_decay", "must be >= 0");
+  if (tr.beta1 < 0 || tr.beta1 >= 1) t.fail("beta1", "must be in [0, 1)");
+  if (tr.beta2 < 0 || tr.beta2 >= 1) t.fail("beta2", "must be in [0, 1)");
+  if (tr.momentum < 0) t.fail("momentum", "must be >= 0");
+  if (tr.warmup < 0 || tr.warmup > tr.steps)
+    t.fail("warmup",
+           fmt::format("must be in [0, training.steps = {}], got {}", tr.steps, tr.warmup));
+  if (tr.min_lr < 0 || tr.min_lr > tr.lr)
+    t.fail("min_lr", fmt::format("must be in [0, lr = {}]", tr.lr));
+  if (tr.clip_norm < 0) t.fail("clip_norm", "must be >= 0 (0 = no clipping)");
+  if (tr.eval_every < 0) t.fail("eval_every", "must be >= 0 (0 = only at the end)");
+  if (tr.checkpoint_every < 0) t.fail("checkpoint_every", "must be >= 0 (0 = only at the end)");
+}
+
+void read_training_section(MapReader& t, TrainingConfig& tr) {
+  t.read("steps", tr.steps);
+  t.read("batch_size", tr.batch_size);
+  t.read("optimizer", tr.optimizer);
+  t.read("lr", tr.lr);
+  t.read("weight_decay", tr.weight_decay);
+  t.read("beta1", tr.beta1);
+  t.read("beta2", tr.beta2);
+  t.read("eps", tr.eps);
+  t.read("momentum", tr.momentum);
+  t.read("warmup", tr.warmup);
+  t.read("schedule", tr.schedule);
+  t.read("min_lr", tr.min_lr);
+  t.read("clip_norm", tr.clip_norm);
+  t.read("log_every", tr.log_every);
+  t.read("eval_every", tr.eval_every);
+  t.read("checkpoint_every", tr.checkpoint_every);
+  t.read("check_finite", tr.check_finite);
+  t.finish({"steps", "batch_size", "optimizer", "lr", "weight_decay", "beta1", "beta2", "eps",
+            "momentum", "warmup", "schedule", "min_lr", "clip_norm", "log_every", "eval_every",
+            "checkpoint_every", "check_finite"});
+  check_training(t, tr);
+}
+
+void read_evaluation_section(MapReader& e, EvaluationConfig& ev) {
+  e.read("lengths", ev.lengths);
+  e.read("examples", ev.examples);
+  e.read("batch_size", ev.batch_size);
+  int64_t eval_seed = 0;
+  if (e.read("seed", eval_seed)) {
+    if (eval_seed < 0) e.fail("seed", fmt::format("must be >= 0, got {}", eval_seed));
+    ev.seed = static_cast<uint64_t>(eval_seed);
+  }
+  e.finish({"lengths", "examples", "batch_size", "seed"});
+  if (ev.examples < 1 || ev.examples > kMaxExamples)
+    e.fail("examples", fmt::format("must be in [1, {}], got {}", kMaxExamples, ev.examples));
+  if (ev.batch_size < 1 || ev.batch_size > kMaxBatch)
+    e.fail("batch_size", fmt::format("must be in [1, {}], got {}", kMaxBatch, ev.batch_size));
+}
+
+// Axes in file order (run directories nest in that order); `parallel` is a setting.
+void read_sweep_section(MapReader& s, SweepConfig& sweep) {
+  s.read("parallel", sweep.parallel);
+  if (sweep.parallel < 0) s.fail("parallel", "must be >= 0 (0 = as many as cores allow)");
+  for (const std::string& key : s.keys_in_file_order()) {
+    if (key == "parallel") continue;
+    std::vector<std::string> values;
+    s.read(key, values);
+    if (values.empty()) s.fail(key, "a sweep axis needs at least one value");
+    sweep.axes.emplace_back(key, values);
+  }
+}
+
+// Reads every section into `c`, each with the file it came from (a group's own file and
+// lines); `locations` collects where each key was given.
+void read_sections(const YAML::Node& root, const SectionSources& sources,
+                   const Overrides& overrides, const std::shared_ptr<KeyLocations>& locations,
+                   ExperimentConfig& c) {
+  MapReader top(root, c.source, "", overrides.origins, locations);
   top.read("name", c.name);
   int64_t seed = 0;
   if (top.read("seed", seed)) {
@@ -185,144 +306,52 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   top.read("threads", c.threads);
   if (c.threads < 1 || c.threads > 256)
     top.fail("threads", fmt::format("must be in [1, 256], got {}", c.threads));
-
-  // Sections read with the file they came from (a group's own file and lines).
-  auto section_reader = [&](const std::string& name) {
+  auto section = [&](const std::string& name) {
     const std::optional<YAML::Node> n = top.take(name);
-    return MapReader(n ? *n : YAML::Node(), section_source[name], name, origins, locations);
+    return MapReader(n ? *n : YAML::Node(), sources.at(name), name, overrides.origins, locations);
   };
-  {
-    MapReader model = section_reader("model");
-    read_model_section(model, c.model);
-    MapReader positional = section_reader("positional");
-    read_positional_section(positional, c.model.positional);
-  }
-  {
-    MapReader task = section_reader("task");
-    task.read("name", c.task.name);
-    task.read("min_length", c.task.min_length);
-    task.read("max_length", c.task.max_length);
-    task.read("train_file", c.task.train_file);
-    task.read("eval_file", c.task.eval_file);
-    std::vector<std::string> valid = kTaskKeys;
-    std::vector<TaskParam> params;
-    try {
-      params = task_params(c.task.name);
-    } catch (const Error&) {
-      task.fail("name", fmt::format("unknown task '{}' (valid: {}, file)", c.task.name,
-                                    join(task_names())));
-    }
-    for (const TaskParam& tp : params) {
-      valid.push_back(tp.name);
-      int64_t v = 0;
-      if (task.read(tp.name, v)) {
-        if (v < tp.min || v > tp.max)
-          task.fail(tp.name,
-                    fmt::format("{} is out of range [{}, {}] ({})", v, tp.min, tp.max, tp.help));
-        c.task.params[tp.name] = v;
-      }
-    }
-    task.finish(valid);
-  }
-  {
-    MapReader t = section_reader("training");
-    TrainingConfig& tr = c.training;
-    t.read("steps", tr.steps);
-    t.read("batch_size", tr.batch_size);
-    t.read("optimizer", tr.optimizer);
-    t.read("lr", tr.lr);
-    t.read("weight_decay", tr.weight_decay);
-    t.read("beta1", tr.beta1);
-    t.read("beta2", tr.beta2);
-    t.read("eps", tr.eps);
-    t.read("momentum", tr.momentum);
-    t.read("warmup", tr.warmup);
-    t.read("schedule", tr.schedule);
-    t.read("min_lr", tr.min_lr);
-    t.read("clip_norm", tr.clip_norm);
-    t.read("log_every", tr.log_every);
-    t.read("eval_every", tr.eval_every);
-    t.read("checkpoint_every", tr.checkpoint_every);
-    t.read("check_finite", tr.check_finite);
-    t.finish({"steps", "batch_size", "optimizer", "lr", "weight_decay", "beta1", "beta2", "eps",
-              "momentum", "warmup", "schedule", "min_lr", "clip_norm", "log_every", "eval_every",
-              "checkpoint_every", "check_finite"});
-    auto positive = [&](const char* key, double v) {
-      if (!(v > 0)) t.fail(key, fmt::format("must be positive, got {}", v));
-    };
-    positive("steps", static_cast<double>(tr.steps));
-    positive("batch_size", static_cast<double>(tr.batch_size));
-    positive("lr", tr.lr);
-    positive("eps", tr.eps);
-    positive("log_every", static_cast<double>(tr.log_every));
-    if (tr.batch_size > kMaxBatch)
-      t.fail("batch_size", fmt::format("must be at most {}, got {}", kMaxBatch, tr.batch_size));
-    if (tr.optimizer != "sgd" && tr.optimizer != "adam" && tr.optimizer != "adamw")
-      t.fail("optimizer", fmt::format("'{}' is not valid (valid: sgd, adam, adamw)", tr.optimizer));
-    if (tr.schedule != "constant" && tr.schedule != "linear" && tr.schedule != "cosine")
-      t.fail("schedule",
-             fmt::format("'{}' is not valid (valid: constant, linear, cosine)", tr.schedule));
-    if (tr.weight_decay < 0) t.fail("weight_decay", "must be >= 0");
-    if (tr.beta1 < 0 || tr.beta1 >= 1) t.fail("beta1", "must be in [0, 1)");
-    if (tr.beta2 < 0 || tr.beta2 >= 1) t.fail("beta2", "must be in [0, 1)");
-    if (tr.momentum < 0) t.fail("momentum", "must be >= 0");
-    if (tr.warmup < 0 || tr.warmup > tr.steps)
-      t.fail("warmup",
-             fmt::format("must be in [0, training.steps = {}], got {}", tr.steps, tr.warmup));
-    if (tr.min_lr < 0 || tr.min_lr > tr.lr)
-      t.fail("min_lr", fmt::format("must be in [0, lr = {}]", tr.lr));
-    if (tr.clip_norm < 0) t.fail("clip_norm", "must be >= 0 (0 = no clipping)");
-    if (tr.eval_every < 0) t.fail("eval_every", "must be >= 0 (0 = only at the end)");
-    if (tr.checkpoint_every < 0) t.fail("checkpoint_every", "must be >= 0 (0 = only at the end)");
-  }
-  {
-    MapReader e = section_reader("evaluation");
-    EvaluationConfig& ev = c.evaluation;
-    e.read("lengths", ev.lengths);
-    e.read("examples", ev.examples);
-    e.read("batch_size", ev.batch_size);
-    int64_t eval_seed = 0;
-    if (e.read("seed", eval_seed)) {
-      if (eval_seed < 0) e.fail("seed", fmt::format("must be >= 0, got {}", eval_seed));
-      ev.seed = static_cast<uint64_t>(eval_seed);
-    }
-    e.finish({"lengths", "examples", "batch_size", "seed"});
-    if (ev.examples < 1 || ev.examples > kMaxExamples)
-      e.fail("examples", fmt::format("must be in [1, {}], got {}", kMaxExamples, ev.examples));
-    if (ev.batch_size < 1 || ev.batch_size > kMaxBatch)
-      e.fail("batch_size", fmt::format("must be in [1, {}], got {}", kMaxBatch, ev.batch_size));
-  }
-  {
-    const std::optional<YAML::Node> sweep = top.take("sweep");
-    if (sweep && sweep->IsDefined() && !sweep->IsNull()) {
-      MapReader s(*sweep, section_source["sweep"], "sweep", origins, locations);
-      // Axes in file order (run directories nest in that order); `parallel` is a setting.
-      s.read("parallel", c.sweep.parallel);
-      if (c.sweep.parallel < 0) s.fail("parallel", "must be >= 0 (0 = as many as cores allow)");
-      for (const std::string& key : s.keys_in_file_order()) {
-        if (key == "parallel") continue;
-        std::vector<std::string> values;
-        s.read(key, values);
-        if (values.empty()) s.fail(key, "a sweep axis needs at least one value");
-        c.sweep.axes.emplace_back(key, values);
-      }
-    }
+  MapReader model = section("model");
+  read_model_section(model, c.model);
+  MapReader positional = section("positional");
+  read_positional_section(positional, c.model.positional, &c.randomize);
+  MapReader task = section("task");
+  read_task_section(task, c.task);
+  MapReader training = section("training");
+  read_training_section(training, c.training);
+  MapReader evaluation = section("evaluation");
+  read_evaluation_section(evaluation, c.evaluation);
+  const std::optional<YAML::Node> sweep = top.take("sweep");
+  if (sweep && sweep->IsDefined() && !sweep->IsNull()) {
+    MapReader s(*sweep, sources.at("sweep"), "sweep", overrides.origins, locations);
+    read_sweep_section(s, c.sweep);
   }
   top.finish(kTopKeys);
+}
 
-  // ---- resolution and checks that involve several keys -----------------------------------
-  auto at = [&](const std::string& key) {
+// ---- resolving -------------------------------------------------------------------------
+
+// "file:line: dotted.key" for a key's message: where it was given, else the command line
+// that set it, else the config file.
+struct KeyPlaces {
+  std::string source;
+  std::shared_ptr<const KeyLocations> locations, origins;
+
+  std::string operator()(const std::string& key) const {
     auto it = locations->find(key);
     if (it != locations->end()) return it->second + ": " + key;
     auto o = origins->find(key);
     return (o != origins->end() ? o->second : source) + ": " + key;
-  };
-  // task.name: file reads task.train_file and task.eval_file: relative to the YAML file that
-  // gives them (the working directory for command-line overrides), saved absolute so that a
-  // run's config.yaml reloads from anywhere. Loading binds them for make_task("file", ...).
-  const bool from_files = c.task.name == kFileTaskName;
-  for (std::string* path : {&c.task.train_file, &c.task.eval_file}) {
-    const std::string key = path == &c.task.train_file ? "task.train_file" : "task.eval_file";
+  }
+  bool given(const std::string& key) const { return locations->count(key) > 0; }
+};
+
+// task.name: file reads task.train_file and task.eval_file: relative to the YAML file that
+// gives them (the working directory for command-line overrides), saved absolute so that a
+// run's config.yaml reloads from anywhere. Loading binds them for make_task("file", ...).
+void resolve_task_files(TaskConfig& task, const std::string& task_source, const KeyPlaces& at) {
+  const bool from_files = task.name == kFileTaskName;
+  for (std::string* path : {&task.train_file, &task.eval_file}) {
+    const std::string key = path == &task.train_file ? "task.train_file" : "task.eval_file";
     if (!from_files && !path->empty())
       throw Error(fmt::format("{}: only read when task.name is 'file'", at(key)));
     if (!from_files) continue;
@@ -331,13 +360,19 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
           fmt::format("{}: the 'file' task needs task.train_file and task.eval_file (a "
                       "dataset file each; see datasets/README.md)",
                       at("task.name")));
-    const fs::path base =
-        origins->count(key) ? fs::path() : fs::path(section_source["task"]).parent_path();
+    const fs::path base = at.origins->count(key) ? fs::path() : fs::path(task_source).parent_path();
     *path = fs::absolute(base / *path).lexically_normal().string();
   }
   if (from_files)
-    c.task.params = load_file_task(c.task.train_file, c.task.eval_file, at("task.train_file"),
-                                   at("task.eval_file"));
+    task.params = load_file_task(task.train_file, task.eval_file, at("task.train_file"),
+                                 at("task.eval_file"));
+}
+
+// The task itself, with the defaults a file task takes from its files: training sizes =
+// the training file's range, evaluation lengths = every size in the evaluation file.
+std::unique_ptr<Task> resolve_task(ExperimentConfig& c, const std::string& task_source,
+                                   const KeyPlaces& at) {
+  resolve_task_files(c.task, task_source, at);
   std::unique_ptr<Task> task;
   try {
     task = make_task(c.task.name, c.task.params);
@@ -348,87 +383,115 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   // training file's range, evaluation lengths = every size in the evaluation file.
   const std::vector<int> train_sizes = task->train_sizes(), eval_sizes = task->eval_sizes();
   if (!train_sizes.empty()) {
-    if (!locations->count("task.min_length")) c.task.min_length = train_sizes.front();
-    if (!locations->count("task.max_length")) c.task.max_length = train_sizes.back();
+    if (!at.given("task.min_length")) c.task.min_length = train_sizes.front();
+    if (!at.given("task.max_length")) c.task.max_length = train_sizes.back();
     if (c.evaluation.lengths.empty())
       c.evaluation.lengths.assign(eval_sizes.begin(), eval_sizes.end());
   }
-  if (c.task.min_length < task->min_length())
+  return task;
+}
+
+// Training and evaluation lengths: checked against the task, the evaluation ladder by default.
+void resolve_lengths(ExperimentConfig& c, const Task& task, const KeyPlaces& at) {
+  if (c.task.min_length < task.min_length())
     throw Error(fmt::format("{}: {} is below the task's shortest problem size {}",
-                            at("task.min_length"), c.task.min_length, task->min_length()));
+                            at("task.min_length"), c.task.min_length, task.min_length()));
   if (c.task.max_length < c.task.min_length)
     throw Error(fmt::format("{}: {} is below task.min_length = {}", at("task.max_length"),
                             c.task.max_length, c.task.min_length));
   if (c.task.max_length > kMaxLength)
     throw Error(fmt::format("{}: {} is above the longest problem size pelab takes, {}",
                             at("task.max_length"), c.task.max_length, kMaxLength));
-  if (c.evaluation.lengths.empty()) {  // the default ladder: inside training, then up to 4×
-    const int64_t mx = c.task.max_length;
-    std::set<int64_t> ladder{c.task.min_length,
-                             std::max(c.task.min_length, mx / 2),
-                             mx,
-                             mx + mx / 2,
-                             2 * mx,
-                             3 * mx,
-                             4 * mx};
-    c.evaluation.lengths.assign(ladder.begin(), ladder.end());
+  std::vector<int64_t>& lengths = c.evaluation.lengths;
+  if (lengths.empty()) {  // the default ladder: inside training, then up to 4×
+    const int64_t mn = c.task.min_length, mx = c.task.max_length;
+    const std::set<int64_t> ladder{mn,    std::max(mn, mx / 2), mx, mx + mx / 2, 2 * mx, 3 * mx,
+                                   4 * mx};
+    lengths.assign(ladder.begin(), ladder.end());
   }
-  std::sort(c.evaluation.lengths.begin(), c.evaluation.lengths.end());
-  c.evaluation.lengths.erase(std::unique(c.evaluation.lengths.begin(), c.evaluation.lengths.end()),
-                             c.evaluation.lengths.end());
-  for (int64_t n : c.evaluation.lengths)
-    if (n < task->min_length() || n > kMaxLength)
+  std::sort(lengths.begin(), lengths.end());
+  lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+  for (int64_t n : lengths)
+    if (n < task.min_length() || n > kMaxLength)
       throw Error(fmt::format("{}: length {} is outside [{}, {}]", at("evaluation.lengths"), n,
-                              task->min_length(), kMaxLength));
-  const std::string range = task->check_training_range(c.task.min_length, c.task.max_length);
+                              task.min_length(), kMaxLength));
+  const std::string range = task.check_training_range(c.task.min_length, c.task.max_length);
   if (!range.empty())
     throw Error(fmt::format(
-        "{}: {}", at(locations->count("task.max_length") ? "task.max_length" : "task.min_length"),
-        range));
-  const std::string lengths = task->check_evaluation_lengths(c.evaluation.lengths);
-  if (!lengths.empty()) throw Error(fmt::format("{}: {}", at("evaluation.lengths"), lengths));
-  c.model.vocab_in = task->info().vocab_in();
-  c.model.vocab_out = task->info().vocab_out();
+        "{}: {}", at(at.given("task.max_length") ? "task.max_length" : "task.min_length"), range));
+  const std::string bad = task.check_evaluation_lengths(lengths);
+  if (!bad.empty()) throw Error(fmt::format("{}: {}", at("evaluation.lengths"), bad));
+}
 
-  PositionalConfig& p = c.model.positional;
-  const int64_t longest = longest_sequence(c, *task);
-  const int64_t longest_train = task->sequence_length(static_cast<int>(c.task.max_length));
-  if (p.randomize.max_position > 0) {
-    const int64_t needed = p.randomize.at_eval ? longest : longest_train;
-    if (p.randomize.max_position < needed)
+// A message from building the model, prefixed with where its key was given: errors start
+// with "positional.max_len: ..." or "model.heads: ..."; one without a key of its own is
+// about the model's size (the parameter budget) or about the scheme.
+Error located(const Error& e, const KeyPlaces& at) {
+  const std::string msg = e.what();
+  const std::string key = msg.substr(0, msg.find(':'));
+  const bool is_key = key.find(' ') == std::string::npos && key.find('.') != std::string::npos;
+  const std::string fallback =
+      msg.rfind("the model would have", 0) == 0 ? at("model") : at("positional.type");
+  return Error(
+      fmt::format("{}: {}", is_key ? at(key).substr(0, at(key).rfind(": ")) : fallback, msg));
+}
+
+// The facts of the run the positions depend on: randomized positions must number the longest
+// sequence they are used for, and the scheme resolves its run-dependent keys (learned's
+// table length). Then the checks only building the model can do (heads dividing d_model,
+// odd head width for rotary, ...), reported at the key they concern.
+void resolve_model(ExperimentConfig& c, const Task& task, const KeyPlaces& at) {
+  c.model.vocab_in = task.info().vocab_in();
+  c.model.vocab_out = task.info().vocab_out();
+  const int64_t longest = longest_sequence(c, task);
+  const int64_t longest_train = task.sequence_length(static_cast<int>(c.task.max_length));
+  const RandomizeConfig& rnd = c.randomize;
+  if (rnd.max_position > 0) {
+    const int64_t needed = rnd.at_eval ? longest : longest_train;
+    if (rnd.max_position < needed)
       throw Error(
           fmt::format("{}: {} is shorter than the longest sequence it must number ({} tokens)",
-                      at("positional.randomize.max_position"), p.randomize.max_position, needed));
+                      at("positional.randomize.max_position"), rnd.max_position, needed));
   }
-  if (p.type == "learned") {
-    // The table must hold every position used: the longest sequence, or M when randomized.
-    const int64_t needed = std::max(longest, p.randomize.max_position);
-    if (p.max_len == 0) {
-      p.max_len = needed;
-      p.keys_given.insert("max_len");
-    } else if (p.max_len < needed) {
-      throw Error(fmt::format(
-          "{}: the learned table has {} rows but the run uses positions up to {} (sequences of "
-          "up to {} tokens); raise it or shorten evaluation.lengths",
-          at("positional.max_len"), p.max_len, needed - 1, longest));
-    }
-  }
-  // Checks that only building the model can do (heads dividing d_model, odd head width for
-  // rotary, ...), reported at the section they concern.
   try {
+    resolve_run_facts(c.model.positional, {longest, std::max(longest, rnd.max_position)});
     validate_model_config(c.model);
     Encoder probe(c.model, 0);
   } catch (const Error& e) {
-    const std::string msg = e.what();
-    const std::string key = msg.substr(0, msg.find(':'));
-    const bool is_key = key.find(' ') == std::string::npos && key.find('.') != std::string::npos;
-    // Without a key of its own the error is about the model's size (the parameter budget) or
-    // about the scheme.
-    const std::string fallback =
-        msg.rfind("the model would have", 0) == 0 ? at("model") : at("positional.type");
-    throw Error(
-        fmt::format("{}: {}", is_key ? at(key).substr(0, at(key).rfind(": ")) : fallback, msg));
+    throw located(e, at);
   }
+}
+
+}  // namespace
+
+int64_t longest_sequence(const ExperimentConfig& c, const Task& task) {
+  int64_t n = c.task.max_length;
+  for (int64_t len : c.evaluation.lengths) n = std::max(n, len);
+  return task.sequence_length(static_cast<int>(n));
+}
+
+// Stages, in order: overrides are parsed, groups replace sections given by name, overrides
+// are applied, the sections are read into typed structs, and what depends on several keys
+// (the task, the lengths, the model) is resolved and checked.
+ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
+                                  const std::vector<std::string>& override_texts,
+                                  const std::string& configs_dir) {
+  YAML::Node root = load_yaml_string(text, source);
+  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  PELAB_CHECK(root.IsMap(), "{}: a config is a mapping of sections ({})", source, join(kTopKeys));
+  const Overrides overrides = parse_overrides(override_texts);
+  const SectionSources sources = apply_groups(root, overrides, source, configs_dir);
+  apply_overrides(root, overrides);
+
+  ExperimentConfig c;
+  c.source = source;
+  auto locations = std::make_shared<KeyLocations>();
+  read_sections(root, sources, overrides, locations, c);
+
+  const KeyPlaces at{source, locations, overrides.origins};
+  const std::unique_ptr<Task> task = resolve_task(c, sources.at("task"), at);
+  resolve_lengths(c, *task, at);
+  resolve_model(c, *task, at);
   return c;
 }
 
@@ -459,7 +522,7 @@ std::string to_yaml(const ExperimentConfig& c) {
   out << YAML::Key << "seed" << YAML::Value << c.seed;
   out << YAML::Key << "threads" << YAML::Value << c.threads;
   out << YAML::EndMap;
-  std::string text = std::string(out.c_str()) + "\n" + model_sections_yaml(c.model);
+  std::string text = std::string(out.c_str()) + "\n" + model_sections_yaml(c.model, c.randomize);
   YAML::Emitter rest;
   rest << YAML::BeginMap;
   rest << YAML::Key << "task" << YAML::Value << YAML::BeginMap;

@@ -13,7 +13,7 @@ Evaluation evaluate(const Encoder& model, const Task& task, const ExperimentConf
   if (lengths.empty()) lengths = config.evaluation.lengths;
   NoGradGuard no_grad;
   Evaluation out;
-  const RandomizeConfig& rnd = config.model.positional.randomize;
+  const RandomizeConfig& rnd = config.randomize;
   const bool random_positions = rnd.max_position > 0 && rnd.at_eval;
   const int64_t V = config.model.vocab_out;
   for (int64_t n : lengths) {

@@ -7,7 +7,7 @@
 #include <system_error>
 
 #include "pelab/core/error.h"
-#include "pelab/nn/checkpoint.h"
+#include "pelab/config/load_model.h"
 
 namespace pelab {
 

@@ -200,7 +200,7 @@ TrainingStream::TrainingStream(const ExperimentConfig& config, const Task& task)
 Batch TrainingStream::next(std::vector<Example>* examples) {
   std::vector<Example> drawn = sample_examples(
       task_, config_.training.batch_size, config_.task.min_length, config_.task.max_length, rng_);
-  const RandomizeConfig& rnd = config_.model.positional.randomize;
+  const RandomizeConfig& rnd = config_.randomize;
   Batch batch = collate(drawn, rnd.max_position > 0 ? &rnd : nullptr, &rng_);
   if (examples) *examples = std::move(drawn);
   return batch;

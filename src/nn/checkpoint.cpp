@@ -1,6 +1,5 @@
 #include "pelab/nn/checkpoint.h"
 
-#include "pelab/config/model_config_yaml.h"
 #include "pelab/core/error.h"
 
 namespace pelab {
@@ -38,18 +37,6 @@ void load_parameters(Encoder& model, const SafetensorsFile& file) {
                 "{}: tensor '{}' is not a parameter of the model its config describes", file.source,
                 t.name);
   }
-}
-
-std::unique_ptr<Encoder> load_model(const SafetensorsFile& file) {
-  const ModelConfig config =
-      model_config_from_yaml(file.metadata_value("config"), file.source + " [config]");
-  auto model = std::make_unique<Encoder>(config, 0);
-  load_parameters(*model, file);
-  return model;
-}
-
-std::unique_ptr<Encoder> load_model(const std::string& path) {
-  return load_model(read_safetensors(path));
 }
 
 }  // namespace pelab

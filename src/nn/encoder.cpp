@@ -33,20 +33,6 @@ void validate_model_config(const ModelConfig& c) {
               "model.activation: '{}' is not valid (valid: gelu, relu)", c.activation);
   PELAB_CHECK(!c.embed_scale || std::isfinite(*c.embed_scale),
               "model.embed_scale must be a finite number");
-  constexpr int64_t kMaxPositions = int64_t{1} << 24;
-  const RandomizeConfig& r = c.positional.randomize;
-  PELAB_CHECK(r.max_position >= 0 && r.max_position <= kMaxPositions,
-              "positional.randomize.max_position must be in [0, {}], got {}", kMaxPositions,
-              r.max_position);
-  const PositionalConfig& p = c.positional;
-  PELAB_CHECK(p.dim >= 0 && p.dim <= kMaxWidth, "positional.dim must be in [0, {}], got {}",
-              kMaxWidth, p.dim);
-  PELAB_CHECK(p.max_len >= 0 && p.max_len <= kMaxPositions,
-              "positional.max_len must be in [0, {}], got {}", kMaxPositions, p.max_len);
-  PELAB_CHECK(p.max_distance >= 0 && p.max_distance <= kMaxPositions,
-              "positional.max_distance must be in [0, {}], got {}", kMaxPositions, p.max_distance);
-  PELAB_CHECK(p.num_buckets >= 0 && p.num_buckets <= kMaxWidth,
-              "positional.num_buckets must be in [0, {}], got {}", kMaxWidth, p.num_buckets);
 }
 
 Encoder::Linear Encoder::make_linear(const std::string& name, int64_t in, int64_t out) {
@@ -65,7 +51,7 @@ Encoder::Encoder(const ModelConfig& config, uint64_t init_seed)
   const int64_t d = config_.d_model;
   // Registration order follows MODEL.md's table; each parameter's values depend only on the
   // seed and its name. The scheme is built first so that it can fix the token width.
-  scheme_ = make_scheme({config_, params_});
+  scheme_ = make_scheme(config_, params_);
   // N(0, 1/d): with s_emb = √d the embedded tokens have unit scale.
   embed_ = params_.add_normal("embed.weight", {config_.vocab_in, scheme_->token_width(d)},
                               static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))));

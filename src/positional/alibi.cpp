@@ -64,8 +64,8 @@ class AlibiTerms : public AttentionTerms {
 
 class Alibi : public PositionalScheme {
  public:
-  explicit Alibi(const ModelConfig& m) {
-    for (double s : alibi_slopes(m.heads)) slopes_.push_back(static_cast<float>(s));
+  explicit Alibi(const SchemeContext& c) {
+    for (double s : alibi_slopes(c.model.heads)) slopes_.push_back(static_cast<float>(s));
   }
   std::shared_ptr<const AttentionTerms> attention_terms(const Batch& batch,
                                                         int /*layer*/) const override {
@@ -81,7 +81,7 @@ SchemeInfo alibi_scheme() {
   return {"alibi",
           "a fixed per-head linear penalty on |p_j − p_i| in the attention logits",
           {},
-          [](const SchemeContext& c) { return std::make_unique<Alibi>(c.model); }};
+          [](const SchemeContext& c) { return std::make_unique<Alibi>(c); }};
 }
 
 }  // namespace pelab

@@ -20,7 +20,7 @@ class Binary : public InputScheme {
 
 SchemeInfo binary_scheme() {
   return {"binary", "the notes' guess 3: the bits of p as ±1", input_scheme_keys(),
-          [](const SchemeContext& c) { return std::make_unique<Binary>(c.model); }};
+          [](const SchemeContext& c) { return std::make_unique<Binary>(c); }};
 }
 
 }  // namespace pelab

@@ -22,7 +22,7 @@ class Index : public InputScheme {
 
 SchemeInfo index_scheme() {
   return {"index", "the notes' guess 1: the raw position p in every column", input_scheme_keys(),
-          [](const SchemeContext& c) { return std::make_unique<Index>(c.model); }};
+          [](const SchemeContext& c) { return std::make_unique<Index>(c); }};
 }
 
 }  // namespace pelab

@@ -14,20 +14,20 @@ namespace pelab {
 
 class InputScheme : public PositionalScheme {
  public:
-  explicit InputScheme(const ModelConfig& m)
-      : concat_(m.positional.combine == "concat"),
-        scale_(static_cast<float>(m.positional.scale)),
-        d_pe_(concat_ ? m.positional.dim : m.d_model) {
-    const PositionalConfig& p = m.positional;
-    PELAB_CHECK(p.combine == "add" || p.combine == "concat",
-                "positional.combine: '{}' is not valid (valid: add, concat)", p.combine);
+  explicit InputScheme(const SchemeContext& c)
+      : concat_(c.keys.text("combine") == "concat"),
+        scale_(static_cast<float>(c.keys.number("scale"))),
+        // Without dim, concat reports 0 columns below: the message says what is valid.
+        d_pe_(!concat_            ? c.model.d_model
+              : c.keys.has("dim") ? c.keys.integer("dim")
+                                  : 0) {
     if (concat_) {
-      PELAB_CHECK(p.dim >= 1 && p.dim < m.d_model,
+      PELAB_CHECK(d_pe_ >= 1 && d_pe_ < c.model.d_model,
                   "positional.dim: {} is not valid with combine: concat (it must be in [1, {}], "
                   "leaving token columns out of d_model = {})",
-                  p.dim, m.d_model - 1, m.d_model);
+                  d_pe_, c.model.d_model - 1, c.model.d_model);
     } else {
-      PELAB_CHECK(!p.keys_given.count("dim"),
+      PELAB_CHECK(!c.keys.has("dim"),
                   "positional.dim applies only with combine: concat (with add, d_pe = d_model)");
     }
   }
@@ -65,10 +65,25 @@ class InputScheme : public PositionalScheme {
   int64_t d_pe_;
 };
 
-// Keys every input-side scheme takes.
-inline std::vector<std::string> input_scheme_keys(std::vector<std::string> extra = {}) {
-  std::vector<std::string> keys{"combine", "dim", "scale"};
-  keys.insert(keys.end(), extra.begin(), extra.end());
+// The keys every input-side scheme takes, then the scheme's own.
+inline std::vector<SchemeKey> input_scheme_keys(std::vector<SchemeKey> own = {}) {
+  std::vector<SchemeKey> keys{
+      {.name = "combine",
+       .type = SchemeKey::Type::Text,
+       .default_value = "add",
+       .choices = {"add", "concat"},
+       .help = "add the table to the token embedding, or concatenate it"},
+      {.name = "dim",
+       .type = SchemeKey::Type::Integer,
+       .min = 0,
+       .max = 1 << 20,
+       .help = "with `concat`: the columns `d_pe` of the positional part (required)"},
+      {.name = "scale",
+       .type = SchemeKey::Type::Number,
+       .default_value = 1.0,
+       .help = "`s_pe`, the factor on the table"},
+  };
+  keys.insert(keys.end(), own.begin(), own.end());
   return keys;
 }
 

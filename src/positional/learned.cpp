@@ -9,15 +9,14 @@ namespace pelab {
 namespace {
 class Learned : public InputScheme {
  public:
-  Learned(const ModelConfig& m, ParameterStore& params)
-      : InputScheme(m), max_len_(m.positional.max_len) {
+  explicit Learned(const SchemeContext& c) : InputScheme(c), max_len_(c.keys.integer("max_len")) {
     PELAB_CHECK(max_len_ >= 1,
                 "learned positions need positional.max_len >= 1 (the longest length the run "
                 "trains or evaluates on), got {}",
                 max_len_);
     // N(0, 1/√2): the same per-coordinate RMS as the sinusoidal table's sin/cos entries,
     // so learned and fixed tables start at the same scale next to the unit-scale tokens.
-    table_ = params.add_normal("pos.weight", {max_len_, d_pe()}, 0.70710678f);
+    table_ = c.params.add_normal("pos.weight", {max_len_, d_pe()}, 0.70710678f);
   }
 
   int64_t max_position() const override { return max_len_ - 1; }
@@ -42,8 +41,28 @@ class Learned : public InputScheme {
 
 SchemeInfo learned_scheme() {
   return {"learned", "a trained table of max_len position vectors added to the input",
-          input_scheme_keys({"max_len"}),
-          [](const SchemeContext& c) { return std::make_unique<Learned>(c.model, c.params); }};
+          input_scheme_keys({{.name = "max_len",
+                              .type = SchemeKey::Type::Integer,
+                              .default_value = int64_t{0},
+                              .min = 0,
+                              .max = 1 << 24,
+                              .help = "rows of the table; 0 = the longest length the run trains "
+                                      "or evaluates on (or `randomize.max_position`)"}}),
+          [](const SchemeContext& c) { return std::make_unique<Learned>(c); },
+          // The table must hold every position the run uses: the longest sequence, or M
+          // when positions are randomized.
+          [](const RunFacts& run, KeyValues& keys) {
+            const int64_t max_len = keys.has("max_len") ? keys.integer("max_len") : 0;
+            if (max_len == 0) {
+              keys.set("max_len", run.positions);
+            } else if (max_len < run.positions) {
+              throw Error(fmt::format(
+                  "positional.max_len: the learned table has {} rows but the run uses positions "
+                  "up to {} (sequences of up to {} tokens); raise it or shorten "
+                  "evaluation.lengths",
+                  max_len, run.positions - 1, run.longest_sequence));
+            }
+          }};
 }
 
 }  // namespace pelab

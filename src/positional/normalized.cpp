@@ -29,7 +29,7 @@ class Normalized : public InputScheme {
 SchemeInfo normalized_scheme() {
   return {"normalized", "the notes' guess 2: p / (n − 1) in every column, n the real length",
           input_scheme_keys(),
-          [](const SchemeContext& c) { return std::make_unique<Normalized>(c.model); }};
+          [](const SchemeContext& c) { return std::make_unique<Normalized>(c); }};
 }
 
 }  // namespace pelab

@@ -178,10 +178,9 @@ class ShawTerms : public AttentionTerms {
 
 class Relative : public PositionalScheme {
  public:
-  Relative(const ModelConfig& m, ParameterStore& params)
-      : k_(m.positional.max_distance > 0 ? m.positional.max_distance : 16) {
-    PELAB_CHECK(k_ >= 1 && k_ <= 1000000, "positional.max_distance must be in [1, 1000000], got {}",
-                k_);
+  explicit Relative(const SchemeContext& c) : k_(c.keys.integer("max_distance")) {
+    const ModelConfig& m = c.model;
+    ParameterStore& params = c.params;
     for (int64_t l = 0; l < m.layers; ++l) {
       const std::string prefix = "layers." + std::to_string(l) + ".attn.";
       rel_k_.push_back(params.add_normal(prefix + "rel_k", {2 * k_ + 1, m.head_dim()}, 0.02f));
@@ -203,8 +202,13 @@ class Relative : public PositionalScheme {
 SchemeInfo relative_scheme() {
   return {"relative",
           "Shaw et al.: learned embeddings of clipped distances in the logits and the values",
-          {"max_distance"},
-          [](const SchemeContext& c) { return std::make_unique<Relative>(c.model, c.params); }};
+          {{.name = "max_distance",
+            .type = SchemeKey::Type::Integer,
+            .default_value = int64_t{16},
+            .min = 1,
+            .max = 1000000,
+            .help = "`k`: distances beyond ±k share the outermost embedding"}},
+          [](const SchemeContext& c) { return std::make_unique<Relative>(c); }};
 }
 
 }  // namespace pelab

@@ -8,7 +8,8 @@ namespace pelab {
 namespace {
 class Rotary : public PositionalScheme {
  public:
-  explicit Rotary(const ModelConfig& m) : heads_(m.heads), base_(m.positional.base) {
+  explicit Rotary(const SchemeContext& c) : heads_(c.model.heads), base_(c.keys.number("base")) {
+    const ModelConfig& m = c.model;
     PELAB_CHECK(m.head_dim() % 2 == 0,
                 "rotary needs an even head width: d_model / heads = {} / {} = {}", m.d_model,
                 m.heads, m.head_dim());
@@ -29,8 +30,11 @@ class Rotary : public PositionalScheme {
 SchemeInfo rotary_scheme() {
   return {"rotary",
           "queries and keys rotated by position (RoPE, interleaved pairs)",
-          {"base"},
-          [](const SchemeContext& c) { return std::make_unique<Rotary>(c.model); }};
+          {{.name = "base",
+            .type = SchemeKey::Type::Number,
+            .default_value = 10000.0,
+            .help = "the base of the angles `θ_i = base^(−2i/d_h)`"}},
+          [](const SchemeContext& c) { return std::make_unique<Rotary>(c); }};
 }
 
 }  // namespace pelab

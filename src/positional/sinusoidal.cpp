@@ -36,7 +36,7 @@ Tensor sinusoidal_encoding(const std::vector<int64_t>& positions, int64_t dim, d
 namespace {
 class Sinusoidal : public InputScheme {
  public:
-  explicit Sinusoidal(const ModelConfig& m) : InputScheme(m), base_(m.positional.base) {
+  explicit Sinusoidal(const SchemeContext& c) : InputScheme(c), base_(c.keys.number("base")) {
     PELAB_CHECK(d_pe() % 2 == 0, "sinusoidal needs an even encoding width, got d_pe = {}", d_pe());
     PELAB_CHECK(base_ > 0.0, "positional.base must be positive, got {}", base_);
   }
@@ -56,8 +56,11 @@ class Sinusoidal : public InputScheme {
 
 SchemeInfo sinusoidal_scheme() {
   return {"sinusoidal", "fixed sin/cos table added to (or concatenated with) the input",
-          input_scheme_keys({"base"}),
-          [](const SchemeContext& c) { return std::make_unique<Sinusoidal>(c.model); }};
+          input_scheme_keys({{.name = "base",
+                              .type = SchemeKey::Type::Number,
+                              .default_value = 10000.0,
+                              .help = "the base of the frequencies `ω_i = base^(−2i/d_pe)`"}}),
+          [](const SchemeContext& c) { return std::make_unique<Sinusoidal>(c); }};
 }
 
 }  // namespace pelab

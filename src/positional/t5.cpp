@@ -85,16 +85,15 @@ class T5Terms : public AttentionTerms {
 
 class T5 : public PositionalScheme {
  public:
-  T5(const ModelConfig& m, ParameterStore& params) {
-    const PositionalConfig& p = m.positional;
-    const int64_t nb = p.num_buckets;
-    const int64_t max_distance = p.max_distance > 0 ? p.max_distance : 128;
+  explicit T5(const SchemeContext& c) {
+    const int64_t nb = c.keys.integer("num_buckets");
+    const int64_t max_distance = c.keys.integer("max_distance");
     PELAB_CHECK(nb >= 4 && nb % 2 == 0,
                 "positional.num_buckets must be even and at least 4, got {}", nb);
     PELAB_CHECK(max_distance > nb / 4,
                 "positional.max_distance ({}) must exceed num_buckets / 4 = {} (the exact range)",
                 max_distance, nb / 4);
-    table_ = params.add_normal("t5_bias.weight", {nb, m.heads}, 0.02f);
+    table_ = c.params.add_normal("t5_bias.weight", {nb, c.model.heads}, 0.02f);
     // Every distance at or past max_distance falls in the last bucket of its sign, so one
     // lookup table over [−max_distance, max_distance] covers all distances.
     radius_ = max_distance;
@@ -119,8 +118,19 @@ class T5 : public PositionalScheme {
 SchemeInfo t5_scheme() {
   return {"t5",
           "a learned per-head bias for bucketed relative distances (shared by layers)",
-          {"num_buckets", "max_distance"},
-          [](const SchemeContext& c) { return std::make_unique<T5>(c.model, c.params); }};
+          {{.name = "max_distance",
+            .type = SchemeKey::Type::Integer,
+            .default_value = int64_t{128},
+            .min = 1,
+            .max = 1 << 24,
+            .help = "distances at or beyond it share the last bucket of their sign"},
+           {.name = "num_buckets",
+            .type = SchemeKey::Type::Integer,
+            .default_value = int64_t{32},
+            .min = 4,
+            .max = 1 << 20,
+            .help = "buckets of the bias table, half per sign; even"}},
+          [](const SchemeContext& c) { return std::make_unique<T5>(c); }};
 }
 
 }  // namespace pelab

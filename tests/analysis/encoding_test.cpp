@@ -30,8 +30,7 @@ std::vector<int64_t> range(int64_t n) {
 
 TEST(AbsoluteEncoding, IsWhatTheInputHookAddsScaleIncluded) {
   ModelConfig c = tiny_config("sinusoidal", 16);
-  c.positional.scale = 0.5;
-  c.positional.keys_given.insert("scale");
+  c.positional.keys.set("scale", 0.5);
   const Encoder model(c, 1);
   const Matrix P = absolute_encoding(model, 40);
   const Matrix table = from_tensor(sinusoidal_encoding(range(40), 16, 10000.0));
@@ -43,10 +42,8 @@ TEST(AbsoluteEncoding, IsWhatTheInputHookAddsScaleIncluded) {
 
 TEST(AbsoluteEncoding, ConcatKeepsOnlyThePositionalColumns) {
   ModelConfig c = tiny_config("sinusoidal", 16);
-  c.positional.combine = "concat";
-  c.positional.dim = 6;
-  c.positional.keys_given.insert("combine");
-  c.positional.keys_given.insert("dim");
+  c.positional.keys.set("combine", "concat");
+  c.positional.keys.set("dim", int64_t{6});
   const Encoder model(c, 1);
   const Matrix P = absolute_encoding(model, 10);
   const Matrix table = from_tensor(sinusoidal_encoding(range(10), 6, 10000.0));
@@ -71,7 +68,7 @@ TEST(AbsoluteEncoding, SchemesThatActInsideAttentionHaveNone) {
 
 TEST(AbsoluteEncoding, LearnedTableEndsAtMaxLen) {
   ModelConfig c = tiny_config("learned", 16);
-  c.positional.max_len = 20;
+  c.positional.keys.set("max_len", int64_t{20});
   const Encoder model(c, 1);
   EXPECT_EQ(absolute_encoding(model, 20).rows, 20);
   EXPECT_THROW(absolute_encoding(model, 21), Error);
@@ -113,7 +110,7 @@ TEST(ShiftMaps, SinusoidalRotationIsExactAndOtherTablesAreNot) {
   EXPECT_LT(fitted_shift_residual(P, 7), 1e-6);
   // A learned table at initialisation is random: no linear map shifts it.
   ModelConfig c = tiny_config("learned", 32);
-  c.positional.max_len = 200;
+  c.positional.keys.set("max_len", int64_t{200});
   const Matrix L = absolute_encoding(Encoder(c, 3), 200);
   EXPECT_GT(fitted_shift_residual(L, 7), 0.5);
   // Too few rows to fit a 32×32 map is refused rather than reported as a perfect fit.

@@ -68,8 +68,8 @@ TEST(SubspaceOverlap, TokensInsideTheEncodingSpanAndRandomTokens) {
 
 TEST(SubspaceOverlap, NotDefinedWhenConcatenatingOrWithoutAnEncoding) {
   ModelConfig c = tiny_config("sinusoidal", 16);
-  c.positional.combine = "concat";
-  c.positional.dim = 4;
+  c.positional.keys.set("combine", "concat");
+  c.positional.keys.set("dim", int64_t{4});
   EXPECT_FALSE(subspace_overlap(Encoder(c, 1), 8).has_value());
   EXPECT_FALSE(subspace_overlap(Encoder(tiny_config("rotary", 16), 1), 8).has_value());
 }

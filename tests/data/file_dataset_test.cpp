@@ -697,7 +697,7 @@ TEST(FileTaskConfig, LoadsWithVocabularyAndDefaultsFromTheFiles) {
   EXPECT_EQ(c.task.min_length, 1);
   EXPECT_EQ(c.task.max_length, 3);
   EXPECT_EQ(c.evaluation.lengths, (std::vector<int64_t>{1, 4, 5}));
-  EXPECT_EQ(c.model.positional.max_len, 11);  // 5 + 1 + 5 tokens
+  EXPECT_EQ(c.model.positional.keys.integer("max_len"), 11);  // 5 + 1 + 5 tokens
   const std::unique_ptr<Task> task = make_task(c.task.name, c.task.params);
   EXPECT_EQ(task->info().vocab_in(), 4);
   EXPECT_EQ(evaluation_examples(*task, 4, 10, 0).size(), 1u);

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "fuzz_util.h"
+#include "pelab/config/load_model.h"
 #include "pelab/io/safetensors.h"
-#include "pelab/nn/checkpoint.h"
 
 namespace {
 pelab::ModelConfig small_model() {
@@ -18,7 +18,7 @@ pelab::ModelConfig small_model() {
   c.heads = 2;
   c.layers = 1;
   c.positional.type = "learned";
-  c.positional.max_len = 5;
+  c.positional.keys.set("max_len", int64_t{5});
   return c;
 }
 }  // namespace

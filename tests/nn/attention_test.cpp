@@ -21,10 +21,10 @@ struct AttentionCase {
 AttentionCase make_setup(const std::string& scheme, int64_t T, bool left_pad, uint64_t seed) {
   AttentionCase s;
   ModelConfig config = tiny_config(scheme, 12, 2, 1);
-  if (scheme == "relative") config.positional.max_distance = 2;
+  if (scheme == "relative") config.positional.keys.set("max_distance", int64_t{2});
   if (scheme == "t5") {
-    config.positional.num_buckets = 8;
-    config.positional.max_distance = 5;
+    config.positional.keys.set("num_buckets", int64_t{8});
+    config.positional.keys.set("max_distance", int64_t{5});
   }
   s.model = std::make_unique<Encoder>(config, seed);
   randomize_parameters(*s.model, seed + 1);

@@ -5,9 +5,9 @@
 #include <filesystem>
 
 #include "nn/model_util.h"
+#include "pelab/config/load_model.h"
 #include "pelab/config/model_config_yaml.h"
 #include "pelab/core/error.h"
-#include "pelab/nn/checkpoint.h"
 #include "pelab_process.h"
 
 namespace pelab::testing {
@@ -18,9 +18,8 @@ class CheckpointRoundTrip : public ::testing::TestWithParam<std::string> {};
 TEST_P(CheckpointRoundTrip, LoadedModelGivesIdenticalOutputs) {
   ModelConfig config = tiny_config(GetParam());
   if (GetParam() == "sinusoidal") {  // exercise a non-default key through the config text
-    config.positional.combine = "concat";
-    config.positional.dim = 4;
-    config.positional.keys_given.insert({"combine", "dim"});
+    config.positional.keys.set("combine", "concat");
+    config.positional.keys.set("dim", int64_t{4});
   }
   Encoder model(config, 3);
   randomize_parameters(model, 4);
@@ -43,8 +42,8 @@ TEST(Checkpoint, ShapeThatDoesNotFitTheConfigIsAClearError) {
   const TempDir tmp;
   const std::string path = tmp / "mismatch.safetensors";
   ModelConfig other = config;
-  other.positional.max_distance = 5;  // the config says k = 5, the tables hold 2·16+1 rows
-  other.positional.keys_given.insert("max_distance");
+  other.positional.keys.set("max_distance",
+                            int64_t{5});  // the config says k = 5, the tables hold 2·16+1 rows
   model_checkpoint(model, model_sections_yaml(other)).write(path);
   try {
     load_model(path);

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "pelab/config/load_model.h"
 #include "pelab/io/safetensors.h"
 #include "pelab/nn/batch.h"
-#include "pelab/nn/checkpoint.h"
 
 namespace pelab::testing {
 

@@ -15,6 +15,7 @@
 #include "nn/fixture_util.h"
 #include "ops/gradcheck.h"
 #include "pelab/backend/gemm.h"
+#include "pelab/positional/scheme.h"
 
 namespace pelab::testing {
 namespace {

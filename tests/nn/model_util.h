@@ -7,6 +7,7 @@
 
 #include "pelab/core/rng.h"
 #include "pelab/nn/encoder.h"
+#include "pelab/positional/scheme.h"
 
 namespace pelab::testing {
 
@@ -19,10 +20,7 @@ inline ModelConfig tiny_config(const std::string& scheme, int64_t d_model = 16, 
   c.heads = heads;
   c.layers = layers;
   c.positional.type = scheme;
-  if (scheme == "learned") {
-    c.positional.max_len = 512;
-    c.positional.keys_given.insert("max_len");
-  }
+  resolve_run_facts(c.positional, {512, 512});  // learned: a table of 512 rows
   return c;
 }
 

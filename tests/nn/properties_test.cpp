@@ -55,7 +55,8 @@ TEST(Properties, RelativeSchemesAreShiftInvariant) {
   for (const std::string scheme :
        {"none", "rotary", "relative", "alibi", "t5", "sinusoidal", "learned"}) {
     ModelConfig config = tiny_config(scheme);
-    if (scheme == "relative") config.positional.max_distance = 3;  // clipping inside T
+    if (scheme == "relative")
+      config.positional.keys.set("max_distance", int64_t{3});  // clipping inside T
     Encoder model(config, 1);
     randomize_parameters(model, 2);
     const Batch batch = make_batch({8, 5}, 8, 4);
@@ -113,7 +114,7 @@ TEST(Properties, RotaryKeepsNormsAndScoresDependOnlyOnDistance) {
 
 TEST(Properties, RelativeUsesExactly2kPlus1RowsAtAnyLength) {
   ModelConfig config = tiny_config("relative");
-  config.positional.max_distance = 4;
+  config.positional.keys.set("max_distance", int64_t{4});
   Encoder model(config, 1);
   for (int64_t l = 0; l < config.layers; ++l) {
     const std::string p = "layers." + std::to_string(l) + ".attn.";
@@ -164,7 +165,7 @@ TEST(Properties, SinusoidalShiftIsALinearMap) {
 
 TEST(Properties, LearnedPositionPastMaxLenIsAClearError) {
   ModelConfig config = tiny_config("learned");
-  config.positional.max_len = 10;
+  config.positional.keys.set("max_len", int64_t{10});
   Encoder model(config, 1);
   Batch batch = make_batch({4}, 4, 7);
   batch.positions.values[3] = 10;

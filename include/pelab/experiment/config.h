@@ -5,8 +5,9 @@
 //     configs/positional/rotary.yaml (searched next to the config, then in configs/).
 //   * Overrides: `key=value` with a dotted key (`model.heads=8`, `positional.type=alibi`),
 //     applied after groups, type-checked like the file; a typo names the nearest valid key.
-//   * Resolution: vocabulary sizes come from the task, defaults are written out, and
-//     learned positions get max_len = the longest length trained or evaluated on.
+//   * Resolution: vocabulary sizes come from the task, defaults are written out, and the
+//     scheme resolves the keys that depend on the run (learned: max_len = the longest
+//     length trained or evaluated on).
 // The resolved config (to_yaml) is saved with every run and in every checkpoint.
 #pragma once
 
@@ -15,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "pelab/data/randomize.h"
 #include "pelab/data/task.h"
 #include "pelab/nn/model_config.h"
 
@@ -67,6 +69,7 @@ struct ExperimentConfig {
   uint64_t seed = 0;
   int64_t threads = 1;  // per run
   ModelConfig model;
+  RandomizeConfig randomize;  // positional.randomize: how batches number their tokens
   TaskConfig task;
   TrainingConfig training;
   EvaluationConfig evaluation;

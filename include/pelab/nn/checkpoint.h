@@ -1,5 +1,6 @@
 // Model checkpoints: safetensors files with MODEL.md's parameter names and the resolved
-// config as YAML text in __metadata__["config"]. A checkpoint alone rebuilds the model.
+// config as YAML text in __metadata__["config"]. A checkpoint alone rebuilds the model; nn
+// keeps that text opaque: reading it back is the config layer's (pelab/config/load_model.h).
 #pragma once
 
 #include <map>
@@ -19,9 +20,5 @@ SafetensorsWriter model_checkpoint(const Encoder& model, const std::string& conf
 // with its exact shape, and the file may hold no other parameter (names under "optim.",
 // "rng." and "input.", "output.", "grad.", "aux." are not parameters and are skipped).
 void load_parameters(Encoder& model, const SafetensorsFile& file);
-
-// Rebuilds the model from a checkpoint's config, then loads its parameters.
-std::unique_ptr<Encoder> load_model(const SafetensorsFile& file);
-std::unique_ptr<Encoder> load_model(const std::string& path);
 
 }  // namespace pelab

@@ -10,12 +10,13 @@
 #include "pelab/nn/batch.h"
 #include "pelab/nn/model_config.h"
 #include "pelab/nn/parameters.h"
-#include "pelab/positional/scheme.h"
+#include "pelab/nn/positional_scheme.h"
 
 namespace pelab {
 
-// Checks a model config on its own (heads divide d_model, known norm/activation, ...);
-// throws an error naming the key and what would be valid.
+// Checks the model.* keys on their own (heads divide d_model, known norm/activation, ...);
+// throws an error naming the key and what would be valid. The positional.* keys are checked
+// by their scheme's key table when the encoder builds the scheme.
 void validate_model_config(const ModelConfig& config);
 
 class Encoder {

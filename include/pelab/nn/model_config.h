@@ -3,29 +3,41 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
-#include <set>
 #include <string>
+#include <utility>
+#include <variant>
 
 namespace pelab {
 
-struct RandomizeConfig {
-  int64_t max_position = 0;  // 0 = off; else positions are a sorted sample from [0, M)
-  bool at_eval = false;
+// A value of a positional.* key: an integer, a number or a text.
+using KeyValue = std::variant<int64_t, double, std::string>;
+
+// The positional.* values of a config, by key name. Which keys a scheme takes, with their
+// types, defaults and valid ranges, is the scheme's own table (src/positional/); nn only
+// carries the values to it.
+class KeyValues {
+ public:
+  bool has(const std::string& key) const { return values_.count(key) > 0; }
+  void set(const std::string& key, KeyValue value) { values_[key] = std::move(value); }
+  void erase(const std::string& key) { values_.erase(key); }
+  // The value of a key that is set; an error naming the key if it is not (or is a text
+  // where a number is asked for). number() also takes an integer.
+  int64_t integer(const std::string& key) const;
+  double number(const std::string& key) const;
+  const std::string& text(const std::string& key) const;
+  const std::map<std::string, KeyValue>& all() const { return values_; }
+
+ private:
+  const KeyValue& get(const std::string& key) const;
+  std::map<std::string, KeyValue> values_;
 };
 
 struct PositionalConfig {
   std::string type = "none";
-  std::string combine = "add";  // input-side schemes: add | concat
-  int64_t dim = 0;              // concat: width d_pe of the positional part
-  double scale = 1.0;           // input-side schemes: s_pe
-  double base = 10000.0;        // sinusoidal, rotary
-  int64_t max_len = 0;          // learned; 0 = the longest length the run trains or evaluates on
-  int64_t max_distance = 0;     // relative (default 16), t5 (default 128); 0 = the default
-  int64_t num_buckets = 32;     // t5
-  RandomizeConfig randomize;
-  // The keys the user wrote (so a scheme can reject keys it does not take).
-  std::set<std::string> keys_given;
+  // The keys given; building the scheme fills in its defaults for the others.
+  KeyValues keys;
 };
 
 struct ModelConfig {

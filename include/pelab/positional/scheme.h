@@ -1,67 +1,75 @@
-// A positional scheme: how position enters the encoder. It acts through three hooks, each
-// doing nothing by default; the encoder calls all three and never asks which scheme it holds.
-//
-//   1. embed:        the input embedding (add s_pe·P(positions), or concatenate it)
-//   2. transform_qk: queries and keys after their projections (rotary)
-//   3. attention_terms: a logit bias R and value terms U inside attention (Shaw, ALiBi, T5)
-//
-// One file per scheme under src/positional/, registered by one line in registry.cpp.
+// The positional schemes' registry. Each scheme lives in one file under src/positional/ and
+// owns everything about itself: its hooks (the PositionalScheme interface of
+// pelab/nn/positional_scheme.h), the table of the positional.* keys it takes (type, default,
+// valid range, help) and, if it needs one, a hook that resolves keys from facts of the run.
+// The config reader, the validator, config.yaml, the error messages and docs/model.md's key
+// lists all come from these tables. Registering a scheme is one line in registry.cpp.
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "pelab/nn/attention.h"
-#include "pelab/nn/batch.h"
-#include "pelab/nn/model_config.h"
-#include "pelab/nn/parameters.h"
+#include "pelab/nn/positional_scheme.h"
 
 namespace pelab {
 
-class PositionalScheme {
- public:
-  virtual ~PositionalScheme() = default;
-
-  // Columns of the token embedding (d, or d − d_pe when concatenating).
-  virtual int64_t token_width(int64_t d_model) const { return d_model; }
-  // Hook 1. x: [B, T, token_width] → [B, T, d].
-  virtual Tensor embed(const Tensor& x, const Batch& /*batch*/) const { return x; }
-  // Hook 2. q, k: [B, T, d] (heads as column blocks) → transformed q, k.
-  virtual std::pair<Tensor, Tensor> transform_qk(const Tensor& q, const Tensor& k,
-                                                 const Batch& /*batch*/, int /*layer*/) const {
-    return {q, k};
-  }
-  // Hook 3. The terms of layer `layer` for this batch, or null.
-  virtual std::shared_ptr<const AttentionTerms> attention_terms(const Batch& /*batch*/,
-                                                                int /*layer*/) const {
-    return nullptr;
-  }
-  // The largest position the scheme can represent (learned: max_len − 1); -1 = unbounded.
-  virtual int64_t max_position() const { return -1; }
+// One positional.* key of a scheme.
+struct SchemeKey {
+  enum class Type { Integer, Number, Text };
+  std::string name;
+  Type type = Type::Integer;
+  // Filled in when the key is not given; nullopt: the key has no value unless given.
+  std::optional<KeyValue> default_value = std::nullopt;
+  // Integers and numbers: the valid range, inclusive. Text: the valid values.
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  std::vector<std::string> choices = {};
+  std::string help = {};  // one line, for docs/model.md
 };
 
-// What a factory gets: the resolved model config and the parameter store to register its
-// parameters in (under MODEL.md's names).
-struct SchemeContext {
-  const ModelConfig& model;
-  ParameterStore& params;
+// Facts of a run that a scheme's keys may depend on.
+struct RunFacts {
+  int64_t longest_sequence = 0;  // tokens of the longest sequence trained or evaluated on
+  int64_t positions = 0;         // positions used: that length, or M when randomized
 };
 
 struct SchemeInfo {
   std::string name;
-  std::string summary;            // one line, for --help and docs
-  std::vector<std::string> keys;  // positional.* keys it takes (besides type, randomize)
+  std::string summary;          // one line, for --help and docs
+  std::vector<SchemeKey> keys;  // positional.* keys it takes (besides type), in config.yaml order
   std::function<std::unique_ptr<PositionalScheme>(const SchemeContext&)> make;
+  // Sets keys from the run's facts (learned: the table length), or throws an error that
+  // starts with "positional.<key>:". Null for schemes whose keys do not depend on the run.
+  std::function<void(const RunFacts&, KeyValues&)> resolve = nullptr;
+
+  const SchemeKey* key(const std::string& name) const;
 };
 
-// The name → factory table. make_scheme rejects unknown names and keys the scheme does not
-// take, listing what is valid.
+// The registered schemes, in registry order.
 const std::vector<SchemeInfo>& scheme_table();
-const SchemeInfo& scheme_info(const std::string& name);
-std::unique_ptr<PositionalScheme> make_scheme(const SchemeContext& context);
 std::vector<std::string> scheme_names();
+// The scheme called `name`; an error listing the valid names if there is none.
+const SchemeInfo& scheme_info(const std::string& name);
+bool is_scheme(const std::string& name);
+// Every key any scheme takes, in registry order, each once.
+std::vector<std::string> all_scheme_keys();
+
+// "the 'rotary' scheme does not take this key (it takes: base)": the message about a key
+// given to a scheme that does not take it.
+std::string key_not_taken(const SchemeInfo& info);
+// The keys given, with each missing default filled in, every value checked against the
+// table (type, range, choices). Errors start with the key: "positional.<key>: must be in
+// [a, b], got v".
+KeyValues resolve_defaults(const PositionalConfig& positional);
+// Applies the scheme's resolve hook to the keys given (see SchemeInfo::resolve).
+void resolve_run_facts(PositionalConfig& positional, const RunFacts& facts);
+// A key's value as text for messages and docs (numbers in their shortest form).
+std::string key_value_text(const KeyValue& value);
+// The scheme's keys as docs/model.md lists them (a Markdown table; "takes no keys" if none).
+std::string scheme_keys_markdown(const SchemeInfo& info);
 
 }  // namespace pelab

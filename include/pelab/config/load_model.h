@@ -1,0 +1,18 @@
+// A model from a checkpoint alone: its config is YAML text in the file's metadata (written
+// by model_checkpoint, pelab/nn/checkpoint.h), read here where YAML is read.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "pelab/io/safetensors.h"
+#include "pelab/nn/checkpoint.h"
+#include "pelab/nn/encoder.h"
+
+namespace pelab {
+
+// Rebuilds the model from a checkpoint's config, then loads its parameters.
+std::unique_ptr<Encoder> load_model(const SafetensorsFile& file);
+std::unique_ptr<Encoder> load_model(const std::string& path);
+
+}  // namespace pelab
