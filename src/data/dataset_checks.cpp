@@ -71,12 +71,6 @@ std::string symbol_problem(const std::string& s) {
   return "";
 }
 
-std::string join(const std::vector<std::string>& items, const char* sep) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : sep) + item;
-  return out;
-}
-
 int64_t tokens_for(TaskLayout layout, int64_t inputs, int64_t targets) {
   switch (layout) {
     case TaskLayout::Tagging:

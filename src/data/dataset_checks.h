@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "pelab/core/strings.h"
 #include "pelab/data/task.h"
 
 namespace pelab::dataset {
@@ -26,8 +27,6 @@ std::string quote(const std::string& s);
 // Why `s` cannot be a symbol, or "" if it can: non-empty, at most kDatasetMaxSymbolBytes,
 // no whitespace or control characters (so that every symbol can be written in TSV).
 std::string symbol_problem(const std::string& s);
-
-std::string join(const std::vector<std::string>& items, const char* sep = ", ");
 
 // The tokens an example of `inputs` input and `targets` target symbols takes as laid out.
 int64_t tokens_for(TaskLayout layout, int64_t inputs, int64_t targets);

@@ -14,7 +14,6 @@ namespace pelab {
 namespace {
 
 using json = nlohmann::json;
-using dataset::join;
 using dataset::kQuery;
 using dataset::kSeparator;
 

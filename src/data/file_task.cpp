@@ -174,7 +174,7 @@ std::string FileTask::describe_sizes(const std::vector<int>& sizes) {
                            : fmt::format("{}{}{}", sizes[i], j == i + 1 ? ", " : "-", sizes[j]));
     i = j + 1;
   }
-  return dataset::join(parts);
+  return join(parts);
 }
 
 std::string FileTask::check_training_range(int64_t min_length, int64_t max_length) const {

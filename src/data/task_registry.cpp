@@ -8,6 +8,7 @@
 #include <set>
 
 #include "data/task_base.h"
+#include "pelab/core/strings.h"
 #include "pelab/data/file_dataset.h"
 
 // One line per task, in the order task_names() lists them.
@@ -50,12 +51,6 @@ const std::vector<TaskDef>& task_table() {
     return defs;
   }();
   return table;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
 }
 
 const TaskDef& find_task(const std::string& name) {
