@@ -10,7 +10,7 @@ import os
 import re
 import sys
 
-LAYERS = ["core", "tensor", "autograd", "backend", "ops", "io", "nn", "positional", "data",
+LAYERS = ["core", "tensor", "autograd", "backend", "ops", "io", "data", "nn", "positional",
           "train", "config", "experiment", "analysis", "bench", "claims", "cli"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:pelab/)?([a-z_]+)/[^"]+"')

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "pelab/config/load_model.h"
+#include "pelab/data/batch.h"
 #include "pelab/io/safetensors.h"
-#include "pelab/nn/batch.h"
 
 namespace pelab::testing {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "pelab/nn/batch.h"
+#include "pelab/data/batch.h"
 #include "pelab/nn/model_config.h"
 
 namespace pelab {

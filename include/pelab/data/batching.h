@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "pelab/core/rng.h"
+#include "pelab/data/batch.h"
 #include "pelab/data/randomize.h"
 #include "pelab/data/task.h"
-#include "pelab/nn/batch.h"
 
 namespace pelab {
 

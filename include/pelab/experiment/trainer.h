@@ -12,9 +12,9 @@
 #include <string>
 
 #include "pelab/core/rng.h"
+#include "pelab/data/batch.h"
 #include "pelab/data/task.h"
 #include "pelab/experiment/config.h"
-#include "pelab/nn/batch.h"
 #include "pelab/nn/encoder.h"
 
 namespace pelab {

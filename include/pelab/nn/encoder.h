@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "pelab/nn/batch.h"
+#include "pelab/data/batch.h"
 #include "pelab/nn/model_config.h"
 #include "pelab/nn/parameters.h"
 #include "pelab/nn/positional_scheme.h"

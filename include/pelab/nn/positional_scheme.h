@@ -15,8 +15,8 @@
 #include <memory>
 #include <utility>
 
+#include "pelab/data/batch.h"
 #include "pelab/nn/attention.h"
-#include "pelab/nn/batch.h"
 #include "pelab/nn/model_config.h"
 #include "pelab/nn/parameters.h"
 

@@ -1,4 +1,4 @@
-#include "pelab/nn/batch.h"
+#include "pelab/data/batch.h"
 
 #include "pelab/core/error.h"
 
