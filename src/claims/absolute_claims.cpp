@@ -390,7 +390,7 @@ struct PositionBias {
 
 PositionBias position_bias(const std::string& run_dir, int64_t long_length) {
   const TrainedRun run = load_trained_run(run_dir);
-  const std::unique_ptr<Task> task = make_task(run.config.task.name, run.config.task.params);
+  const std::unique_ptr<Task> task = make_task(run.config.task);
   const int64_t L = run.config.task.max_length;
   const PositionsAnalysis a = analyze_positions(*run.model, *task, run.config, {L, long_length});
   PositionBias b;
@@ -548,7 +548,7 @@ RowMovement row_movement(const std::string& run_dir) {
               "{}: C14 compares rows with AdamW's decay-only path; this run uses {}", run_dir,
               run.config.training.optimizer);
   const std::unique_ptr<Encoder> initial = initial_model(run.config);
-  const std::unique_ptr<Task> task = make_task(run.config.task.name, run.config.task.params);
+  const std::unique_ptr<Task> task = make_task(run.config.task);
   const Tensor w = run.model->params().get("pos.weight");  // [max_len, d]
   const Tensor w0 = initial->params().get("pos.weight");
   const std::vector<float> a = w.to_vector(), b = w0.to_vector();
@@ -701,7 +701,7 @@ void c16(const ClaimContext& ctx, ClaimResult& r) {
     for (const std::string& dir : g.runs) {
       const TrainedRun run = load_trained_run(dir);
       const std::unique_ptr<Encoder> initial = initial_model(run.config);
-      const std::unique_ptr<Task> task = make_task(run.config.task.name, run.config.task.params);
+      const std::unique_ptr<Task> task = make_task(run.config.task);
       // The positions the run trained on.
       int64_t positions = 0;
       for (const PositionCount& c : training_position_counts(run.config, *task))

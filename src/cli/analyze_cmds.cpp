@@ -210,7 +210,7 @@ void add_attention_command(CLI::App* analyze, Action& action) {
                   "files",
                   aa->run);
       const std::unique_ptr<Encoder> model = load_model((dir / "checkpoint.safetensors").string());
-      const std::unique_ptr<Task> task = make_task(config.task.name, config.task.params);
+      const std::unique_ptr<Task> task = make_task(config.task);
       AttentionAnalysisOptions options = aa->options;
       options.eval_seed = config.evaluation.seed;
       const AttentionAnalysis a = analyze_attention(*model, *task, options);
@@ -252,7 +252,7 @@ void add_positions_command(CLI::App* analyze, Action& action) {
                   "reads files",
                   pa->run);
       const std::unique_ptr<Encoder> model = load_model((dir / "checkpoint.safetensors").string());
-      const std::unique_ptr<Task> task = make_task(config.task.name, config.task.params);
+      const std::unique_ptr<Task> task = make_task(config.task);
       const PositionsAnalysis a = analyze_positions(*model, *task, config, pa->lengths);
       const std::string out = pa->out.empty() ? (dir / "analysis" / "positions").string() : pa->out;
       const PlotResult written = write_positions_analysis(a, out);

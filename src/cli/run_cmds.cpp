@@ -73,7 +73,7 @@ void add_run_commands(CLI::App& app, Action& action) {
       if (ea->examples > 0) c.evaluation.examples = ea->examples;
       set_num_threads(static_cast<int>(c.threads));
       const std::unique_ptr<Encoder>& model = run.model;
-      const std::unique_ptr<Task> task = make_task(c.task.name, c.task.params);
+      const std::unique_ptr<Task> task = make_task(c.task);
       for (int64_t n : ea->lengths)
         PELAB_CHECK(n >= task->min_length() && n <= 100000, "--lengths: {} is outside [{}, 100000]",
                     n, task->min_length());

@@ -1,9 +1,8 @@
 // The file task: a training and an evaluation dataset file as a Task, and its binding to
-// make_task("file", params) through registered handles.
+// make_task(TaskConfig) for task.name: file.
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <mutex>
 
 #include "data/dataset_checks.h"
 #include "data/dataset_vocabulary.h"
@@ -211,36 +210,12 @@ std::unique_ptr<FileTask> make_file_task(const std::string& train_path,
   return std::make_unique<FileTask>(build_file_task_data(train, eval));
 }
 
-// ---- binding
-// ---------------------------------------------------------------------------------------
+// ---- loading, with errors at the config line that names each file -----------------------
 
-namespace {
-struct FileTaskRegistry {
-  std::mutex mutex;
-  std::map<std::pair<std::string, std::string>, int64_t> handles;
-  std::map<int64_t, std::shared_ptr<const FileTaskData>> data;
-};
-
-FileTaskRegistry& file_task_registry() {
-  static FileTaskRegistry registry;
-  return registry;
-}
-}  // namespace
-
-TaskParams register_file_task(std::shared_ptr<const FileTaskData> data) {
-  PELAB_ASSERT(data);
-  FileTaskRegistry& r = file_task_registry();
-  const std::lock_guard<std::mutex> lock(r.mutex);
-  const auto key = std::make_pair(data->train_source, data->eval_source);
-  auto it = r.handles.find(key);
-  if (it == r.handles.end())
-    it = r.handles.emplace(key, static_cast<int64_t>(r.handles.size()) + 1).first;
-  r.data[it->second] = std::move(data);
-  return {{kFileTaskHandle, it->second}};
-}
-
-TaskParams load_file_task(const std::string& train_path, const std::string& eval_path,
-                          const std::string& train_where, const std::string& eval_where) {
+std::unique_ptr<FileTask> load_file_task(const std::string& train_path,
+                                         const std::string& eval_path,
+                                         const std::string& train_where,
+                                         const std::string& eval_where) {
   ParsedDataset train;
   try {
     train = read_dataset_file(train_path);
@@ -250,25 +225,10 @@ TaskParams load_file_task(const std::string& train_path, const std::string& eval
   try {
     const ParsedDataset eval =
         read_dataset_file(eval_path, DatasetDefaults{train.layout, train.unscored});
-    return register_file_task(build_file_task_data(train, eval));
+    return std::make_unique<FileTask>(build_file_task_data(train, eval));
   } catch (const Error& e) {
     throw Error(eval_where + ": " + e.what());
   }
-}
-
-std::unique_ptr<Task> make_registered_file_task(const TaskParams& params) {
-  for (const auto& [key, value] : params)
-    PELAB_CHECK(key == kFileTaskHandle, "task 'file' takes no parameters; got '{}'", key);
-  const auto handle = params.find(kFileTaskHandle);
-  PELAB_CHECK(handle != params.end(),
-              "task 'file' reads its examples from task.train_file and task.eval_file: load it "
-              "from an experiment config (task.name: file)");
-  FileTaskRegistry& r = file_task_registry();
-  const std::lock_guard<std::mutex> lock(r.mutex);
-  const auto it = r.data.find(handle->second);
-  PELAB_CHECK(it != r.data.end(), "task 'file': no dataset files are loaded under handle {}",
-              handle->second);
-  return std::make_unique<FileTask>(it->second);
 }
 
 }  // namespace pelab

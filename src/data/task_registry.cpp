@@ -77,9 +77,13 @@ const char* to_string(TaskLayout layout) {
 }
 
 std::unique_ptr<Task> make_task(const std::string& name, const TaskParams& params) {
-  // 'file' is not a generated task (not in the table or task_names()): its files are bound
-  // by the config loader (see pelab/data/file_dataset.h).
-  if (name == kFileTaskName) return make_registered_file_task(params);
+  // 'file' is not a generated task (not in the table or task_names()): it is made from its
+  // files, by make_task(const TaskConfig&).
+  PELAB_CHECK(name != kFileTaskName || params.empty(), "task 'file' takes no parameters; got '{}'",
+              params.empty() ? "" : params.begin()->first);
+  PELAB_CHECK(name != kFileTaskName,
+              "task 'file' reads its examples from task.train_file and task.eval_file: load it "
+              "from an experiment config (task.name: file)");
   const TaskDef& def = find_task(name);
   std::vector<std::string> valid;
   for (const TaskParam& p : def.params) valid.push_back(p.name);
@@ -112,6 +116,13 @@ std::vector<std::string> task_names() {
 std::vector<TaskParam> task_params(const std::string& name) {
   if (name == kFileTaskName) return {};  // takes task.train_file and task.eval_file instead
   return find_task(name).params;
+}
+
+std::unique_ptr<Task> make_task(const TaskConfig& config) {
+  if (config.name != kFileTaskName) return make_task(config.name, config.params);
+  PELAB_CHECK(config.params.empty(), "task 'file' takes no parameters; got '{}'",
+              config.params.empty() ? "" : config.params.begin()->first);
+  return load_file_task(config.train_file, config.eval_file, config.train_file, config.eval_file);
 }
 
 }  // namespace pelab

@@ -347,7 +347,7 @@ struct KeyPlaces {
 
 // task.name: file reads task.train_file and task.eval_file: relative to the YAML file that
 // gives them (the working directory for command-line overrides), saved absolute so that a
-// run's config.yaml reloads from anywhere. Loading binds them for make_task("file", ...).
+// run's config.yaml reloads from anywhere.
 void resolve_task_files(TaskConfig& task, const std::string& task_source, const KeyPlaces& at) {
   const bool from_files = task.name == kFileTaskName;
   for (std::string* path : {&task.train_file, &task.eval_file}) {
@@ -363,9 +363,6 @@ void resolve_task_files(TaskConfig& task, const std::string& task_source, const 
     const fs::path base = at.origins->count(key) ? fs::path() : fs::path(task_source).parent_path();
     *path = fs::absolute(base / *path).lexically_normal().string();
   }
-  if (from_files)
-    task.params = load_file_task(task.train_file, task.eval_file, at("task.train_file"),
-                                 at("task.eval_file"));
 }
 
 // The task itself, with the defaults a file task takes from its files: training sizes =
@@ -374,10 +371,15 @@ std::unique_ptr<Task> resolve_task(ExperimentConfig& c, const std::string& task_
                                    const KeyPlaces& at) {
   resolve_task_files(c.task, task_source, at);
   std::unique_ptr<Task> task;
-  try {
-    task = make_task(c.task.name, c.task.params);
-  } catch (const Error& e) {
-    throw Error(at("task.name") + ": " + e.what());
+  if (c.task.name == kFileTaskName) {
+    task = load_file_task(c.task.train_file, c.task.eval_file, at("task.train_file"),
+                          at("task.eval_file"));
+  } else {
+    try {
+      task = make_task(c.task);
+    } catch (const Error& e) {
+      throw Error(at("task.name") + ": " + e.what());
+    }
   }
   // A task with sizes of its own (the file task) gives the defaults: training sizes = the
   // training file's range, evaluation lengths = every size in the evaluation file.

@@ -509,7 +509,7 @@ StepStats train_step(const ExperimentConfig& c, Encoder& model, Optimizer& optim
 // What a run trains: built from the config in this order.
 struct Training {
   explicit Training(const ExperimentConfig& c)
-      : task(make_task(c.task.name, c.task.params)),
+      : task(make_task(c.task)),
         model(initial_model(c)),
         optimizer(make_optimizer(c, *model)),
         schedule(make_schedule(c.training)),

@@ -25,7 +25,7 @@ ExperimentConfig small_experiment() {
 
 TEST(TrainingPositionCounts, ReplayTheTrainingStream) {
   const ExperimentConfig c = small_experiment();
-  const std::unique_ptr<Task> task = make_task(c.task.name, c.task.params);
+  const std::unique_ptr<Task> task = make_task(c.task);
   const std::vector<PositionCount> counts = training_position_counts(c, *task);
   // The same stream drawn again by hand.
   TrainingStream stream(c, *task);

@@ -641,21 +641,32 @@ TEST(FileTaskSampling, DrawsTheSizeAskedAndEvaluatesTheFile) {
   EXPECT_EQ(FileTask::describe_sizes({1, 2, 3, 5, 7, 8, 10}), "1-3, 5, 7, 8, 10");
 }
 
-TEST(FileTaskBinding, MakeTaskResolvesRegisteredFiles) {
-  const ParsedDataset d = parse_dataset_text("a b\tx y\n", "bound.tsv");
-  const TaskParams params = register_file_task(build_file_task_data(d, d));
-  const std::unique_ptr<Task> task = make_task("file", params);
+// A run's task config makes the file task from its files, each time afresh: there is no
+// process-wide registry of loaded files. By name alone, 'file' is an error that says how.
+TEST(FileTaskBinding, MakeTaskReadsTheConfigsFiles) {
+  TempDir dir;
+  TaskConfig config;
+  config.name = "file";
+  config.train_file = dir.write("bound.tsv", "a b\tx y\n");
+  config.eval_file = config.train_file;
+  const std::unique_ptr<Task> task = make_task(config);
   EXPECT_EQ(task->info().name, "file");
   EXPECT_EQ(task->info().vocab_in(), 2);
   EXPECT_TRUE(task_params("file").empty());
+  // Edited files are read again: nothing is cached between calls.
+  dir.write("bound.tsv", "a b c\tx y z\n");
+  EXPECT_EQ(make_task(config)->info().vocab_in(), 3);
   EXPECT_HAS(error_of([] { make_task("file"); }),
              "task 'file' reads its examples from task.train_file");
   EXPECT_HAS(error_of([] {
                make_task("file", {{"symbols", 3}});
              }),
              "task 'file' takes no parameters");
-  // Registering the same files again keeps the handle.
-  EXPECT_EQ(register_file_task(build_file_task_data(d, d)), params);
+  config.params = {{"symbols", 3}};
+  EXPECT_HAS(error_of([&] { make_task(config); }), "task 'file' takes no parameters");
+  config.params = {};
+  config.train_file = dir.path().string() + "/missing.tsv";
+  EXPECT_HAS(error_of([&] { make_task(config); }), "missing.tsv");
 }
 
 // ---- experiment configs
@@ -698,14 +709,14 @@ TEST(FileTaskConfig, LoadsWithVocabularyAndDefaultsFromTheFiles) {
   EXPECT_EQ(c.task.max_length, 3);
   EXPECT_EQ(c.evaluation.lengths, (std::vector<int64_t>{1, 4, 5}));
   EXPECT_EQ(c.model.positional.keys.integer("max_len"), 11);  // 5 + 1 + 5 tokens
-  const std::unique_ptr<Task> task = make_task(c.task.name, c.task.params);
+  const std::unique_ptr<Task> task = make_task(c.task);
   EXPECT_EQ(task->info().vocab_in(), 4);
   EXPECT_EQ(evaluation_examples(*task, 4, 10, 0).size(), 1u);
 
   // The saved config reloads from anywhere (absolute paths) and gives itself back.
   const std::string saved = dir.write("run/config.yaml", to_yaml(c));
   const std::string yaml = to_yaml(c);
-  EXPECT_EQ(yaml.find(kFileTaskHandle), std::string::npos);
+  EXPECT_EQ(yaml.find("handle"), std::string::npos);
   EXPECT_EQ(to_yaml(load_experiment(saved)), yaml);
 }
 
@@ -769,7 +780,7 @@ TEST(FileTaskConfig, ErrorsNameTheKeyAndTheFile) {
 TEST(FileTaskConfig, ShippedExampleLoads) {
   const ExperimentConfig c = load_experiment(PELAB_SOURCE_DIR "/configs/file_example.yaml");
   EXPECT_EQ(c.task.name, "file");
-  const std::unique_ptr<Task> task = make_task(c.task.name, c.task.params);
+  const std::unique_ptr<Task> task = make_task(c.task);
   EXPECT_EQ(c.model.vocab_in, task->info().vocab_in());
   EXPECT_EQ(c.model.vocab_out, task->info().vocab_out());
   for (const char* name :

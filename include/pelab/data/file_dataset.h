@@ -164,22 +164,12 @@ class FileTask final : public Task {
 std::unique_ptr<FileTask> make_file_task(const std::string& train_path,
                                          const std::string& eval_path);
 
-// ---- binding to make_task("file", params)
-// ----------------------------------------------------------
-//
-// Task parameters are integers, but a file task needs two paths. The config loader loads the
-// files and registers them here; the returned parameters hold a handle (under the key
-// kFileTaskHandle, never a key users write: it is not a declared parameter, so the config
-// reader rejects it and to_yaml does not write it) that make_task("file", params) resolves.
-// Registering the same pair of paths again reloads them and keeps the handle. Thread-safe.
-inline constexpr const char* kFileTaskHandle = "file_task_handle";
-TaskParams register_file_task(std::shared_ptr<const FileTaskData> data);
-// Reads both files (the evaluation file inheriting the training file's layout), builds and
-// registers them. An error about either file is prefixed with `train_where` or `eval_where`
-// (the config line that names it).
-TaskParams load_file_task(const std::string& train_path, const std::string& eval_path,
-                          const std::string& train_where, const std::string& eval_where);
-// The FileTask for parameters from register_file_task (what make_task("file", ...) returns).
-std::unique_ptr<Task> make_registered_file_task(const TaskParams& params);
+// Reads both files (the evaluation file inheriting the training file's layout) as a
+// FileTask. An error about either file is prefixed with `train_where` or `eval_where` (the
+// config line that names it).
+std::unique_ptr<FileTask> load_file_task(const std::string& train_path,
+                                         const std::string& eval_path,
+                                         const std::string& train_where,
+                                         const std::string& eval_where);
 
 }  // namespace pelab

@@ -84,9 +84,24 @@ class Task {
 
 using TaskParams = std::map<std::string, int64_t>;
 
+// A run's task: its name and parameters, the problem sizes it trains on, and for the file
+// task (task.name: file) its two dataset files.
+struct TaskConfig {
+  std::string name = "copy";
+  TaskParams params;
+  int64_t min_length = 1;  // training problem sizes n, sampled uniformly in [min, max]
+  int64_t max_length = 16;
+  std::string train_file;  // file datasets (name: file)
+  std::string eval_file;
+};
+
 // Builds a task by name. Unknown names and parameters a task does not take are errors that
-// list what is valid; values outside a parameter's range are errors naming the range.
+// list what is valid; values outside a parameter's range are errors naming the range. The
+// file task is not made by name: it needs its files (make_task(const TaskConfig&)).
 std::unique_ptr<Task> make_task(const std::string& name, const TaskParams& params = {});
+// Builds a run's task: a generated task by name, or the file task from its two files (read
+// afresh: a task holds its examples, and nothing is kept between calls).
+std::unique_ptr<Task> make_task(const TaskConfig& config);
 std::vector<std::string> task_names();
 // The parameters a task takes, with their defaults (for --help and docs).
 std::vector<TaskParam> task_params(const std::string& name);

@@ -22,15 +22,6 @@
 
 namespace pelab {
 
-struct TaskConfig {
-  std::string name = "copy";
-  TaskParams params;
-  int64_t min_length = 1;  // training problem sizes n, sampled uniformly in [min, max]
-  int64_t max_length = 16;
-  std::string train_file;  // file datasets (name: file)
-  std::string eval_file;
-};
-
 struct TrainingConfig {
   int64_t steps = 1000;
   int64_t batch_size = 32;

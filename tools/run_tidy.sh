@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs clang-tidy (.clang-tidy: bugprone-*, performance-*) on the C++ files under src/ that
+# changed since a base commit, with the compile commands of a build directory; any warning
+# fails. The base is .ci/tidy-base unless given: the last commit whose whole tree was checked.
+# Move it forward (to the commit before your change) once the files you changed are clean.
+#   tools/run_tidy.sh [BASE] [FILE ...]      (FILE ...: check exactly these)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${PELAB_BUILD_DIR:-build}
+[ -f "$BUILD_DIR/compile_commands.json" ] || { echo "run_tidy: no $BUILD_DIR/compile_commands.json (build first)"; exit 2; }
+command -v clang-tidy >/dev/null || {
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get install -y -qq --no-install-recommends clang-tidy >/dev/null
+}
+base=${1:-$(cat .ci/tidy-base)}
+shift || true
+if [ $# -gt 0 ]; then
+  files=("$@")
+else
+  mapfile -t files < <(git diff --name-only --diff-filter=AMR "$base" -- 'src/*.cpp' | sort)
+fi
+if [ ${#files[@]} -eq 0 ]; then
+  echo "tidy: no C++ file under src/ changed since ${base:0:12}"
+  exit 0
+fi
+echo "tidy: ${#files[@]} file(s) changed since ${base:0:12}"
+printf '%s\n' "${files[@]}" | xargs -P "$(nproc)" -n 2 clang-tidy -p "$BUILD_DIR" --quiet 2>/dev/null
+echo "tidy: clean"
