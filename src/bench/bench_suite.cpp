@@ -252,7 +252,7 @@ class TrainBench {
     std::ifstream in(tmp_json_);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     fs::remove(tmp_json_, ignored);
-    const std::optional<json> j = last_json_line(text);
+    std::optional<json> j = last_json_line(text);
     PELAB_CHECK(status == 0 && j, "bench: the PyTorch reference failed for {} {} {} thread(s)",
                 config, name, threads);
     return j;

@@ -133,11 +133,11 @@ void c5(const ClaimContext& ctx, ClaimResult& r) {
                {"sinusoidal_extrapolation", sin->extrapolation.mean},
                {"sinusoidal_extrapolation_std", sin->extrapolation.std},
                {"groups", group_numbers(sweep.comparison)}};
-  if (sin->in_distribution.mean < in_distribution_min)
-    r.verdict = Verdict::Mixed;  // not learned in distribution: extrapolation says nothing
-  else if (sin->extrapolation.mean >= supported_min)
+  // Not learned in distribution: extrapolation says nothing, and the verdict stays mixed.
+  const bool learned = sin->in_distribution.mean >= in_distribution_min;
+  if (learned && sin->extrapolation.mean >= supported_min)
     r.verdict = Verdict::Supported;
-  else if (sin->extrapolation.mean <= refuted_max)
+  else if (learned && sin->extrapolation.mean <= refuted_max)
     r.verdict = Verdict::Refuted;
   else
     r.verdict = Verdict::Mixed;

@@ -52,7 +52,7 @@ std::unique_ptr<Encoder> model_from(const std::string& source,
 // A trained run's directory (or its checkpoint file) → the directory.
 fs::path run_dir_of(const std::string& run) {
   std::error_code ec;
-  const fs::path dir = fs::is_directory(run, ec) ? fs::path(run) : fs::path(run).parent_path();
+  fs::path dir = fs::is_directory(run, ec) ? fs::path(run) : fs::path(run).parent_path();
   PELAB_CHECK(fs::exists(dir / "checkpoint.safetensors", ec) && fs::exists(dir / "config.yaml", ec),
               "{}: not a run directory (it needs checkpoint.safetensors and config.yaml)", run);
   return dir;

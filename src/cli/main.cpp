@@ -29,7 +29,9 @@ int report_error(const std::string& message) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// Every exception from the commands is caught below; what could still escape is an allocation
+// failing while the error message itself is being built.
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   CLI::App app{
       "pelab: how should position enter a transformer? Train encoders with any "
       "positional scheme on toy tasks, evaluate by length, compare."};

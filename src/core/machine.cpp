@@ -18,7 +18,7 @@ std::string cpu_model_name() {
     fields[line.substr(0, key_end + 1)] =
         value_start == std::string::npos ? "" : line.substr(value_start);
   }
-  const std::string name = fields.count("model name") ? fields["model name"] : "unknown";
+  std::string name = fields.count("model name") ? fields["model name"] : "unknown";
   if (!fields.count("cpu family") || !fields.count("model")) return name;
   return name + " (family " + fields["cpu family"] + ", model " + fields["model"] + ")";
 }

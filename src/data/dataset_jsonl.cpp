@@ -80,8 +80,10 @@ class JsonLineHandler final : public nlohmann::json_sax<json> {
     if (depth_ == 0) {
       line.top_type = v.type_name();
     } else if (top_is_object_) {
-      if (depth_ == 1) line.members[key_] = std::move(v);
-      if (depth_ == 2 && line.members[key_].is_array()) line.members[key_].push_back(std::move(v));
+      if (depth_ == 1)
+        line.members[key_] = std::move(v);
+      else if (depth_ == 2 && line.members[key_].is_array())
+        line.members[key_].push_back(std::move(v));
     }
     return true;
   }

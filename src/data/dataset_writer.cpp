@@ -147,8 +147,8 @@ std::string jsonl_text(const TaskInfo& info, const std::vector<Written>& written
           target.push_back(info.output_symbols.at(id));
       }
     }
-    line["input"] = std::move(input);
-    line["target"] = std::move(target);
+    line["input"] = input;
+    line["target"] = target;
     if (w.write_length) line["length"] = w.length;
     const std::string text = line.dump();
     check_line_length(info, w, text.size());

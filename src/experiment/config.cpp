@@ -80,7 +80,7 @@ Group load_group(const std::string& configs_dir, const std::string& section,
 }
 
 // Sets root[a][b][c] = value for the dotted key "a.b.c", creating mappings on the way.
-void set_dotted(YAML::Node root, const std::string& dotted, const YAML::Node& value,
+void set_dotted(const YAML::Node& root, const std::string& dotted, const YAML::Node& value,
                 const std::string& origin) {
   std::vector<std::string> parts;
   std::stringstream ss(dotted);
@@ -144,7 +144,7 @@ bool is_group_override(const std::string& key, const YAML::Node& node) {
 }
 
 // Applies every override that sets a key (not a whole section's group) to the tree.
-void apply_overrides(YAML::Node root, const Overrides& overrides) {
+void apply_overrides(const YAML::Node& root, const Overrides& overrides) {
   for (const auto& [key, node] : overrides.values)
     if (!is_group_override(key, node)) set_dotted(root, key, node, overrides.origins->at(key));
 }

@@ -269,7 +269,7 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
 }
 
 Tensor attention_weights(const Tensor& q, const Tensor& k, const IntTensor& key_mask,
-                         std::shared_ptr<const AttentionTerms> terms,
+                         const std::shared_ptr<const AttentionTerms>& terms,
                          const AttentionOptions& options) {
   const Dims n = check_inputs(q, k, k, key_mask, options);
   auto heads_first = [&](const Tensor& x) {  // [B, T, d] → [B, H, T, d_h]
@@ -291,7 +291,8 @@ Tensor attention_weights(const Tensor& q, const Tensor& k, const IntTensor& key_
 }
 
 Tensor attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
-                          const IntTensor& key_mask, std::shared_ptr<const AttentionTerms> terms,
+                          const IntTensor& key_mask,
+                          const std::shared_ptr<const AttentionTerms>& terms,
                           const AttentionOptions& options) {
   const Dims n = check_inputs(q, k, v, key_mask, options);
   const Tensor vh = permute(reshape(v, {n.B, n.T, n.H, n.dh}), {0, 2, 1, 3});  // [B, H, T, d_h]

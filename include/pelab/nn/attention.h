@@ -74,12 +74,13 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const IntTen
 // α [B, H, T, T]: the attention weights before dropout, from small differentiable ops
 // (materialises [B, H, T, T]; analyses and the oracle below).
 Tensor attention_weights(const Tensor& q, const Tensor& k, const IntTensor& key_mask,
-                         std::shared_ptr<const AttentionTerms> terms,
+                         const std::shared_ptr<const AttentionTerms>& terms,
                          const AttentionOptions& options);
 
 // The same from small differentiable ops (materialises [B, H, T, T]); the test oracle.
 Tensor attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
-                          const IntTensor& key_mask, std::shared_ptr<const AttentionTerms> terms,
+                          const IntTensor& key_mask,
+                          const std::shared_ptr<const AttentionTerms>& terms,
                           const AttentionOptions& options);
 
 }  // namespace pelab
