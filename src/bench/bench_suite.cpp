@@ -19,6 +19,7 @@
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
 #include "pelab/core/process.h"
+#include "pelab/io/read_file.h"
 
 namespace pelab {
 
@@ -111,6 +112,7 @@ void print_gemm_choice(const TrainBenchOptions& a) {
 std::string find_torch_script(const TrainBenchOptions& a) {
   if (!a.torch_script.empty()) {
     PELAB_CHECK(fs::exists(a.torch_script), "--torch-script {}: no such file", a.torch_script);
+    require_regular_file(a.torch_script, "the PyTorch reference script (--torch-script)");
     return a.torch_script;
   }
   if (const char* env = std::getenv("PELAB_TORCH_SCRIPT"); env && *env) {

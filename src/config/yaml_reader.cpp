@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "pelab/core/error.h"
+#include "pelab/io/read_file.h"
 
 namespace pelab {
 
@@ -113,17 +114,11 @@ std::string read_yaml_file_text(const std::string& path) {
   const fs::file_status status = fs::status(path, ec);
   PELAB_CHECK(!ec && fs::exists(status), "{}: no such file", path);
   PELAB_CHECK(fs::is_regular_file(status), "{}: not a regular file; expected a YAML config", path);
-  std::ifstream in(path, std::ios::binary);
-  PELAB_CHECK(in.good(), "{}: cannot open the file", path);
-  // In chunks, stopping past the limit whatever the file claims its size is.
-  std::string s;
-  std::vector<char> chunk(1 << 16);
-  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
-    s.append(chunk.data(), static_cast<size_t>(in.gcount()));
-    PELAB_CHECK(s.size() <= kMaxFileBytes, "{}: more than {} bytes is too large for a config", path,
-                kMaxFileBytes);
-  }
-  PELAB_CHECK(!in.bad(), "{}: read error", path);
+  // Read up to the limit whatever the file claims its size is; opened without blocking, so
+  // a file swapped for a FIFO since the check above is refused, not waited on.
+  bool over_limit = false;
+  std::string s = read_regular_file(path, "a YAML config", kMaxFileBytes, &over_limit);
+  PELAB_CHECK(!over_limit, "{}: more than {} bytes is too large for a config", path, kMaxFileBytes);
   const size_t nul = s.find('\0');
   PELAB_CHECK(nul == std::string::npos, "{}:{}: not a text file (a NUL byte); expected YAML", path,
               1 + std::count(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(nul), '\n'));

@@ -12,6 +12,7 @@
 #include "data/dataset_checks.h"
 #include "pelab/core/error.h"
 #include "pelab/data/file_dataset.h"
+#include "pelab/io/read_file.h"
 
 namespace pelab {
 
@@ -156,17 +157,13 @@ ParsedDataset read_dataset_file(const std::string& path,
               "{}: {:.1f} MiB is larger than the {} MiB limit for a dataset file; split or "
               "sample it",
               path, static_cast<double>(size) / (1 << 20), kDatasetMaxFileBytes >> 20);
-  std::ifstream in(path, std::ios::binary);
-  PELAB_CHECK(in.good(), "{}: cannot open the file", path);
-  std::string text;
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    text.append(buffer, static_cast<size_t>(in.gcount()));
-    PELAB_CHECK(static_cast<int64_t>(text.size()) <= kDatasetMaxFileBytes,
-                "{}: larger than the {} MiB limit for a dataset file; split or sample it", path,
-                kDatasetMaxFileBytes >> 20);
-  }
-  PELAB_CHECK(!in.bad(), "{}: read error", path);
+  // Opened without blocking: a FIFO or a device is refused, never waited on.
+  bool over_limit = false;
+  const std::string text = read_regular_file(
+      path, "a dataset file", static_cast<uint64_t>(kDatasetMaxFileBytes), &over_limit);
+  PELAB_CHECK(!over_limit,
+              "{}: larger than the {} MiB limit for a dataset file; split or sample it", path,
+              kDatasetMaxFileBytes >> 20);
   return parse(text, path, defaults);
 }
 

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <system_error>
 
-#include "pelab/core/error.h"
 #include "pelab/config/load_model.h"
+#include "pelab/core/error.h"
 
 namespace pelab {
 

@@ -3,30 +3,31 @@
 // `pelab compare` reports them.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <optional>
 #include <string>
+
+#include "pelab/io/read_file.h"
 
 namespace pelab::run_files {
 
-// The file's bytes; "" when it is missing or unreadable.
+// A run's files are small; one larger than this is not one pelab wrote.
+inline constexpr uint64_t kMaxRunFileBytes = uint64_t{64} << 20;
+
+// The file's bytes; "" when it is missing, unreadable or not a regular file (a FIFO is never
+// waited on).
 inline std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return read_regular_file_if_any(path.string(), kMaxRunFileBytes).value_or("");
 }
 
-// A JSON file, or a discarded value when it is missing, unreadable or not JSON.
+// A JSON file, or a discarded value when it is missing, unreadable, not a regular file or not
+// JSON.
 inline nlohmann::json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return nlohmann::json(nlohmann::json::value_t::discarded);
-  std::stringstream s;
-  s << in.rdbuf();
-  return nlohmann::json::parse(s.str(), nullptr, false);
+  const std::optional<std::string> text = read_regular_file_if_any(path.string(), kMaxRunFileBytes);
+  if (!text) return nlohmann::json(nlohmann::json::value_t::discarded);
+  return nlohmann::json::parse(*text, nullptr, false);
 }
 
 // j[key] when j is an object and that member is a string; "" otherwise.

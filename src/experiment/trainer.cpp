@@ -23,14 +23,17 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "experiment/run_files.h"
 #include "pelab/autograd/autograd.h"
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
+#include "pelab/core/machine.h"
 #include "pelab/core/parallel.h"
 #include "pelab/data/batching.h"
 #include "pelab/experiment/evaluate.h"
 #include "pelab/io/atomic_file.h"
+#include "pelab/io/read_file.h"
 #include "pelab/io/safetensors.h"
 #include "pelab/nn/checkpoint.h"
 #include "pelab/train/optimizer.h"
@@ -90,13 +93,6 @@ std::unique_ptr<Optimizer> make_optimizer(const ExperimentConfig& c, const Encod
   o.weight_decay = t.weight_decay;
   if (t.optimizer == "adam") return std::make_unique<Adam>(params, o, decay);
   return std::make_unique<AdamW>(params, o, decay);
-}
-
-std::string cpu_name() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
 }
 
 // No NaN or ±inf in t. Runs over every parameter and gradient at every step, so it is written
@@ -188,7 +184,8 @@ std::string environment_json(const ExperimentConfig& c) {
         {"openmp", _OPENMP}}},
       {"compiler", __VERSION__},
       {"os", fmt::format("{} {} {}", os.sysname, os.release, os.machine)},
-      {"cpu", cpu_name()},
+      {"cpu", cpu_model_name()},
+      {"isa", cpu_vector_isa()},
       {"threads", c.threads},
       {"seed", c.seed}};
   return env.dump(2) + "\n";
@@ -223,10 +220,10 @@ class RunDirectory {
     if (options.resume) {
       PELAB_CHECK(fs::exists(ckpt_path_), "{}: nothing to resume (no checkpoint.safetensors)",
                   dir_);
-      std::ifstream in((fs::path(dir_) / "config.yaml").string());
-      std::stringstream saved;
-      saved << in.rdbuf();
-      PELAB_CHECK(saved.str() == config_yaml_,
+      const std::string saved =
+          read_regular_file((fs::path(dir_) / "config.yaml").string(), "the run's config.yaml",
+                            run_files::kMaxRunFileBytes);
+      PELAB_CHECK(saved == config_yaml_,
                   "{}: the config differs from the one the run started with (config.yaml); "
                   "resume with the same config and overrides",
                   dir_);
@@ -289,7 +286,9 @@ class RunDirectory {
     data_rng.set_state(s);
     const int64_t step = metadata_int(file, "step", max_step);
     saved_step_ = step;
-    std::ifstream in((fs::path(dir_) / "metrics.jsonl").string());
+    std::istringstream in(read_regular_file((fs::path(dir_) / "metrics.jsonl").string(),
+                                            "the run's metrics.jsonl",
+                                            run_files::kMaxRunFileBytes));
     std::string kept;
     for (std::string line; std::getline(in, line);) {
       if (line.empty()) continue;

@@ -575,7 +575,8 @@ SafetensorsFile read_safetensors_bytes(const std::string& bytes, const std::stri
 }
 
 SafetensorsFile read_safetensors(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking: opening a FIFO for reading would wait for a writer before any check.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   PELAB_CHECK(fd >= 0, "{}: cannot open the safetensors file: {}", path, errno_text(errno));
   struct Closer {
     int fd;
@@ -585,6 +586,9 @@ SafetensorsFile read_safetensors(const std::string& path) {
   PELAB_CHECK(::fstat(fd, &st) == 0, "{}: cannot stat the safetensors file: {}", path,
               errno_text(errno));
   PELAB_CHECK(S_ISREG(st.st_mode), "{}: is not a regular file; expected a safetensors file", path);
+  const int flags = ::fcntl(fd, F_GETFL);
+  PELAB_CHECK(flags >= 0 && ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0,
+              "{}: cannot open the safetensors file: {}", path, errno_text(errno));
   std::string bytes(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;
   while (done < bytes.size()) {

@@ -1,0 +1,29 @@
+// Reading a whole file that must be a regular file, without ever blocking. Opening a FIFO
+// for reading waits for a writer, forever if none comes, and a device may never end; so the
+// file is opened non-blocking and checked to be regular before anything is read. Every file
+// pelab reads — configs and groups, datasets, checkpoints, a run's files, scripts it hands
+// to another program — goes through here or through the same check.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace pelab {
+
+// The bytes of the regular file `path`, at most `limit` of them; `*over_limit` (if given)
+// says whether the file holds more. Errors (pelab::Error), each naming the path:
+// "no such file", "not a regular file; expected <what>", "cannot open the file: <reason>",
+// "read error: <reason>".
+std::string read_regular_file(const std::string& path, const std::string& what, uint64_t limit,
+                              bool* over_limit = nullptr);
+
+// The same, but nullopt where a file is missing, not regular, unreadable or over `limit`:
+// for the files of a run directory, whose absence is an answer rather than an error.
+std::optional<std::string> read_regular_file_if_any(const std::string& path, uint64_t limit);
+
+// Throws "<path>: not a regular file; expected <what>" (or "no such file") unless `path` is a
+// regular file now; for paths pelab hands to another program instead of reading itself.
+void require_regular_file(const std::string& path, const std::string& what);
+
+}  // namespace pelab
