@@ -117,9 +117,13 @@ std::string find_torch_script(const TrainBenchOptions& a) {
   }
   if (const char* env = std::getenv("PELAB_TORCH_SCRIPT"); env && *env) {
     PELAB_CHECK(fs::exists(env), "PELAB_TORCH_SCRIPT={}: no such file", env);
+    require_regular_file(env, "the PyTorch reference script (PELAB_TORCH_SCRIPT)");
     return env;
   }
-  if (fs::exists("torch_ref.py")) return "torch_ref.py";
+  if (fs::exists("torch_ref.py")) {
+    require_regular_file("torch_ref.py", "the PyTorch reference script");
+    return "torch_ref.py";
+  }
   throw Error(
       "--vs-torch needs the PyTorch reference script (torch_ref.py): pass --torch-script PATH, "
       "set PELAB_TORCH_SCRIPT, or run from the directory that holds it");

@@ -15,6 +15,7 @@
 #include "pelab/experiment/provenance.h"
 #include "pelab/experiment/sweep.h"
 #include "pelab/io/atomic_file.h"
+#include "pelab/io/read_file.h"
 
 namespace pelab {
 
@@ -128,8 +129,7 @@ TrainedRun load_trained_run(const std::string& dir) {
 
 std::vector<std::pair<int64_t, double>> loss_curve(const std::string& run_dir) {
   const std::string path = (fs::path(run_dir) / "metrics.jsonl").string();
-  std::ifstream in(path);
-  PELAB_CHECK(in.good(), "{}: cannot read it", path);
+  std::istringstream in(read_regular_file(path, "a run's metrics.jsonl", uint64_t{1} << 30));
   std::vector<std::pair<int64_t, double>> curve;
   int64_t line_number = 0;
   for (std::string line; std::getline(in, line);) {

@@ -442,7 +442,7 @@ void read_group_positions(Group& g, const std::vector<const RunRecord*>& rs,
   std::map<int64_t, std::vector<double>> by_position;
   int64_t last_train = -1;
   for (const RunRecord* r : rs) {
-    std::ifstream in(fs::path(r->dir) / "per_position.csv");
+    std::istringstream in(run_files::read_text(fs::path(r->dir) / "per_position.csv"));
     std::string line;
     if (!std::getline(in, line)) continue;  // header: length,position,scored,accuracy,loss
     while (std::getline(in, line)) {

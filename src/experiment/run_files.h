@@ -13,17 +13,17 @@
 
 namespace pelab::run_files {
 
-// A run's files are small; one larger than this is not one pelab wrote.
-inline constexpr uint64_t kMaxRunFileBytes = uint64_t{64} << 20;
+// The largest run file pelab reads whole (metrics.jsonl of a long run is the largest); one
+// larger than this is not one pelab wrote, and reading it is an error, not a truncation.
+inline constexpr uint64_t kMaxRunFileBytes = uint64_t{1} << 30;
 
-// The file's bytes; "" when it is missing, unreadable or not a regular file (a FIFO is never
-// waited on).
+// The file's bytes; "" when it does not exist. Not a regular file (a FIFO is never waited
+// on), unreadable or over kMaxRunFileBytes: an error naming it.
 inline std::string read_text(const std::filesystem::path& path) {
   return read_regular_file_if_any(path.string(), kMaxRunFileBytes).value_or("");
 }
 
-// A JSON file, or a discarded value when it is missing, unreadable, not a regular file or not
-// JSON.
+// A JSON file, or a discarded value when it is missing or not JSON; errors as read_text.
 inline nlohmann::json read_json(const std::filesystem::path& path) {
   const std::optional<std::string> text = read_regular_file_if_any(path.string(), kMaxRunFileBytes);
   if (!text) return nlohmann::json(nlohmann::json::value_t::discarded);

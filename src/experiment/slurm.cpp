@@ -418,28 +418,6 @@ struct TaskSignals {
   TaskSignals& operator=(const TaskSignals&) = delete;
 };
 
-// An flock on <run>/.run.lock: one process trains a run at a time. Linux maps flock onto NFS
-// byte-range locks, which the server arbitrates between clients.
-class RunLock {
- public:
-  explicit RunLock(const fs::path& run_dir) {
-    const std::string path = (run_dir / ".run.lock").string();
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    PELAB_CHECK(fd_ >= 0, "{}: cannot create: {}", path, std::strerror(errno));
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      ::close(fd_);
-      throw Error(
-          fmt::format("another pelab is training {} (it holds {})", run_dir.string(), path));
-    }
-  }
-  ~RunLock() { ::close(fd_); }
-  RunLock(const RunLock&) = delete;
-  RunLock& operator=(const RunLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
-
 // A task must train the run the submission meant: sweep.json, written when the sweep was
 // submitted, must name the same run at the same index.
 void check_index_matches_manifest(const SweepPlan& plan, size_t index) {
@@ -486,8 +464,10 @@ int run_sweep_task(const SweepOptions& options, int64_t index) {
   }
   TaskSignals signals;
   ensure_directory(p.run.dir);
-  const RunLock lock(p.run.dir);
-  p.plan = plan_run(p.run.dir, p.config_yaml);  // again, now that no other task can change it
+  // Planned again just before the start: another task may have finished it meanwhile. A run
+  // another process is training now is refused by start_planned_run (its trainer holds the
+  // run's lock, pelab/experiment/trainer.h).
+  p.plan = plan_run(p.run.dir, p.config_yaml);
   if (p.plan.action == RunAction::skip) {
     fmt::print(stderr, "skip   {} (already completed)\n", p.run.name);
     return 0;

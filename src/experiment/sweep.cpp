@@ -25,7 +25,10 @@
 
 #include "pelab/core/error.h"
 #include "pelab/core/process.h"
+#include "pelab/experiment/trainer.h"
 #include "pelab/io/atomic_file.h"
+#include "pelab/io/file_lock.h"
+#include "pelab/io/read_file.h"
 #include "run_files.h"
 
 namespace pelab {
@@ -69,6 +72,7 @@ namespace {
 
 // The last step logged in run_dir/metrics.jsonl (0 if none).
 int64_t last_logged_step(const fs::path& run_dir) {
+  if (!is_regular_file_now((run_dir / "metrics.jsonl").string())) return 0;
   std::ifstream in(run_dir / "metrics.jsonl", std::ios::binary | std::ios::ate);
   if (!in) return 0;
   const std::streamoff size = in.tellg();
@@ -178,6 +182,7 @@ std::string first_difference(const std::string& a, const std::string& b) {
 }
 
 std::string last_line(const std::string& path) {
+  if (!is_regular_file_now(path)) return "";
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return "";
   const std::streamoff size = in.tellg();
@@ -331,6 +336,16 @@ StartedRun start_planned_run(const SweepPlan& plan, size_t i, const std::string&
   const bool resume = p.plan.action == RunAction::resume;
   fs::create_directories(p.run.dir);
   const fs::path dir(p.run.dir);
+  // Another process training this run (a Slurm task, a hand-run `pelab train`) owns its
+  // files: leave them alone. The trainer itself holds the lock while it runs.
+  if (FileLock::held_elsewhere(run_lock_path(p.run.dir))) {
+    StartedRun busy;
+    busy.index = i;
+    busy.failure.outcome = RunOutcome::failed;
+    busy.failure.line = fmt::format("FAILED {}: another pelab is training it (it holds {})",
+                                    p.run.name, run_lock_path(p.run.dir));
+    return busy;
+  }
   std::error_code ec;
   if (!resume) {  // a redo starts clean: no stale checkpoint or status
     fs::remove(dir / "checkpoint.safetensors", ec);
@@ -420,27 +435,12 @@ FinishedRun run_planned(const SweepPlan& plan, size_t i, const std::string& exec
 
 namespace {
 
-// One sweep per directory at a time: an flock on <out>/.sweep.lock, which goes with the
-// process however it ends.
-class SweepDirLock {
- public:
-  explicit SweepDirLock(const std::string& out_dir) {
-    const std::string lock_path = (fs::path(out_dir) / ".sweep.lock").string();
-    fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    PELAB_CHECK(fd_ >= 0, "{}: cannot create: {}", lock_path, std::strerror(errno));
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      ::close(fd_);
-      throw Error(fmt::format(
-          "another pelab sweep is running in {} (wait for it, or stop it first)", out_dir));
-    }
-  }
-  ~SweepDirLock() { ::close(fd_); }
-  SweepDirLock(const SweepDirLock&) = delete;
-  SweepDirLock& operator=(const SweepDirLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
+// One sweep per directory at a time: a lock on <out>/.sweep.lock.
+FileLock sweep_dir_lock(const std::string& out_dir) {
+  return FileLock(
+      (fs::path(out_dir) / ".sweep.lock").string(),
+      fmt::format("another pelab sweep is running in {} (wait for it, or stop it first)", out_dir));
+}
 
 }  // namespace
 
@@ -633,7 +633,7 @@ SweepResult run_sweep(const SweepOptions& o) {
   const bool tty = o.progress && isatty(STDERR_FILENO);
 
   fs::create_directories(result.out_dir);
-  const SweepDirLock lock(result.out_dir);
+  const FileLock lock = sweep_dir_lock(result.out_dir);
   write_manifest(plan);
   fmt::print(stderr, "sweep {}: {} runs in {}: {} to start, {} to resume, {} already completed{}\n",
              plan.name, plan.runs.size(), result.out_dir,

@@ -33,6 +33,7 @@
 #include "pelab/data/batching.h"
 #include "pelab/experiment/evaluate.h"
 #include "pelab/io/atomic_file.h"
+#include "pelab/io/file_lock.h"
 #include "pelab/io/read_file.h"
 #include "pelab/io/safetensors.h"
 #include "pelab/nn/checkpoint.h"
@@ -207,6 +208,10 @@ std::unique_ptr<Encoder> initial_model(const ExperimentConfig& config) {
   return std::make_unique<Encoder>(config.model, derive_seed(config.seed, "init"));
 }
 
+std::string run_lock_path(const std::string& run_dir) {
+  return (fs::path(run_dir) / ".run.lock").string();
+}
+
 namespace {
 
 // A run's directory: the files a run starts with, its checkpoint, and resuming from it.
@@ -216,13 +221,12 @@ class RunDirectory {
   RunDirectory(const ExperimentConfig& c, const TrainOptions& options)
       : dir_(checked_dir(options)),
         ckpt_path_((fs::path(dir_) / "checkpoint.safetensors").string()),
-        config_yaml_(to_yaml(c)) {
+        config_yaml_(to_yaml(c)),
+        lock_(locked(dir_, ckpt_path_, options.resume)) {
     if (options.resume) {
       PELAB_CHECK(fs::exists(ckpt_path_), "{}: nothing to resume (no checkpoint.safetensors)",
                   dir_);
-      const std::string saved =
-          read_regular_file((fs::path(dir_) / "config.yaml").string(), "the run's config.yaml",
-                            run_files::kMaxRunFileBytes);
+      const std::string saved = run_files::read_text(fs::path(dir_) / "config.yaml");
       PELAB_CHECK(saved == config_yaml_,
                   "{}: the config differs from the one the run started with (config.yaml); "
                   "resume with the same config and overrides",
@@ -233,6 +237,18 @@ class RunDirectory {
   }
 
   const std::string& path() const { return dir_; }
+
+  // The run's lock, taken before anything in the directory is read or changed. A new run's
+  // directory is created for it; nothing else is written if another process holds it.
+  static std::unique_ptr<FileLock> locked(const std::string& dir, const std::string& ckpt_path,
+                                          bool resume) {
+    PELAB_CHECK(!resume || fs::exists(ckpt_path),
+                "{}: nothing to resume (no checkpoint.safetensors)", dir);
+    fs::create_directories(dir);
+    return std::make_unique<FileLock>(
+        run_lock_path(dir),
+        fmt::format("another pelab is training {} (it holds {})", dir, run_lock_path(dir)));
+  }
 
   // A new run's first files: config.yaml, environment.json and an empty metrics.jsonl.
   void write_start_files(const ExperimentConfig& c) const {
@@ -286,9 +302,7 @@ class RunDirectory {
     data_rng.set_state(s);
     const int64_t step = metadata_int(file, "step", max_step);
     saved_step_ = step;
-    std::istringstream in(read_regular_file((fs::path(dir_) / "metrics.jsonl").string(),
-                                            "the run's metrics.jsonl",
-                                            run_files::kMaxRunFileBytes));
+    std::istringstream in(run_files::read_text(fs::path(dir_) / "metrics.jsonl"));
     std::string kept;
     for (std::string line; std::getline(in, line);) {
       if (line.empty()) continue;
@@ -347,6 +361,7 @@ class RunDirectory {
   const std::string dir_;
   const std::string ckpt_path_;
   const std::string config_yaml_;
+  std::unique_ptr<FileLock> lock_;
   int64_t saved_step_ = -1;  // the step of the checkpoint on disk (-1: none yet)
 };
 

@@ -70,13 +70,20 @@ std::string read_regular_file(const std::string& path, const std::string& what, 
 }
 
 std::optional<std::string> read_regular_file_if_any(const std::string& path, uint64_t limit) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return std::nullopt;
+  bool over = false;
+  std::string bytes = read_regular_file(path, "a file of a run directory", limit, &over);
+  PELAB_CHECK(!over, "{}: larger than {} bytes, not a file pelab wrote", path, limit);
+  return bytes;
+}
+
+bool is_regular_file_now(const std::string& path) {
   try {
-    bool over = false;
-    std::string bytes = read_regular_file(path, "a file", limit, &over);
-    if (over) return std::nullopt;
-    return bytes;
+    Fd checked{open_regular(path, "a regular file")};
+    return true;
   } catch (const Error&) {
-    return std::nullopt;
+    return false;
   }
 }
 

@@ -81,15 +81,25 @@ TEST_F(SpecialFiles, CheckpointsAndRunFiles) {
   expect_refused("eval run", {"checkpoint.safetensors: is not a regular file"});
   expect_refused("train tiny.yaml --out run --resume",
                  {"checkpoint.safetensors: is not a regular file"});
-  // A run's summary.json as a FIFO: compare reads past it (the run counts as not finished)
-  // instead of waiting.
+  // A run's summary.json as a FIFO: compare refuses it instead of waiting.
   fs::rename(dir_.path() / "run/real.safetensors", dir_.path() / "run/checkpoint.safetensors");
-  fs::remove(dir_.path() / "run/summary.json");
+  fs::rename(dir_.path() / "run/summary.json", dir_.path() / "run/summary.real");
   make_fifo("run/summary.json");
   const auto [compare_status, compare_output] =
       shell("cd '" + dir_.path().string() + "' && timeout 30 '" + pelab_binary() +
             "' compare run --no-plots 2>&1");
   EXPECT_NE(compare_status, 124) << "compare hung on a FIFO summary.json";
+  // per_position.csv as a FIFO: compare refuses it with one line instead of waiting.
+  fs::remove(dir_.path() / "run/summary.json");
+  fs::rename(dir_.path() / "run/summary.real", dir_.path() / "run/summary.json");
+  fs::remove(dir_.path() / "run/per_position.csv");
+  make_fifo("run/per_position.csv");
+  const auto [positions_status, positions_output] =
+      shell("cd '" + dir_.path().string() + "' && timeout 30 '" + pelab_binary() +
+            "' compare run --no-plots 2>&1");
+  EXPECT_NE(positions_status, 124) << "compare hung on a FIFO per_position.csv";
+  EXPECT_NE(positions_output.find("per_position.csv: not a regular file"), std::string::npos)
+      << positions_output;
   // config.yaml as a FIFO on --resume.
   fs::rename(dir_.path() / "run/config.yaml", dir_.path() / "run/config.real");
   make_fifo("run/config.yaml");

@@ -19,6 +19,10 @@
 
 namespace pelab {
 
+// The lock a trainer holds on its run directory while it runs (pelab/io/file_lock.h): one
+// process trains a run at a time, whoever started it.
+std::string run_lock_path(const std::string& run_dir);
+
 struct TrainOptions {
   std::string run_dir;
   bool resume = false;     // continue from run_dir/checkpoint.safetensors

@@ -2,7 +2,7 @@
 // for reading waits for a writer, forever if none comes, and a device may never end; so the
 // file is opened non-blocking and checked to be regular before anything is read. Every file
 // pelab reads — configs and groups, datasets, checkpoints, a run's files, scripts it hands
-// to another program — goes through here or through the same check.
+// to another program — goes through here.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +18,15 @@ namespace pelab {
 std::string read_regular_file(const std::string& path, const std::string& what, uint64_t limit,
                               bool* over_limit = nullptr);
 
-// The same, but nullopt where a file is missing, not regular, unreadable or over `limit`:
-// for the files of a run directory, whose absence is an answer rather than an error.
+// The same, but nullopt where the file does not exist: for the files of a run directory,
+// whose absence is an answer. A file that exists but is not regular, cannot be read or holds
+// more than `limit` bytes is an error, never taken for a missing one (a sweep would otherwise
+// start an unreadable run afresh and delete its checkpoint).
 std::optional<std::string> read_regular_file_if_any(const std::string& path, uint64_t limit);
+
+// Whether `path` is a regular file now, checked without blocking (a FIFO is not); for readers
+// that read only part of a file, such as the tail of a log.
+bool is_regular_file_now(const std::string& path);
 
 // Throws "<path>: not a regular file; expected <what>" (or "no such file") unless `path` is a
 // regular file now; for paths pelab hands to another program instead of reading itself.
