@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 
@@ -84,7 +85,9 @@ pid_t spawn_child(const ChildSpec& spec, int& error) {
 CapturedRun run_captured(const std::vector<std::string>& argv,
                          const std::vector<std::string>& extra_env) {
   int fds[2];
-  PELAB_CHECK(pipe(fds) == 0, "cannot create a pipe");
+  // Close-on-exec: a child spawned meanwhile by another thread must not inherit the write
+  // end, or the reader below would never see the end of the output.
+  PELAB_CHECK(pipe2(fds, O_CLOEXEC) == 0, "cannot create a pipe");
   ChildSpec spec;
   spec.program = argv.at(0);
   spec.argv = argv;
@@ -100,11 +103,16 @@ CapturedRun run_captured(const std::vector<std::string>& argv,
   }
   CapturedRun run;
   char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+  while (true) {
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;  // a signal is not the end of the output
+    if (n <= 0) break;
     run.out.append(buf, static_cast<size_t>(n));
+  }
   close(fds[0]);
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return run;
 }
