@@ -23,6 +23,7 @@
 
 #include "pelab/core/error.h"
 #include "pelab/core/process.h"
+#include "pelab/core/strings.h"
 #include "pelab/io/atomic_file.h"
 #include "run_files.h"
 #include "yaml-cpp/yaml.h"
@@ -88,7 +89,7 @@ void check_slurm_value(const std::string& key, const std::string& value,
   static const std::regex time(
       R"(\d+|\d+:\d+|\d+:\d+:\d+|\d+-\d+|\d+-\d+:\d+|\d+-\d+:\d+:\d+|UNLIMITED|unlimited|infinite)");
   static const std::regex memory(R"(\d+[KMGTkmgt]?)");
-  static const std::regex count(R"([1-9]\d*)");
+  static const std::regex count(R"([1-9]\d{0,5})");  // at most 999999: a count, not a typo
   PELAB_CHECK(!value.empty(), "--slurm-opt {}=: the value is empty", key);
   PELAB_CHECK(std::none_of(value.begin(), value.end(),
                            [](char ch) {
@@ -107,8 +108,8 @@ void check_slurm_value(const std::string& key, const std::string& value,
                 "M, G or T, e.g. 8G)",
                 key, value);
   if (format == "count")
-    PELAB_CHECK(std::regex_match(value, count), "--slurm-opt {}={}: not a whole number >= 1", key,
-                value);
+    PELAB_CHECK(std::regex_match(value, count),
+                "--slurm-opt {}={}: not a whole number in [1, 999999]", key, value);
 }
 
 std::string option_value(const std::vector<SlurmOption>& options, const std::string& key) {
@@ -151,10 +152,13 @@ json read_jobs(const std::string& out_dir) {
   return jobs;
 }
 
-// The array job of the last submission recorded in <out>/slurm/jobs.json ("" if none).
-std::string last_array_job(const std::string& out_dir) {
+// The array jobs of every submission recorded in <out>/slurm/jobs.json, oldest first.
+std::vector<std::string> array_jobs(const std::string& out_dir) {
+  std::vector<std::string> ids;
   const json jobs = read_jobs(out_dir);
-  return jobs["submissions"].empty() ? "" : json_string(jobs["submissions"].back(), "array_job");
+  for (const json& s : jobs["submissions"])
+    if (const std::string id = json_string(s, "array_job"); !id.empty()) ids.push_back(id);
+  return ids;
 }
 
 struct TaskState {
@@ -180,19 +184,41 @@ bool squeue_tasks(const std::string& job, std::map<size_t, TaskState>& tasks) {
   return true;
 }
 
+// What squeue says of every array job of the sweep, merged by index (a run has the same index
+// in every submission); false when squeue is missing or lists none of them.
+bool squeue_sweep_tasks(const std::string& out_dir, std::map<size_t, TaskState>& tasks) {
+  bool any = false;
+  for (const std::string& job : array_jobs(out_dir)) any = squeue_tasks(job, tasks) || any;
+  return any;
+}
+
 bool still_queued(const std::string& state) {
   return state != "COMPLETED" && state != "FAILED" && state != "CANCELLED" && state != "TIMEOUT" &&
          state != "OUT_OF_MEMORY" && state != "NODE_FAIL" && state != "PREEMPTED" &&
          state != "BOOT_FAIL" && state != "DEADLINE";
 }
 
-void check_path_for_slurm(const std::string& path) {
-  PELAB_CHECK(std::none_of(path.begin(), path.end(),
-                           [](char ch) { return std::isspace(static_cast<unsigned char>(ch)); }) &&
-                  path.find('%') == std::string::npos,
-              "{}: a sweep run by Slurm needs a directory path without spaces or '%' (Slurm "
-              "reads them in #SBATCH lines); choose another --out",
-              path);
+// Slurm reads #SBATCH lines with a parser of its own: '#' starts a comment, quotes and '\\'
+// are interpreted, '%' is a pattern, whitespace splits. A path written there, and into the
+// shell lines the script and the hints show, is held to characters that mean nothing to
+// either.
+bool slurm_safe(char ch) {
+  return std::isalnum(static_cast<unsigned char>(ch)) || std::strchr("/._+-=,@:", ch) != nullptr;
+}
+
+void check_path_for_slurm(const std::string& path, const std::string& what) {
+  PELAB_CHECK(std::all_of(path.begin(), path.end(), slurm_safe),
+              "{}: {} of a sweep run by Slurm may hold only letters, digits and / . _ + - = , @ : "
+              "(Slurm reads it in #SBATCH lines); choose another",
+              path, what);
+}
+
+// The job name: the sweep's name with anything Slurm or a shell would read differently
+// replaced by '_'.
+std::string slurm_job_name(std::string name) {
+  for (char& ch : name)
+    if (!slurm_safe(ch) || ch == '/' || ch == ':') ch = '_';
+  return name;
 }
 
 std::string utc_now() {
@@ -300,7 +326,8 @@ std::string slurm_array_script(const SweepPlan& plan, const std::vector<size_t>&
       "#SBATCH --requeue\n",
       fmt::arg("name", plan.name), fmt::arg("n", indices.size()),
       fmt::arg("total", plan.runs.size()), fmt::arg("dir", dir.string()),
-      fmt::arg("out", plan.out_dir), fmt::arg("job", name.empty() ? "pelab-" + plan.name : name),
+      fmt::arg("out", plan.out_dir),
+      fmt::arg("job", slurm_job_name(name.empty() ? "pelab-" + plan.name : name)),
       fmt::arg("array", array_indices(indices)),
       fmt::arg("limit", launch.max_parallel > 0 ? fmt::format("%{}", launch.max_parallel) : ""),
       fmt::arg("cpus", cpus.empty() ? std::to_string(threads) : cpus));
@@ -323,7 +350,8 @@ std::string slurm_compare_script(const SweepPlan& plan, const SlurmLaunch& launc
       "#SBATCH --cpus-per-task=1\n"
       "#SBATCH --output={dir}/compare-%j.log\n"
       "#SBATCH --open-mode=append\n",
-      fmt::arg("name", plan.name), fmt::arg("job", name.empty() ? "pelab-" + plan.name : name),
+      fmt::arg("name", plan.name),
+      fmt::arg("job", slurm_job_name(name.empty() ? "pelab-" + plan.name : name)),
       fmt::arg("dir", slurm_dir(plan).string()));
   for (const auto& [key, value] : launch.options)
     if (kCompareKeys.count(key)) s += fmt::format("#SBATCH --{}={}\n", key, value);
@@ -334,16 +362,16 @@ std::string slurm_compare_script(const SweepPlan& plan, const SlurmLaunch& launc
 
 SlurmSubmission submit_slurm_sweep(const SweepOptions& options, const SlurmLaunch& launch) {
   const SweepPlan plan = absolute_plan(plan_sweep(options));
-  check_path_for_slurm(plan.out_dir);
-  check_path_for_slurm(launch.executable);
-  check_path_for_slurm(plan.config_path);
+  check_path_for_slurm(plan.out_dir, "the sweep directory (--out)");
+  check_path_for_slurm(launch.executable, "the pelab executable");
+  check_path_for_slurm(plan.config_path, "the config");
   SlurmSubmission sub;
   sub.out_dir = plan.out_dir;
   sub.total = plan.runs.size();
   // A task of an earlier submission that is still queued or running will do its run: submitting
   // it again would put two tasks on one directory.
   std::map<size_t, TaskState> queued;
-  squeue_tasks(last_array_job(plan.out_dir), queued);
+  squeue_sweep_tasks(plan.out_dir, queued);
   for (size_t i : runs_to_launch(plan))
     if (!queued.count(i) || !still_queued(queued[i].state)) sub.indices.push_back(i);
   if (sub.indices.empty()) return sub;
@@ -363,16 +391,29 @@ SlurmSubmission submit_slurm_sweep(const SweepOptions& options, const SlurmLaunc
               "sbatch is not on PATH (is this a Slurm cluster's login node?); --dry-run writes "
               "{} without submitting it",
               sub.script_path);
+  // The comparison waits for this array and for every earlier one that still has tasks.
+  std::string after;
+  for (const std::string& job : array_jobs(plan.out_dir)) {
+    std::map<size_t, TaskState> tasks;
+    if (squeue_tasks(job, tasks) && std::any_of(tasks.begin(), tasks.end(), [](const auto& t) {
+          return still_queued(t.second.state);
+        }))
+      after += ":" + job;
+  }
   sub.array_job = sbatch(program, {sub.script_path});
-  sub.compare_job =
-      sbatch(program, {"--dependency=afterany:" + sub.array_job, sub.compare_script_path});
+  // Recorded at once: if the comparison cannot be submitted, the next submission still knows
+  // this array's tasks and does not submit their runs twice.
   json jobs = read_jobs(plan.out_dir);
   jobs["submissions"].push_back({{"array_job", sub.array_job},
-                                 {"compare_job", sub.compare_job},
                                  {"indices", array_indices(sub.indices)},
                                  {"runs", sub.indices.size()},
                                  {"submitted", utc_now()}});
-  write_file_atomic((dir / "jobs.json").string(), jobs.dump(2) + "\n");
+  const fs::path jobs_path = dir / "jobs.json";
+  write_file_atomic(jobs_path.string(), jobs.dump(2) + "\n");
+  sub.compare_job =
+      sbatch(program, {"--dependency=afterany:" + sub.array_job + after, sub.compare_script_path});
+  jobs["submissions"].back()["compare_job"] = sub.compare_job;
+  write_file_atomic(jobs_path.string(), jobs.dump(2) + "\n");
   return sub;
 }
 
@@ -526,13 +567,15 @@ RunStatus run_status_from_files(const std::string& name, const fs::path& dir) {
 // Corrects the run directories' view with squeue's: a queued task is pending, and a run whose
 // status.json says "running" although its task is no longer running was killed before it
 // could record that (SIGKILL, a lost node).
-std::string merge_squeue(SweepStatus& status, const std::string& job) {
+std::string merge_squeue(SweepStatus& status, const std::string& out_dir) {
   std::map<size_t, TaskState> tasks;
-  if (job.empty()) return "";
-  if (!squeue_tasks(job, tasks))
+  const std::vector<std::string> jobs = array_jobs(out_dir);
+  if (jobs.empty()) return "";
+  if (!squeue_sweep_tasks(out_dir, tasks))
     return find_program("squeue").empty()
                ? ""
-               : fmt::format("Slurm: squeue no longer lists array job {}", job);
+               : fmt::format("Slurm: squeue no longer lists array job{} {}",
+                             jobs.size() > 1 ? "s" : "", join(jobs));
   std::map<std::string, int64_t> states;
   for (size_t i = 0; i < status.runs.size(); ++i) {
     RunStatus& run = status.runs[i];
@@ -548,7 +591,7 @@ std::string merge_squeue(SweepStatus& status, const std::string& job) {
       run.detail = fmt::format("queued ({})", it->second.reason);
     }
   }
-  std::string s = fmt::format("Slurm: array job {}:", job);
+  std::string s = fmt::format("Slurm: array job{} {}:", jobs.size() > 1 ? "s" : "", join(jobs));
   for (const auto& [state, n] : states) s += fmt::format(" {} {},", n, state);
   if (states.empty()) s += " no task queued or running";
   if (s.back() == ',') s.pop_back();
@@ -582,7 +625,7 @@ SweepStatus sweep_status(const std::string& out_dir) {
     const std::string name = json_string(run, "name");
     status.runs.push_back(run_status_from_files(name, fs::path(out_dir) / name));
   }
-  status.scheduler = merge_squeue(status, last_array_job(out_dir));
+  status.scheduler = merge_squeue(status, out_dir);
   return status;
 }
 

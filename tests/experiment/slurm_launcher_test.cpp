@@ -101,7 +101,8 @@ TEST(SweepSlurmOptions, ErrorsAreOneLineAndNameTheOption) {
       {"output=x.log", "sets --output itself"},
       {"time=soon", "time=soon: not a Slurm time"},
       {"mem=lots", "mem=lots: not a memory size"},
-      {"cpus-per-task=0", "cpus-per-task=0: not a whole number >= 1"},
+      {"cpus-per-task=0", "cpus-per-task=0: not a whole number in [1, 999999]"},
+      {"cpus-per-task=99999999999999999999", "not a whole number in [1, 999999]"},
       {"partition=a b", "holds no spaces, quotes or shell characters"},
       {"partition=$(x)", "holds no spaces, quotes or shell characters"},
       {"partition=", "the value is empty"}};
@@ -192,6 +193,30 @@ TEST(SweepSlurmSubmit, DryRunWritesTheScriptsForTheRunsToDo) {
   EXPECT_TRUE(contains(sub.script, "--array=0,2-3\n")) << sub.script;
 }
 
+// Slurm reads #SBATCH lines with its own parser ('#' starts a comment, quotes are read): a
+// path it would misread is refused before anything is written, and the job name is cleaned.
+TEST(SweepSlurmScript, PathsSlurmCannotReadAreRefused) {
+  for (const std::string bad : {"o#8", "my runs", "o'x$y", "a%b"}) {
+    Sweep s;
+    s.options.out_dir = s.tmp / bad;
+    SlurmLaunch launch;
+    launch.executable = "/bin/pelab";
+    launch.dry_run = true;
+    EXPECT_TRUE(contains(error_of([&] { submit_slurm_sweep(s.options, launch); }),
+                         "the sweep directory (--out) of a sweep run by Slurm may hold only"))
+        << bad;
+    EXPECT_FALSE(fs::exists(s.tmp / bad)) << bad;
+  }
+  Sweep s;
+  s.options.overrides.push_back("name=a b#c");
+  SlurmLaunch launch;
+  launch.executable = "/bin/pelab";
+  launch.dry_run = true;
+  s.options.out_dir = s.tmp / "named";
+  const SlurmSubmission sub = submit_slurm_sweep(s.options, launch);
+  EXPECT_TRUE(contains(sub.script, "#SBATCH --job-name=pelab-a_b_c\n")) << sub.script;
+}
+
 TEST(SweepSlurmSubmit, PrintLauncherListsOneCommandPerRun) {
   Sweep s;
   const std::vector<std::string> lines = sweep_commands(s.options, "/bin/pelab");
@@ -238,8 +263,8 @@ TEST(SweepTask, RefusesARunAnotherProcessTrains) {
   const std::string lock = (fs::path(plan.runs[1].run.dir) / ".run.lock").string();
   const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT, 0644);
   ASSERT_EQ(::flock(fd, LOCK_EX), 0);
-  EXPECT_TRUE(
-      contains(error_of([&] { run_sweep_task(s.options, 1); }), "another pelab is training"));
+  // The run's files are left alone and the task fails; the run is taken up again later.
+  EXPECT_EQ(run_sweep_task(s.options, 1), 1);
   ::close(fd);
   EXPECT_EQ(run_sweep_task(s.options, 1), 0);
 }
