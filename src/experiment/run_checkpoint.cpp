@@ -28,9 +28,13 @@ std::string first_difference(const std::string& a, const std::string& b) {
     const size_t end_a = a.find('\n', start), end_b = b.find('\n', start);
     const std::string la = a.substr(start, end_a == std::string::npos ? end_a : end_a - start);
     const std::string lb = b.substr(start, end_b == std::string::npos ? end_b : end_b - start);
-    if (la != lb || end_a != end_b)
+    if (la != lb)
       return fmt::format("line {}: '{}' in the checkpoint, '{}' in config.yaml", line, trimmed(la),
                          trimmed(lb));
+    if (end_a != end_b)
+      return fmt::format("line {}: '{}' ends the text in {} but not in {}", line, trimmed(la),
+                         end_a == std::string::npos ? "the checkpoint" : "config.yaml",
+                         end_a == std::string::npos ? "config.yaml" : "the checkpoint");
     if (end_a == std::string::npos) return "the texts differ";
     start = end_a + 1;
     ++line;
@@ -66,10 +70,11 @@ void check_parameters_finite(const Encoder& model, const std::string& source) {
 RunCheckpoint open_run_checkpoint(const std::string& run_or_checkpoint) {
   std::error_code ec;
   const fs::file_status status = fs::status(run_or_checkpoint, ec);
+  const bool names_a_file = fs::path(run_or_checkpoint).extension() == ".safetensors";
   PELAB_CHECK(fs::exists(status),
-              "{}: no such run directory (give a directory that `pelab train` wrote, or its "
+              "{}: no such {} (give a directory that `pelab train` wrote, or its "
               "checkpoint.safetensors)",
-              run_or_checkpoint);
+              run_or_checkpoint, names_a_file ? "checkpoint" : "run directory");
   RunCheckpoint run;
   if (fs::is_directory(status)) {
     run.dir = run_or_checkpoint;

@@ -115,6 +115,10 @@ TEST_F(EvalTrust, TheNamedCheckpointIsTheOneEvaluated) {
   EXPECT_EQ(copy.out, own.out);
 }
 
+TEST_F(EvalTrust, AMissingCheckpointIsNamedAsOne) {
+  expect_user_error({"eval", "run/nope.safetensors"}, {"run/nope.safetensors: no such checkpoint"});
+}
+
 TEST_F(EvalTrust, NotARegularFileIsRefused) {
   expect_user_error({"eval", "/dev/null"}, {"/dev/null: not a regular file or directory"});
 }
