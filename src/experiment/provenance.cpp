@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
@@ -40,6 +41,15 @@ std::string without_newline(std::string s) {
   return s;
 }
 
+// The lines of `a`, then those of `b` that `a` does not have (two listings of one checkout).
+std::string merged_lines(const std::string& a, const std::string& b) {
+  std::string out = a;
+  std::istringstream lines(b);
+  for (std::string line; std::getline(lines, line);)
+    if (("\n" + a).find("\n" + line + "\n") == std::string::npos) out += line + "\n";
+  return out;
+}
+
 // The first path a `git status --porcelain` listing names, for a one-line message.
 std::string first_changed_path(const std::string& porcelain) {
   const std::string line = porcelain.substr(0, porcelain.find('\n'));
@@ -59,7 +69,14 @@ Provenance read_provenance(const std::string& configs_dir, bool allow_dirty) {
   if (const auto top = git_output(dir, "rev-parse --show-toplevel")) {
     p.source_dir = without_newline(*top);
     p.source_commit = without_newline(git_output(dir, "rev-parse --short=12 HEAD").value_or(""));
-    p.source_changes = git_output(dir, "status --porcelain --untracked-files=no").value_or("?");
+    // Tracked files anywhere in the checkout, and new files among the configs: a claim
+    // config never committed is as much a change as an edited one.
+    p.source_changes = merged_lines(
+        git_output(dir, "status --porcelain --untracked-files=no").value_or("?"),
+        git_output(dir, "status --porcelain --untracked-files=all -- .").value_or("?"));
+    // Configs kept in a repository of the user's own are not pelab's source: that
+    // repository's commit cannot equal the binary's, so only its cleanliness is checked.
+    p.source_is_pelab = fs::exists(fs::path(p.source_dir) / "cmake" / "build_info.cmake");
   }
   return p;
 }
@@ -75,7 +92,7 @@ std::string Provenance::dirty_reason() const {
     return fmt::format("{} has uncommitted changes ({}{})", source_dir,
                        first_changed_path(source_changes),
                        source_changes.find('\n') + 1 < source_changes.size() ? ", …" : "");
-  if (source_commit != binary_commit)
+  if (source_is_pelab && source_commit != binary_commit)
     return fmt::format("the binary was built from commit {} but {} is at {}; rebuild",
                        binary_commit, source_dir, source_commit);
   return "";
@@ -99,6 +116,7 @@ nlohmann::json Provenance::to_json() const {
           {"allow_dirty", allow_dirty},
           {"source_dir", source_dir},
           {"source_commit", source_commit},
+          {"source_is_pelab", source_is_pelab},
           {"cpu", cpu},
           {"isa", isa}};
 }

@@ -70,6 +70,7 @@ TEST(Provenance, UncommittedChangesOrAnotherCommitAreNotClean) {
 
   Provenance other = clean_binary(read_provenance(tmp.path().string(), false));
   other.source_dir = repo;
+  other.source_is_pelab = true;
   other.source_commit = "0123456789ab";
   other.binary_commit = "ba9876543210";
   EXPECT_NE(other.dirty_reason().find("built from commit ba9876543210"), std::string::npos);
@@ -77,6 +78,24 @@ TEST(Provenance, UncommittedChangesOrAnotherCommitAreNotClean) {
   EXPECT_NE(other.dirty_reason().find("with uncommitted changes"), std::string::npos);
   other.binary_commit = "unknown";
   EXPECT_NE(other.dirty_reason().find("commit is unknown"), std::string::npos);
+}
+
+// A new, never committed config is a change; configs in a repository of the user's own are
+// checked for changes but not held to the binary's commit.
+TEST(Provenance, UntrackedConfigsCountAndOtherRepositoriesAreNotHeldToTheBinary) {
+  const TempDir tmp;
+  const std::string repo = make_checkout(tmp);
+  Provenance own = clean_binary(read_provenance(repo + "/configs", false));
+  EXPECT_FALSE(own.source_is_pelab);
+  own.binary_commit = "0123456789ab";  // another commit than the user's repository's
+  EXPECT_EQ(own.dirty_reason(), "");
+  write_file(fs::path(repo) / "configs/claims/c99.yaml", "claim: C99\n");
+  const Provenance untracked = clean_binary(read_provenance(repo + "/configs", false));
+  EXPECT_NE(untracked.dirty_reason().find("configs/claims/c99.yaml"), std::string::npos)
+      << untracked.dirty_reason();
+  // pelab's own checkout is recognised, so its commit must match the binary's.
+  const Provenance source = read_provenance(PELAB_SOURCE_DIR "/configs", false);
+  EXPECT_TRUE(source.source_is_pelab || source.source_dir.empty());
 }
 
 // Outside a git checkout (installed configs) the binary's commit is the whole provenance.

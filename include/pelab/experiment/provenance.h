@@ -10,14 +10,15 @@
 namespace pelab {
 
 struct Provenance {
-  std::string version;         // pelab's version
-  std::string binary_commit;   // the commit the binary was built from ("…-dirty", "unknown")
-  std::string source_dir;      // the git checkout holding the configs ("" when not in one)
-  std::string source_commit;   // its HEAD (12 hex digits), "" when not in a checkout
-  std::string source_changes;  // `git status --porcelain` of tracked files, "" when clean
-  std::string cpu;             // the CPU's model name
-  std::string isa;             // avx512 | avx2 | scalar
-  bool allow_dirty = false;    // the user accepted a tree that is not clean
+  std::string version;           // pelab's version
+  std::string binary_commit;     // the commit the binary was built from ("…-dirty", "unknown")
+  std::string source_dir;        // the git checkout holding the configs ("" when not in one)
+  std::string source_commit;     // its HEAD (12 hex digits), "" when not in a checkout
+  std::string source_changes;    // tracked changes and untracked configs, "" when clean
+  bool source_is_pelab = false;  // the checkout is pelab's own source (its commit must match)
+  std::string cpu;               // the CPU's model name
+  std::string isa;               // avx512 | avx2 | scalar
+  bool allow_dirty = false;      // the user accepted a tree that is not clean
 
   // Why the result cannot be tied to one clean commit ("" when it can).
   std::string dirty_reason() const;
