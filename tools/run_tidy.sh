@@ -24,5 +24,16 @@ if [ ${#files[@]} -eq 0 ]; then
   exit 0
 fi
 echo "tidy: ${#files[@]} file(s) changed since ${base:0:12}"
-printf '%s\n' "${files[@]}" | xargs -P "$(nproc)" -n 2 clang-tidy -p "$BUILD_DIR" --quiet 2>/dev/null
+# The build's compile commands without its precompiled headers: they are GCC's, and clang
+# cannot read them.
+db=$(mktemp -d)
+trap 'rm -rf "$db"' EXIT
+python3 - "$BUILD_DIR/compile_commands.json" "$db/compile_commands.json" <<'PY'
+import json, re, sys
+entries = json.load(open(sys.argv[1]))
+for e in entries:
+    e["command"] = re.sub(r" -include \S*cmake_pch\.hxx| -Winvalid-pch", "", e["command"])
+json.dump(entries, open(sys.argv[2], "w"))
+PY
+printf '%s\n' "${files[@]}" | xargs -P "$(nproc)" -n 2 clang-tidy -p "$db" --quiet 2>/dev/null
 echo "tidy: clean"
