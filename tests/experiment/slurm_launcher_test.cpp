@@ -107,7 +107,8 @@ TEST(SweepSlurmOptions, ErrorsAreOneLineAndNameTheOption) {
       {"partition=$(x)", "holds no spaces, quotes or shell characters"},
       {"partition=", "the value is empty"}};
   for (const auto& [option, part] : cases) {
-    const std::string e = error_of([&] { parse_slurm_options({option}); });
+    const std::string given = option;  // clang 14 cannot capture a structured binding
+    const std::string e = error_of([&] { parse_slurm_options({given}); });
     EXPECT_TRUE(contains(e, part)) << option << ": " << e;
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
   }
