@@ -10,7 +10,8 @@ BUILD_DIR=${PELAB_BUILD_DIR:-build}
 [ -f "$BUILD_DIR/compile_commands.json" ] || { echo "run_tidy: no $BUILD_DIR/compile_commands.json (build first)"; exit 2; }
 command -v clang-tidy >/dev/null || {
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get install -y -qq --no-install-recommends clang-tidy >/dev/null
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang-tidy >/dev/null
 }
 base=${1:-$(cat .ci/tidy-base)}
 shift || true
