@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -112,6 +113,14 @@ Outcome wait_pelab(pid_t pid, const fs::path& log) {
   Outcome o = finish(pid);
   o.err = read_file(log);
   return o;
+}
+
+std::vector<std::string> listing(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    names.push_back(fs::relative(e.path(), dir).string());
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 std::vector<std::string> lines_of(const std::string& text) {

@@ -73,6 +73,10 @@ Outcome wait_pelab(pid_t pid, const fs::path& log);
 // Runs a shell command; returns its exit status and stdout + stderr together.
 std::pair<int, std::string> shell(const std::string& command);
 
+// The files in `dir`, recursively, relative to it, sorted (to check that a refusal left
+// nothing behind).
+std::vector<std::string> listing(const fs::path& dir);
+
 // The lines of a text ("a\nb\n" → {"a", "b"}).
 std::vector<std::string> lines_of(const std::string& text);
 

@@ -23,15 +23,6 @@ evaluation:
   examples: 4
 )");
 
-// The files in `dir`, recursively, relative to it.
-std::vector<std::string> listing(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    names.push_back(fs::relative(e.path(), dir).string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 class CliErrors : public ::testing::Test {
  protected:
   void SetUp() override { write_file(dir_ / "tiny.yaml", kTiny); }

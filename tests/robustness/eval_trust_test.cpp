@@ -23,14 +23,6 @@ evaluation:
   examples: 4
 )");
 
-std::vector<std::string> listing(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    names.push_back(fs::relative(e.path(), dir).string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 // Replaces the first occurrence of `from` in the file at `path` by `to`.
 void edit_file(const std::string& path, const std::string& from, const std::string& to) {
   std::string text = read_file(path);
