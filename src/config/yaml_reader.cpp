@@ -67,11 +67,32 @@ int64_t check_tree(const YAML::Node& node, const Place& place, int depth) {
   return size;
 }
 
-// Parses and checks; `what` starts the message of a syntax error.
-YAML::Node parse_checked(const std::string& text, const Place& place, const char* what) {
+// The line of the '---' that starts the second document of `text`: the last one at or before
+// the document's first node (an empty document has no position: the last one of all).
+int second_document_line(const std::string& text, const YAML::Node& second) {
+  const int node_line = second.Mark().is_null() ? std::numeric_limits<int>::max() : line_of(second);
+  int line = 1, separator = 1;
+  for (size_t at = 0; at < text.size() && line <= node_line; ++line) {
+    if (text.compare(at, 3, "---") == 0) separator = line;
+    const size_t end = text.find('\n', at);
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return separator;
+}
+
+// Parses and checks; `what` starts the message of a syntax error, `one` names what holds a
+// single document ("a config file", "a value"). yaml-cpp's Load() would silently drop every
+// document after the first, so they are all parsed and a second one is an error.
+YAML::Node parse_checked(const std::string& text, const Place& place, const char* what,
+                         const char* one) {
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1)
+      throw Error(fmt::format("{}: a second YAML document ('---'); {} holds one document",
+                              place.at(second_document_line(text, documents[1])), one));
+    if (!documents.empty()) root = documents.front();
     check_tree(root, place, 0);
   } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own guard, with a vague message
     throw Error(
@@ -106,7 +127,7 @@ std::string join(const std::vector<std::string>& items) {
 }  // namespace
 
 YAML::Node load_yaml_string(const std::string& text, const std::string& source) {
-  return parse_checked(text, Place{source, true}, "invalid YAML");
+  return parse_checked(text, Place{source, true}, "invalid YAML", "a config file");
 }
 
 std::string read_yaml_file_text(const std::string& path) {
@@ -131,7 +152,7 @@ YAML::Node load_yaml_file(const std::string& path) {
 
 YAML::Node load_yaml_value(const std::string& text, const std::string& origin) {
   PELAB_CHECK(!text.empty(), "{}: empty value", origin);
-  return parse_checked(text, Place{origin, false}, "the value is not valid YAML");
+  return parse_checked(text, Place{origin, false}, "the value is not valid YAML", "a value");
 }
 
 std::string message_text(const std::string& text) {
