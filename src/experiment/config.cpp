@@ -56,6 +56,23 @@ std::vector<std::string> group_names(const std::string& configs_dir, const std::
   return names;
 }
 
+// A group file names what it is: a positional group its scheme (`type`), a task group its
+// task (`name`); any other group sets at least one key. An empty file would otherwise
+// silently give the defaults (no positions at all) to a run named after the group.
+YAML::Node checked_group(const YAML::Node& node, const std::string& section,
+                         const std::string& path) {
+  const char* naming = section == "positional" ? "type" : section == "task" ? "name" : nullptr;
+  const bool empty = !node.IsDefined() || node.IsNull() || (node.IsMap() && node.size() == 0);
+  if (naming && (empty || (node.IsMap() && !node[naming])))
+    throw Error(fmt::format(
+        "{}: a {} group must set '{}' (the {} it stands for){}", message_text(path), section,
+        naming, section == "positional" ? "scheme" : "task", empty ? "; the file is empty" : ""));
+  if (empty)
+    throw Error(fmt::format("{}: the {} group is empty; a group sets keys of its section",
+                            message_text(path), section));
+  return node;
+}
+
 Group load_group(const std::string& configs_dir, const std::string& section,
                  const std::string& name, const std::string& where) {
   std::string valid;
@@ -76,24 +93,38 @@ Group load_group(const std::string& configs_dir, const std::string& section,
   if (!fs::exists(path, ec))
     throw Error(fmt::format("{}: no config group '{}' ({} does not exist; valid: {})", where,
                             message_text(name), message_text(path), valid));
-  return {load_yaml_file(path), path};
+  return {checked_group(load_yaml_file(path), section, path), path};
+}
+
+// The parts of a dotted key path ("model.heads" → model, heads), each a name of letters,
+// digits, '_' and '-': how every key given outside a file (an override, a sweep axis) is
+// checked, so that `seed.=5` or `model..heads=4` is refused rather than read as another key.
+// A sweep axis is itself a dotted key: `sweep.positional.type=[...]` sets one axis, so the
+// parts after `sweep` stay one.
+std::vector<std::string> key_path(const std::string& dotted, const std::string& origin) {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t dot = dotted.find('.', start);
+    parts.push_back(dotted.substr(start, dot == std::string::npos ? dot : dot - start));
+    const std::string& part = parts.back();
+    const bool name = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+    });
+    PELAB_CHECK(name,
+                "{}: '{}' is not a valid key (a dotted path of names of letters, digits, '_' "
+                "and '-', e.g. model.heads)",
+                origin, message_text(dotted));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  if (parts.size() > 2 && parts.front() == "sweep") return {"sweep", dotted.substr(6)};
+  return parts;
 }
 
 // Sets root[a][b][c] = value for the dotted key "a.b.c", creating mappings on the way.
 void set_dotted(const YAML::Node& root, const std::string& dotted, const YAML::Node& value,
                 const std::string& origin) {
-  std::vector<std::string> parts;
-  std::stringstream ss(dotted);
-  for (std::string part; std::getline(ss, part, '.');) {
-    PELAB_CHECK(!part.empty(), "{}: '{}' is not a valid key", origin, message_text(dotted));
-    parts.push_back(part);
-    // A sweep axis is itself a dotted key: `sweep.positional.type=[...]` sets one axis.
-    if (parts.size() == 1 && part == "sweep" && ss.rdbuf()->in_avail() > 0) {
-      parts.push_back(dotted.substr(6));
-      break;
-    }
-  }
-  PELAB_CHECK(!parts.empty(), "{}: empty key", origin);
+  const std::vector<std::string> parts = key_path(dotted, origin);
   std::vector<YAML::Node> chain{root};
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     YAML::Node next = chain.back()[parts[i]];
@@ -110,24 +141,37 @@ void set_dotted(const YAML::Node& root, const std::string& dotted, const YAML::N
 
 // ---- overrides -------------------------------------------------------------------------
 
-// The command line's key=value overrides, parsed first so that a group named on the command
-// line is loaded like one named in the file.
+// One key=value override and where it was given, for messages: "command line
+// 'model.heads=8'", or for a sweep axis value "x.yaml:23: sweep.seed value '1'".
+struct OverrideText {
+  std::string text;
+  std::string origin;
+};
+
+std::vector<OverrideText> from_command_line(const std::vector<std::string>& texts) {
+  std::vector<OverrideText> given;
+  for (const std::string& t : texts)
+    given.push_back({t, fmt::format("command line '{}'", message_text(t))});
+  return given;
+}
+
+// The key=value overrides, parsed first so that a group named on the command line is loaded
+// like one named in the file.
 struct Overrides {
   std::vector<std::pair<std::string, YAML::Node>> values;  // in the order given
   // Each key's origin, "command line 'model.heads=8'", for messages.
   std::shared_ptr<KeyLocations> origins = std::make_shared<KeyLocations>();
 };
 
-Overrides parse_overrides(const std::vector<std::string>& texts) {
+Overrides parse_overrides(const std::vector<OverrideText>& texts) {
   Overrides parsed;
-  for (const std::string& o : texts) {
+  for (const auto& [o, origin] : texts) {
     const size_t eq = o.find('=');
     PELAB_CHECK(eq != std::string::npos && eq > 0,
                 "override '{}': expected key=value, e.g. model.heads=8", message_text(o));
     const std::string key = o.substr(0, eq), value = o.substr(eq + 1);
-    const std::string origin = fmt::format("command line '{}'", message_text(o));
     const YAML::Node node = load_yaml_value(value, origin);
-    const std::string top = key.substr(0, key.find('.'));
+    const std::string top = key_path(key, origin).front();
     if (std::find(kTopKeys.begin(), kTopKeys.end(), top) == kTopKeys.end()) {
       const std::string near = nearest_name(top, kTopKeys);
       throw Error(fmt::format("{}: unknown key '{}' ({}valid: {})", origin, message_text(top),
@@ -278,17 +322,36 @@ void read_evaluation_section(MapReader& e, EvaluationConfig& ev) {
     e.fail("batch_size", fmt::format("must be in [1, {}], got {}", kMaxBatch, ev.batch_size));
 }
 
-// Axes in file order (run directories nest in that order); `parallel` is a setting.
+// Axes in file order (run directories nest in that order); `parallel` is a setting. An axis
+// key is a key path like an override's; each value is one run, so it is given once.
 void read_sweep_section(MapReader& s, SweepConfig& sweep) {
   s.read("parallel", sweep.parallel);
   if (sweep.parallel < 0) s.fail("parallel", "must be >= 0 (0 = as many as cores allow)");
   for (const std::string& key : s.keys_in_file_order()) {
     if (key == "parallel") continue;
+    const std::string where = s.where(key);
+    if (key_path(key, where).front() == "sweep") s.fail(key, "a sweep axis cannot set the sweep");
     std::vector<std::string> values;
     s.read(key, values);
     if (values.empty()) s.fail(key, "a sweep axis needs at least one value");
+    for (auto v = values.begin(); v != values.end(); ++v)
+      if (std::find(values.begin(), v, *v) != v)
+        s.fail(key, fmt::format("the value '{}' is given twice (each value is one run)",
+                                message_text(*v)));
     sweep.axes.emplace_back(key, values);
   }
+}
+
+// A run's name is its directory's (runs/<name>, the sweep's runs/<name>/...): one path
+// component, never the runs/ directory itself nor a path out of it.
+void check_run_name(const MapReader& top, const std::string& name) {
+  constexpr size_t kMaxName = 200;  // a file name has at most 255 bytes
+  if (name.empty() || name.size() > kMaxName || name[0] == '.' ||
+      name.find('/') != std::string::npos)
+    top.fail("name", fmt::format("'{}' is not a run name: it names the run's directory (runs/"
+                                 "<name>), so it is one path component of 1 to {} bytes, "
+                                 "without '/' and not starting with '.'",
+                                 message_text(name), kMaxName));
 }
 
 // Reads every section into `c`, each with the file it came from (a group's own file and
@@ -297,7 +360,7 @@ void read_sections(const YAML::Node& root, const SectionSources& sources,
                    const Overrides& overrides, const std::shared_ptr<KeyLocations>& locations,
                    ExperimentConfig& c) {
   MapReader top(root, c.source, "", overrides.origins, locations);
-  top.read("name", c.name);
+  if (top.read("name", c.name)) check_run_name(top, c.name);
   int64_t seed = 0;
   if (top.read("seed", seed)) {
     if (seed < 0) top.fail("seed", fmt::format("must be >= 0, got {}", seed));
@@ -425,24 +488,74 @@ void resolve_lengths(ExperimentConfig& c, const Task& task, const KeyPlaces& at)
   if (!bad.empty()) throw Error(fmt::format("{}: {}", at("evaluation.lengths"), bad));
 }
 
-// A message from building the model, prefixed with where its key was given: errors start
-// with "positional.max_len: ..." or "model.heads: ..."; one without a key of its own is
-// about the model's size (the parameter budget) or about the scheme.
+// The dotted keys of the config a message mentions ("model.heads", "model.d_model"), in order.
+std::vector<std::string> keys_mentioned(const std::string& msg) {
+  std::vector<std::string> keys;
+  auto key_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t i = 0; i < msg.size();) {
+    size_t end = i;
+    while (end < msg.size() && (key_char(msg[end]) || msg[end] == '.')) ++end;
+    std::string word = msg.substr(i, end - i);
+    while (!word.empty() && word.back() == '.') word.pop_back();
+    const size_t dot = word.find('.');
+    if (dot != std::string::npos &&
+        std::find(kSections.begin(), kSections.end(), word.substr(0, dot)) != kSections.end())
+      keys.push_back(word);
+    i = std::max(end, i + 1);
+  }
+  return keys;
+}
+
+// A message from building the model, prefixed with where the bad value was written. It is
+// about the keys it names ("model.heads: 4 heads do not divide model.d_model = 6"): of those,
+// one given on the command line or by a sweep axis is the value just changed, so the message
+// points there; else at the key it starts with. A message without a key of its own is about
+// the model's size (the parameter budget) or about the scheme and the model's widths.
 Error located(const Error& e, const KeyPlaces& at) {
   const std::string msg = e.what();
-  const std::string key = msg.substr(0, msg.find(':'));
-  const bool is_key = key.find(' ') == std::string::npos && key.find('.') != std::string::npos;
-  const std::string fallback =
-      msg.rfind("the model would have", 0) == 0 ? at("model") : at("positional.type");
-  return Error(
-      fmt::format("{}: {}", is_key ? at(key).substr(0, at(key).rfind(": ")) : fallback, msg));
+  std::vector<std::string> keys = keys_mentioned(msg);
+  const bool starts_with_key = !keys.empty() && msg.rfind(keys.front(), 0) == 0 &&
+                               msg.find_first_of(": ") == keys.front().size();
+  const std::string fallback = msg.rfind("the model would have", 0) == 0 ? "model"
+                               : starts_with_key                         ? keys.front()
+                                                                         : "positional.type";
+  if (fallback == "model") keys.insert(keys.end(), {"model.d_model", "model.d_ff", "model.layers"});
+  if (fallback == "positional.type") keys.insert(keys.end(), {"model.d_model", "model.heads"});
+  std::string key = fallback;
+  for (const std::string& k : keys)
+    if (at.origins->count(k)) {
+      key = k;
+      break;
+    }
+  std::string place = at(key);
+  // The message names its own key first: the place is the file and line (or the argument).
+  if (starts_with_key) place = place.substr(0, place.rfind(": "));
+  return Error(fmt::format("{}: {}", place, msg));
+}
+
+// Values the task determines (its vocabulary sizes) may be written out, as a run's
+// config.yaml does, but only with the task's value: another would be silently replaced.
+void check_derived(const KeyPlaces& at, const std::string& key, int64_t given, int64_t derived,
+                   const char* what) {
+  if (at.given(key) && given != derived)
+    throw Error(
+        fmt::format("{}: {} differs from the task's {}, {}; the task determines it "
+                    "(leave {} out)",
+                    at(key), given, what, derived, key));
 }
 
 // The facts of the run the positions depend on: randomized positions must number the longest
 // sequence they are used for, and the scheme resolves its run-dependent keys (learned's
 // table length). Then the checks only building the model can do (heads dividing d_model,
 // odd head width for rotary, ...), reported at the key they concern.
-void resolve_model(ExperimentConfig& c, const Task& task, const KeyPlaces& at) {
+void resolve_model(ExperimentConfig& c, const Task& task, const KeyPlaces& at,
+                   bool derived_must_match) {
+  if (derived_must_match) {
+    check_derived(at, "model.vocab_in", c.model.vocab_in, task.info().vocab_in(),
+                  "input vocabulary size");
+    check_derived(at, "model.vocab_out", c.model.vocab_out, task.info().vocab_out(),
+                  "output vocabulary size");
+  }
   c.model.vocab_in = task.info().vocab_in();
   c.model.vocab_out = task.info().vocab_out();
   const int64_t longest = longest_sequence(c, task);
@@ -472,35 +585,81 @@ int64_t longest_sequence(const ExperimentConfig& c, const Task& task) {
   return task.sequence_length(static_cast<int>(n));
 }
 
+namespace {
+
 // Stages, in order: overrides are parsed, groups replace sections given by name, overrides
 // are applied, the sections are read into typed structs, and what depends on several keys
-// (the task, the lengths, the model) is resolved and checked.
-ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
-                                  const std::vector<std::string>& override_texts,
-                                  const std::string& configs_dir) {
+// (the task, the lengths, the model) is resolved and checked. `locations` receives where
+// each key was given; `derived_must_match` refuses a value the task determines given otherwise.
+ExperimentConfig parse_one(const std::string& text, const std::string& source,
+                           const std::vector<OverrideText>& given, const std::string& configs_dir,
+                           const std::shared_ptr<KeyLocations>& locations,
+                           bool derived_must_match = true) {
   YAML::Node root = load_yaml_string(text, source);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   PELAB_CHECK(root.IsMap(), "{}: a config is a mapping of sections ({})", source, join(kTopKeys));
-  const Overrides overrides = parse_overrides(override_texts);
+  const Overrides overrides = parse_overrides(given);
   const SectionSources sources = apply_groups(root, overrides, source, configs_dir);
   apply_overrides(root, overrides);
 
   ExperimentConfig c;
   c.source = source;
-  auto locations = std::make_shared<KeyLocations>();
   read_sections(root, sources, overrides, locations, c);
 
   const KeyPlaces at{source, locations, overrides.origins};
   const std::unique_ptr<Task> task = resolve_task(c, sources.at("task"), at);
   resolve_lengths(c, *task, at);
-  resolve_model(c, *task, at);
+  resolve_model(c, *task, at, derived_must_match);
   return c;
 }
 
-ExperimentConfig load_experiment(const std::string& path,
-                                 const std::vector<std::string>& overrides) {
-  const std::string text = read_yaml_file_text(path);
-  // Groups resolve from the configs/ folder the file sits in (or its parent's configs/).
+// Every run of the config's sweep, checked as the sweep will load it (pelab/experiment/
+// sweep.h): the given overrides, then the run's axis values, then no sweep section. So every
+// command that reads a config checks its sweep too, and an error names the line of the axis
+// (or the command-line override that set it) and the value.
+void check_sweep_runs(const ExperimentConfig& c, const KeyLocations& locations,
+                      const std::string& text, const std::vector<OverrideText>& given,
+                      const std::string& configs_dir) {
+  const auto& axes = c.sweep.axes;
+  if (axes.empty()) return;
+  std::vector<size_t> index(axes.size(), 0);  // the run: one value of each axis
+  while (true) {
+    std::vector<OverrideText> run = given;
+    for (size_t a = 0; a < axes.size(); ++a) {
+      const auto& [key, values] = axes[a];
+      const auto it = locations.find("sweep." + key);
+      const std::string axis_at = it != locations.end() ? it->second : c.source;
+      run.push_back(
+          {key + "=" + values[index[a]],
+           fmt::format("{}: sweep value '{}={}'", axis_at, key, message_text(values[index[a]]))});
+    }
+    run.push_back({"sweep={}", c.source + ": sweep"});
+    parse_one(text, c.source, run, configs_dir, std::make_shared<KeyLocations>());
+    size_t a = axes.size();  // the next run, the last axis fastest (expand_sweep's order)
+    for (; a > 0; --a) {
+      if (++index[a - 1] < axes[a - 1].second.size()) break;
+      index[a - 1] = 0;
+    }
+    if (a == 0) return;
+  }
+}
+
+}  // namespace
+
+ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
+                                  const std::vector<std::string>& override_texts,
+                                  const std::string& configs_dir) {
+  const std::vector<OverrideText> given = from_command_line(override_texts);
+  const auto locations = std::make_shared<KeyLocations>();
+  ExperimentConfig c = parse_one(text, source, given, configs_dir, locations);
+  check_sweep_runs(c, *locations, text, given, configs_dir);
+  return c;
+}
+
+namespace {
+
+// Groups resolve from the configs/ folder the file sits in (or its parent's configs/).
+std::string configs_dir_of(const std::string& path) {
   fs::path dir = fs::path(path).parent_path();
   fs::path configs = dir;
   for (fs::path d = dir; !d.empty(); d = d.parent_path()) {
@@ -514,7 +673,19 @@ ExperimentConfig load_experiment(const std::string& path,
     }
     if (d == d.parent_path()) break;
   }
-  return parse_experiment(text, path, overrides, configs.string());
+  return configs.string();
+}
+
+}  // namespace
+
+ExperimentConfig load_experiment(const std::string& path,
+                                 const std::vector<std::string>& overrides) {
+  return parse_experiment(read_yaml_file_text(path), path, overrides, configs_dir_of(path));
+}
+
+ExperimentConfig load_run_config(const std::string& path) {
+  return parse_one(read_yaml_file_text(path), path, {}, configs_dir_of(path),
+                   std::make_shared<KeyLocations>(), /*derived_must_match=*/false);
 }
 
 std::string to_yaml(const ExperimentConfig& c) {

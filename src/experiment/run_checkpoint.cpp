@@ -89,12 +89,13 @@ RunCheckpoint open_run_checkpoint(const std::string& run_or_checkpoint) {
     run.dir = parent.empty() ? "." : parent.string();
   }
   const std::string config_path = (fs::path(run.dir) / "config.yaml").string();
+  // Named as given: a file outside any run is told as such, not as its parent directory.
   PELAB_CHECK(fs::exists(config_path, ec),
-              "{}: no config.yaml beside the checkpoint; give a directory that `pelab train` "
+              "{}: no config.yaml beside the checkpoint{}; give a directory that `pelab train` "
               "wrote, or a checkpoint inside one",
-              run.dir);
+              run_or_checkpoint, fs::is_directory(status) ? "" : " (no " + config_path + ")");
   const SafetensorsFile file = read_safetensors(run.checkpoint_path);
-  run.config = load_experiment(config_path);
+  run.config = load_run_config(config_path);
   check_checkpoint_config(file, to_yaml(run.config), config_path);
   run.model = load_model(file);
   check_parameters_finite(*run.model, run.checkpoint_path);

@@ -5,9 +5,14 @@
 //     configs/positional/rotary.yaml (searched next to the config, then in configs/).
 //   * Overrides: `key=value` with a dotted key (`model.heads=8`, `positional.type=alibi`),
 //     applied after groups, type-checked like the file; a typo names the nearest valid key.
-//   * Resolution: vocabulary sizes come from the task, defaults are written out, and the
-//     scheme resolves the keys that depend on the run (learned: max_len = the longest
-//     length trained or evaluated on).
+//   * Resolution: vocabulary sizes come from the task (model.vocab_in and vocab_out may be
+//     given only with the task's values, as a resolved config holds them), defaults are
+//     written out, and the scheme resolves the keys that depend on the run (learned: max_len
+//     = the longest length trained or evaluated on).
+//   * Checks beyond each key's type and range: a group file names what it is (a positional
+//     group its `type`, a task group its `name`); `name` is one path component (it names the
+//     run's directory, runs/<name>); an override's or sweep axis's key is a dotted path of
+//     plain names; every run of the sweep section loads.
 // The resolved config (to_yaml) is saved with every run and in every checkpoint.
 #pragma once
 
@@ -56,7 +61,7 @@ struct SweepConfig {
 };
 
 struct ExperimentConfig {
-  std::string name = "experiment";
+  std::string name = "experiment";  // the run's directory name: one path component
   uint64_t seed = 0;
   int64_t threads = 1;  // per run
   ModelConfig model;
@@ -68,9 +73,15 @@ struct ExperimentConfig {
   std::string source;  // the file it came from
 };
 
-// Loads, applies groups and overrides ("key=value"), validates and resolves.
+// Loads, applies groups and overrides ("key=value"), validates and resolves. Every section
+// is validated, the sweep's too: each of its runs is loaded as `pelab sweep` will load it.
 ExperimentConfig load_experiment(const std::string& path,
                                  const std::vector<std::string>& overrides = {});
+// A run's config.yaml, to check the run's checkpoint against (pelab/experiment/
+// run_checkpoint.h): as load_experiment, except that the values the task determines are taken
+// from the task even where the file gives others, so that a task edited since training shows
+// as a difference from the checkpoint's config. A run's config has no sweep.
+ExperimentConfig load_run_config(const std::string& path);
 // The same from YAML text (source = name used in messages; groups resolve from configs_dir).
 ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
                                   const std::vector<std::string>& overrides,
