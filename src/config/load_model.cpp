@@ -1,13 +1,23 @@
 #include "pelab/config/load_model.h"
 
+#include <fmt/format.h>
+
 #include "pelab/config/model_config_yaml.h"
+#include "pelab/core/error.h"
 
 namespace pelab {
 
 std::unique_ptr<Encoder> load_model(const SafetensorsFile& file) {
-  const ModelConfig config =
-      model_config_from_yaml(file.metadata_value("config"), file.source + " [config]");
-  auto model = std::make_unique<Encoder>(config, 0);
+  const std::string source = file.source + " [config]";
+  const ModelConfig config = model_config_from_yaml(file.metadata_value("config"), source);
+  std::unique_ptr<Encoder> model;
+  try {
+    model = std::make_unique<Encoder>(config, 0);
+  } catch (const Error& e) {
+    // The model's own checks ("model.heads: 3 heads do not divide ...") know no file: name
+    // the checkpoint whose metadata holds the config.
+    throw Error(fmt::format("{}: {}", source, e.what()));
+  }
   load_parameters(*model, file);
   return model;
 }
