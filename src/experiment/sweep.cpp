@@ -347,9 +347,10 @@ StartedRun start_planned_run(const SweepPlan& plan, size_t i, const std::string&
     return busy;
   }
   std::error_code ec;
-  if (!resume) {  // a redo starts clean: no stale checkpoint or status
+  if (!resume) {  // a redo starts clean: no stale checkpoint, status or config (it may differ)
     fs::remove(dir / "checkpoint.safetensors", ec);
     fs::remove(dir / "summary.json", ec);
+    fs::remove(dir / "config.yaml", ec);
   }
   const std::vector<std::string> args = train_arguments(plan, i);
   StartedRun r;

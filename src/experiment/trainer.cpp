@@ -21,6 +21,7 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "experiment/run_files.h"
@@ -32,6 +33,7 @@
 #include "pelab/core/parallel.h"
 #include "pelab/data/batching.h"
 #include "pelab/experiment/evaluate.h"
+#include "pelab/experiment/sweep.h"
 #include "pelab/io/atomic_file.h"
 #include "pelab/io/file_lock.h"
 #include "pelab/io/read_file.h"
@@ -214,6 +216,47 @@ std::string run_lock_path(const std::string& run_dir) {
 
 namespace {
 
+// What pelab writes into a run directory: the trainer's files, the sweep's files for its runs
+// (pelab/experiment/sweep.h), and the temporaries of atomic writes ("NAME.tmp-PID").
+bool is_run_file(const std::string& name) {
+  static const std::set<std::string> kRunFiles = {
+      "config.yaml", "environment.json", "metrics.jsonl", "train.log",  "checkpoint.safetensors",
+      "eval.csv",    "per_position.csv", "summary.json",  "stdout.log", "status.json",
+      ".run.lock"};
+  return kRunFiles.count(name.substr(0, name.find(".tmp-"))) > 0;
+}
+
+// A new run goes into a directory that does not exist yet, that holds only what pelab writes
+// into a run (a sweep prepares its runs' directories; a run may have died before writing its
+// config), or that holds a run of this very config: never into one of other files, whose
+// config.yaml it would overwrite. Checked before anything is created or opened, so a refusal
+// leaves the file system exactly as it was.
+void check_new_run_directory(const std::string& dir, const std::string& config_yaml) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(dir, ec);
+  if (!fs::exists(status)) return;
+  PELAB_CHECK(fs::is_directory(status), "{}: not a directory; a run is written into a directory",
+              dir);
+  const fs::path config = fs::path(dir) / "config.yaml";
+  if (fs::exists(fs::symlink_status(config, ec))) {
+    PELAB_CHECK(fs::is_regular_file(fs::symlink_status(config, ec)),
+                "{}: not a regular file, so {} is not a pelab run; choose another --out",
+                config.string(), dir);
+    const std::string difference = first_difference(run_files::read_text(config), config_yaml);
+    PELAB_CHECK(difference.empty(),
+                "{} holds a run of another config (config.yaml, {}); choose another --out or "
+                "delete it",
+                dir, message_text(difference));
+    return;
+  }
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    PELAB_CHECK(is_run_file(it->path().filename().string()),
+                "{} holds '{}', which is not a pelab run's file; a run is written into a new or "
+                "empty directory, or one holding a run of the same config (choose another --out)",
+                dir, message_text(it->path().filename().string()));
+  PELAB_CHECK(!ec, "{}: cannot list the directory ({})", dir, ec.message());
+}
+
 // A run's directory: the files a run starts with, its checkpoint, and resuming from it.
 class RunDirectory {
  public:
@@ -222,7 +265,7 @@ class RunDirectory {
       : dir_(checked_dir(options)),
         ckpt_path_((fs::path(dir_) / "checkpoint.safetensors").string()),
         config_yaml_(to_yaml(c)),
-        lock_(locked(dir_, ckpt_path_, options.resume)) {
+        lock_(locked(dir_, ckpt_path_, config_yaml_, options.resume)) {
     if (options.resume) {
       PELAB_CHECK(fs::exists(ckpt_path_), "{}: nothing to resume (no checkpoint.safetensors)",
                   dir_);
@@ -241,9 +284,10 @@ class RunDirectory {
   // The run's lock, taken before anything in the directory is read or changed. A new run's
   // directory is created for it; nothing else is written if another process holds it.
   static std::unique_ptr<FileLock> locked(const std::string& dir, const std::string& ckpt_path,
-                                          bool resume) {
+                                          const std::string& config_yaml, bool resume) {
     PELAB_CHECK(!resume || fs::exists(ckpt_path),
                 "{}: nothing to resume (no checkpoint.safetensors)", dir);
+    if (!resume) check_new_run_directory(dir, config_yaml);
     fs::create_directories(dir);
     return std::make_unique<FileLock>(
         run_lock_path(dir),
