@@ -125,6 +125,25 @@ std::vector<std::pair<std::string, std::string>> flatten_yaml(const std::string&
   return out;
 }
 
+namespace {
+
+constexpr const char* kDamaged =
+    "the file is damaged (pelab writes it whole); delete it to report the run as incomplete";
+
+// A run's summary.json (discarded when there is none). pelab writes it atomically, so one
+// that is not a JSON object is damaged: an error naming it, never a run without a summary.
+json read_summary(const fs::path& path) {
+  const std::optional<std::string> text =
+      read_regular_file_if_any(path.string(), run_files::kMaxRunFileBytes);
+  if (!text) return json(json::value_t::discarded);
+  const json summary = json::parse(*text, nullptr, false);
+  PELAB_CHECK(!summary.is_discarded() && summary.is_object(), "{}: not {}; {}", path.string(),
+              summary.is_discarded() ? "valid JSON" : "a JSON object", kDamaged);
+  return summary;
+}
+
+}  // namespace
+
 RunRecord read_run(const std::string& dir) {
   RunRecord r;
   r.dir = dir;
@@ -149,7 +168,7 @@ RunRecord read_run(const std::string& dir) {
   }
   if (!r.status.empty()) return r;
 
-  const json summary = read_json(d / "summary.json");
+  const json summary = read_summary(d / "summary.json");
   if (json_string(summary, "status") == "completed") {
     if (config.empty()) {
       r.status = "incomplete";
@@ -171,10 +190,8 @@ RunRecord read_run(const std::string& dir) {
         r.eval.push_back(p);
       }
     } catch (const json::exception& e) {
-      r.status = "incomplete";
-      r.detail = fmt::format("summary.json is malformed ({})", e.what());
-      r.eval.clear();
-      return r;
+      throw Error(fmt::format("{}: not a summary pelab train writes ({}); {}",
+                              (d / "summary.json").string(), message_text(e.what()), kDamaged));
     }
     std::sort(r.eval.begin(), r.eval.end(),
               [](const auto& a, const auto& b) { return a.length < b.length; });
