@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -116,11 +117,25 @@ Outcome wait_pelab(pid_t pid, const fs::path& log) {
 }
 
 std::vector<std::string> listing(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    names.push_back(fs::relative(e.path(), dir).string());
-  std::sort(names.begin(), names.end());
-  return names;
+  std::vector<std::string> entries;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    const std::string name = fs::relative(e.path(), dir).string();
+    const fs::file_status status = e.symlink_status();
+    if (fs::is_regular_file(status)) {
+      // FNV-1a: equal contents, equal hash; the test needs no stronger one.
+      uint64_t hash = 14695981039346656037ull;
+      for (const char c : read_file(e.path()))
+        hash = (hash ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+      entries.push_back(
+          fmt::format("{} file {} bytes {:016x}", name, fs::file_size(e.path()), hash));
+    } else if (fs::is_symlink(status)) {
+      entries.push_back(fmt::format("{} symlink to {}", name, fs::read_symlink(e.path()).string()));
+    } else {
+      entries.push_back(name + (fs::is_directory(status) ? " directory" : " special file"));
+    }
+  }
+  std::sort(entries.begin(), entries.end());
+  return entries;
 }
 
 std::vector<std::string> lines_of(const std::string& text) {

@@ -73,8 +73,9 @@ Outcome wait_pelab(pid_t pid, const fs::path& log);
 // Runs a shell command; returns its exit status and stdout + stderr together.
 std::pair<int, std::string> shell(const std::string& command);
 
-// The files in `dir`, recursively, relative to it, sorted (to check that a refusal left
-// nothing behind).
+// Everything in `dir`, recursively, one line per entry, sorted: its path relative to `dir`,
+// its type, and for a file its size and a hash of its contents. Equal before and after a
+// refused command: the refusal left the file system exactly as it was.
 std::vector<std::string> listing(const fs::path& dir);
 
 // The lines of a text ("a\nb\n" → {"a", "b"}).

@@ -1,7 +1,8 @@
 // Bad configs and overrides: each case gives one line that names the file and line (or the
-// command-line argument), the key or value, and what would be valid. docs/errors.md lists
-// them. The YAML cases include what yaml-cpp alone lets through or chokes on: duplicate keys,
-// alias bombs, deep nesting, self-referencing aliases.
+// command-line argument) where the bad value was written, the key or value, and what would be
+// valid; a refused command leaves the file system as it was. docs/errors.md lists them. The
+// YAML cases include what yaml-cpp alone lets through or chokes on: duplicate keys, alias
+// bombs, deep nesting, self-referencing aliases.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -9,9 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "pelab/config/load_model.h"
+#include "pelab/config/model_config_yaml.h"
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/error.h"
 #include "pelab/experiment/config.h"
+#include "pelab/experiment/sweep.h"
+#include "pelab/nn/checkpoint.h"
+#include "pelab/nn/encoder.h"
 #include "pelab_process.h"
 
 namespace pelab {
@@ -289,6 +295,102 @@ TEST(ConfigFileErrors, ErrorsInAGroupNameTheGroupFile) {
   write_file(dir / "configs/x.yaml", edited("positional:\n  type: rotary\n", "positional: odd\n"));
   expect_message(error_of([&] { load_experiment(dir / "configs/x.yaml"); }),
                  {"positional/odd.yaml:2: duplicate key 'type' (first given at line 1)"});
+}
+
+// ---- where an error points --------------------------------------------------------------
+
+// A config whose positions come from a group file: an error must not point at the group's
+// `type` line when the bad value was written elsewhere.
+const std::string kGrouped = edited("positional:\n  type: rotary\n", "positional: rotary\n");
+
+TEST(ErrorPlaces, AModelValueIsReportedWhereItWasWritten) {
+  expect_message(config_error(kGrouped, {"model.d_model=0"}),
+                 {"command line 'model.d_model=0': model.d_model must be in [1, 1048576], got 0"});
+  // Messages about several keys point at the one just changed on the command line.
+  expect_message(
+      config_error(kGrouped, {"model.d_model=6"}),
+      {"command line 'model.d_model=6': model.d_model: rotary needs an even head width"});
+  expect_message(config_error(kGrouped, {"model.d_model=9"}),
+                 {"command line 'model.d_model=9': model.heads: 2 heads do not divide"});
+  expect_message(config_error(kGrouped, {"model.d_model=65536"}),
+                 {"command line 'model.d_model=65536': model.d_model: the model would have more"});
+  // Written in the file: its line.
+  expect_message(config_error(edited("  d_model: 16", "  d_model: 0")),
+                 {"x.yaml:4: model.d_model must be in [1, 1048576], got 0"});
+  // Both written in files: the scheme's line, in the group file that sets it.
+  TempDir dir;
+  write_file(dir / "configs/positional/rotary.yaml", "type: rotary\n");
+  write_file(dir / "configs/x.yaml", [] {
+    std::string text = kGrouped;
+    return text.replace(text.find("d_model: 16"), 11, "d_model: 6");
+  }());
+  expect_message(error_of([&] { load_experiment(dir / "configs/x.yaml"); }),
+                 {"configs/positional/rotary.yaml:1: positional.type: rotary needs an even head"});
+}
+
+TEST(ErrorPlaces, SweepErrorsNameTheAxisLine) {
+  TempDir dir;
+  write_file(dir / "c.yaml", kValid + "sweep:\n  seed: [0, 1]\n  positional.type: [none, rotry]\n");
+  SweepOptions o;
+  o.config_path = dir / "c.yaml";
+  o.out_dir = dir / "out";
+  o.executable = "/bin/false";
+  const std::string msg = error_of([&] { run_sweep(o); });
+  expect_message(msg, {"c.yaml:23: sweep value 'positional.type=rotry': positional.type: unknown "
+                       "scheme 'rotry'"});
+  EXPECT_EQ(msg.find("command line"), std::string::npos) << msg;
+  EXPECT_FALSE(testing::fs::exists(dir / "out"));
+}
+
+TEST(ErrorPlaces, ACheckpointsConfigIsNamedWithTheCheckpoint) {
+  TempDir dir;
+  const ModelConfig config =
+      parse_experiment(kValid, "x.yaml", {}, PELAB_SOURCE_DIR "/configs").model;
+  Encoder model(config, 0);
+  std::string text = model_sections_yaml(config);
+  text.replace(text.find("heads: 2"), 8, "heads: 3");
+  model_checkpoint(model, text).write(dir / "ckpt.safetensors");
+  expect_message(error_of([&] { load_model(dir / "ckpt.safetensors"); }),
+                 {"ckpt.safetensors [config]: model.heads: 3 heads do not divide"});
+}
+
+// ---- refusals name what was given and leave nothing behind ----------------------------
+
+class RefusalsName : public ::testing::Test {
+ protected:
+  // Runs pelab in the temporary directory, expects a user error mentioning `parts` and none
+  // of `absent`, and checks that the tree is exactly as it was.
+  void expect_refused(const std::vector<std::string>& args, const std::vector<std::string>& parts,
+                      const std::string& absent = "") {
+    const std::vector<std::string> before = testing::listing(dir_.path());
+    const testing::Outcome o = testing::run_pelab(args, dir_.path());
+    EXPECT_EQ(testing::user_error_problem(o, parts), "");
+    if (!absent.empty()) {
+      EXPECT_EQ(o.err.find(absent), std::string::npos) << o.err;
+    }
+    EXPECT_EQ(testing::listing(dir_.path()), before) << "files were left behind";
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(RefusalsName, EvalNamesTheFileItWasGiven) {
+  write_file(dir_ / "notes.txt", "not a checkpoint\n");
+  expect_refused({"eval", "notes.txt"}, {"notes.txt: no config.yaml beside the checkpoint"});
+  expect_refused({"eval", "/dev/null"}, {"/dev/null: not a regular file or directory"},
+                 "/dev/config.yaml");
+}
+
+TEST_F(RefusalsName, CompareRefusesADamagedSummary) {
+  write_file(dir_ / "runs/a/config.yaml", kValid);
+  write_file(dir_ / "runs/a/summary.json", "{\"status\": \"compl");
+  expect_refused({"compare", "runs", "--no-plots"},
+                 {"runs/a/summary.json: not valid JSON; the file is damaged"});
+  write_file(dir_ / "runs/a/summary.json", "[1, 2]");
+  expect_refused({"compare", "runs", "--no-plots"}, {"runs/a/summary.json: not a JSON object"});
+  write_file(dir_ / "runs/a/summary.json", R"({"status": "completed"})");
+  expect_refused({"compare", "runs", "--no-plots"},
+                 {"runs/a/summary.json: not a summary pelab train writes"});
 }
 
 }  // namespace

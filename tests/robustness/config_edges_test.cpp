@@ -1,0 +1,268 @@
+// Config edge cases, each a class of input that was accepted and then meant something else:
+// key paths with empty parts, YAML texts of several documents, values the task determines
+// given otherwise, group files that do not name what they are, run names that are not one
+// path component, --out directories that are not runs of the same config, and sweep
+// sections that only `pelab sweep` checked. Each is refused with one line that names the file
+// and line (or the argument), and a refused command leaves the file system as it was.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pelab/core/error.h"
+#include "pelab/experiment/config.h"
+#include "pelab_process.h"
+
+namespace pelab {
+namespace {
+
+using testing::listing;
+using testing::Outcome;
+using testing::run_pelab;
+using testing::TempDir;
+using testing::user_error_problem;
+using testing::write_file;
+
+const std::string kTiny = testing::tiny_config("tiny", R"(training:
+  steps: 4
+  batch_size: 4
+  warmup: 1
+evaluation:
+  lengths: [4, 8]
+  examples: 4
+)");
+
+// The message of the pelab::Error `f` throws ("" and a test failure if it throws none).
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no pelab::Error was thrown";
+  return "";
+}
+
+std::string config_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  return error_of(
+      [&] { parse_experiment(text, "x.yaml", overrides, PELAB_SOURCE_DIR "/configs"); });
+}
+
+ExperimentConfig parsed(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  return parse_experiment(text, "x.yaml", overrides, PELAB_SOURCE_DIR "/configs");
+}
+
+// kTiny with `from` replaced by `to` (which must be there).
+std::string edited(const std::string& from, const std::string& to) {
+  std::string text = kTiny;
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+// Every part must appear, and the message must be one line.
+void expect_message(const std::string& message, const std::vector<std::string>& parts) {
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  for (const std::string& part : parts)
+    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+}
+
+// ---- key paths ----------------------------------------------------------------------------
+
+TEST(ConfigEdges, EveryKeyPathIsCheckedPartByPart) {
+  for (const std::string key : {"seed.", ".seed", "model..heads", "model.heads.", "model. heads",
+                                "training.steps.x.", "sweep.seed."}) {
+    const std::string o = key + "=5";
+    expect_message(config_error(kTiny, {o}),
+                   {"command line '" + o + "': '" + key + "' is not a valid key"});
+  }
+  // A sweep axis is a key path too, checked the same way in the file.
+  expect_message(config_error(kTiny + "sweep:\n  seed.: [0, 1]\n"),
+                 {"x.yaml:22: sweep.seed.: 'seed.' is not a valid key"});
+  // Valid paths still work, a sweep axis with its own dots included.
+  EXPECT_EQ(parsed(kTiny, {"seed=5"}).seed, 5u);
+  EXPECT_EQ(parsed(kTiny, {"sweep.positional.type=[none, alibi]"}).sweep.axes.size(), 1u);
+}
+
+// ---- YAML documents -----------------------------------------------------------------------
+
+TEST(ConfigEdges, ASecondYamlDocumentIsRefusedWherever) {
+  expect_message(config_error(kTiny + "---\nseed: 3\n"),
+                 {"x.yaml:21: a second YAML document ('---'); a config file holds one document"});
+  // An empty second document too: what follows '---' is never silently dropped.
+  expect_message(config_error(kTiny + "---\n"), {"x.yaml:21: a second YAML document"});
+  expect_message(config_error(kTiny, {"seed=1\n---\n2"}),
+                 {"command line 'seed=1\\n---\\n2': a second YAML document ('---'); a value "
+                  "holds one document"});
+  TempDir dir;
+  write_file(dir / "configs/positional/two.yaml", "type: rotary\n---\ntype: alibi\n");
+  write_file(dir / "configs/x.yaml", edited("positional:\n  type: rotary\n", "positional: two\n"));
+  expect_message(error_of([&] { load_experiment(dir / "configs/x.yaml"); }),
+                 {"positional/two.yaml:2: a second YAML document"});
+  // One document that starts with '---' (or ends with '...') is one document.
+  EXPECT_NO_THROW(parsed("---\n" + kTiny + "...\n"));
+}
+
+// ---- values the task determines -----------------------------------------------------------
+
+TEST(ConfigEdges, ValuesTheTaskDeterminesMustMatchIt) {
+  // shift with 8 symbols: 8 input tokens, 9 output classes.
+  expect_message(config_error(kTiny, {"model.vocab_in=3"}),
+                 {"command line 'model.vocab_in=3': model.vocab_in: 3 differs from the task's "
+                  "input vocabulary size, 8; the task determines it (leave model.vocab_in out)"});
+  expect_message(
+      config_error(edited("  layers: 1\n", "  layers: 1\n  vocab_out: 4\n")),
+      {"x.yaml:7: model.vocab_out: 4 differs from the task's output vocabulary size, 9"});
+  // The task's own values are accepted: a resolved config holds them and reloads.
+  const ExperimentConfig c = parsed(kTiny, {"model.vocab_in=8", "model.vocab_out=9"});
+  EXPECT_EQ(c.model.vocab_in, 8);
+  EXPECT_EQ(to_yaml(parsed(to_yaml(c))), to_yaml(c));
+}
+
+// ---- config groups ------------------------------------------------------------------------
+
+TEST(ConfigEdges, AGroupFileNamesWhatItIs) {
+  TempDir dir;
+  write_file(dir / "configs/positional/rotary.yaml", "");
+  write_file(dir / "configs/positional/commented.yaml", "# rotary, someday\n");
+  write_file(dir / "configs/positional/untyped.yaml", "base: 100.0\n");
+  write_file(dir / "configs/model/empty.yaml", "{}\n");
+  auto error_with = [&](const std::string& group) {
+    write_file(dir / "configs/x.yaml",
+               edited("positional:\n  type: rotary\n", "positional: " + group + "\n"));
+    return error_of([&] { load_experiment(dir / "configs/x.yaml"); });
+  };
+  expect_message(error_with("rotary"),
+                 {"configs/positional/rotary.yaml: a positional group must set 'type' (the "
+                  "scheme it stands for); the file is empty"});
+  expect_message(error_with("commented"),
+                 {"configs/positional/commented.yaml: a positional group must set 'type'"});
+  expect_message(error_with("untyped"),
+                 {"configs/positional/untyped.yaml: a positional group must set 'type'"});
+  // model: is also given in kTiny; the group is refused before that matters.
+  write_file(dir / "configs/y.yaml",
+             edited("model:\n  d_model: 16\n  heads: 2\n  layers: 1\n", "model: empty\n"));
+  expect_message(error_of([&] { load_experiment(dir / "configs/y.yaml"); }),
+                 {"configs/model/empty.yaml: the model group is empty"});
+  // The same rule from the command line.
+  write_file(dir / "configs/z.yaml", kTiny);
+  expect_message(error_of([&] { load_experiment(dir / "configs/z.yaml", {"positional=rotary"}); }),
+                 {"configs/positional/rotary.yaml: a positional group must set 'type'"});
+  // Every group pelab ships names what it is.
+  for (const std::string group : {"alibi", "binary", "index", "learned", "none", "normalized",
+                                  "relative", "rotary", "sinusoidal", "t5"})
+    EXPECT_EQ(parsed(kTiny, {"positional=" + group}).model.positional.type, group);
+}
+
+// ---- run names ----------------------------------------------------------------------------
+
+TEST(ConfigEdges, ARunNameIsOnePathComponent) {
+  for (const std::string name : {"''", "../x", "a/b", ".", "..", ".hidden", "/abs"})
+    expect_message(config_error(edited("name: tiny", "name: " + name)),
+                   {"x.yaml:1: name: '", "' is not a run name: it names the run's directory"});
+  expect_message(config_error(kTiny, {"name=../x"}),
+                 {"command line 'name=../x': name: '../x' is not a run name"});
+  expect_message(config_error(kTiny, {"name=" + std::string(201, 'n')}), {"is not a run name"});
+  EXPECT_EQ(parsed(kTiny, {"name=task-copy_2"}).name, "task-copy_2");
+}
+
+TEST(ConfigEdges, ARefusedRunNameWritesNothing) {
+  TempDir dir;
+  write_file(dir / "tiny.yaml", kTiny);
+  for (const std::string name : {"name=''", "name=../escaped"}) {
+    const std::vector<std::string> before = listing(dir.path());
+    const Outcome o = run_pelab({"train", "tiny.yaml", name, "--no-progress"}, dir.path());
+    EXPECT_EQ(user_error_problem(o, {"is not a run name"}), "");
+    EXPECT_EQ(listing(dir.path()), before) << "files were left behind";
+  }
+  EXPECT_FALSE(testing::fs::exists(dir.path() / "escaped"));
+}
+
+// ---- --out --------------------------------------------------------------------------------
+
+class RunDirectories : public ::testing::Test {
+ protected:
+  void SetUp() override { write_file(dir_ / "tiny.yaml", kTiny); }
+
+  // Runs `pelab train tiny.yaml ARGS`, expects a user error with `parts`, and nothing changed.
+  void expect_refused(std::vector<std::string> args, const std::vector<std::string>& parts) {
+    args.insert(args.begin(), {"train", "tiny.yaml", "--no-progress"});
+    const std::vector<std::string> before = listing(dir_.path());
+    const Outcome o = run_pelab(args, dir_.path());
+    EXPECT_EQ(user_error_problem(o, parts), "");
+    EXPECT_EQ(listing(dir_.path()), before) << "files were left behind";
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(RunDirectories, OutIsNeverADirectoryOfOtherFiles) {
+  write_file(dir_ / "notes/config.txt", "mine\n");
+  expect_refused({"--out", "notes"},
+                 {"notes holds 'config.txt', which is not a pelab run's file", "another --out"});
+  // A config.yaml that is not pelab's: a directory (the run was refused only after creating
+  // its lock and an empty train.log), or a file of another config.
+  testing::fs::create_directories(dir_.path() / "odd/config.yaml");
+  expect_refused({"--out", "odd"},
+                 {"odd/config.yaml: not a regular file, so odd is not a pelab run"});
+  write_file(dir_ / "other/config.yaml", "name: other\n");
+  expect_refused({"--out", "other"},
+                 {"other holds a run of another config (config.yaml, line 1: 'name: other' vs "
+                  "'name: tiny')"});
+  expect_refused({"--out", "tiny.yaml"}, {"tiny.yaml: not a directory"});
+}
+
+TEST_F(RunDirectories, OutReusesAnEmptyDirectoryOrARunOfTheSameConfig) {
+  testing::fs::create_directories(dir_.path() / "empty");
+  Outcome o = run_pelab({"train", "tiny.yaml", "--out", "empty", "--no-progress"}, dir_.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  // The same config again (its summary removed: a finished run is never overwritten).
+  testing::fs::remove(dir_.path() / "empty/summary.json");
+  o = run_pelab({"train", "tiny.yaml", "--out", "empty", "--no-progress"}, dir_.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  // Another config is refused, and the run is left as it was.
+  testing::fs::remove(dir_.path() / "empty/summary.json");
+  expect_refused({"seed=1", "--out", "empty"},
+                 {"empty holds a run of another config (config.yaml, line 2: 'seed: 0' vs "
+                  "'seed: 1')"});
+}
+
+// ---- the sweep section --------------------------------------------------------------------
+
+TEST(ConfigEdges, EveryCommandChecksTheSweepSection) {
+  const std::string bad_group = kTiny + "sweep:\n  positional: [none, rotry]\n";
+  expect_message(config_error(bad_group),
+                 {"x.yaml:22: sweep value 'positional=rotry': no config group 'rotry'"});
+  expect_message(config_error(kTiny + "sweep:\n  seed: [0, 1]\n  model.heads: [2, 3]\n"),
+                 {"x.yaml:23: sweep value 'model.heads=3': model.heads: 3 heads do not divide"});
+  expect_message(config_error(kTiny + "sweep:\n  seed: [0, 1, 0]\n"),
+                 {"x.yaml:22: sweep.seed: the value '0' is given twice (each value is one run)"});
+  expect_message(config_error(kTiny + "sweep:\n  modle.heads: [2]\n"),
+                 {"x.yaml:22: sweep value 'modle.heads=2': unknown key 'modle'"});
+  // A combination of values: each loads alone, not together with the base's rotary.
+  expect_message(config_error(kTiny + "sweep:\n  model.d_model: [6, 16]\n"),
+                 {"x.yaml:22: sweep value 'model.d_model=6'", "rotary needs an even head width"});
+  EXPECT_NO_THROW(parsed(kTiny + "sweep:\n  model.d_model: [6, 16]\n  positional.type: [none]\n"));
+  // From the command line, the sweep's values are named with the argument that set them.
+  expect_message(config_error(kTiny, {"sweep.positional=[rotry]"}),
+                 {"command line 'sweep.positional=[rotry]': sweep value 'positional=rotry'"});
+
+  // train and print-config check it too, and refuse before writing anything.
+  TempDir dir;
+  write_file(dir / "bad.yaml", kTiny + "sweep:\n  positional.type: [none, rotry]\n");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"print-config", "bad.yaml"},
+        std::vector<std::string>{"train", "bad.yaml", "--no-progress"}}) {
+    const std::vector<std::string> before = listing(dir.path());
+    const Outcome o = run_pelab(args, dir.path());
+    EXPECT_EQ(user_error_problem(o, {"bad.yaml:22: sweep value 'positional.type=rotry': "
+                                     "positional.type: unknown scheme 'rotry'"}),
+              "")
+        << args[0];
+    EXPECT_EQ(listing(dir.path()), before) << "files were left behind";
+  }
+}
+
+}  // namespace
+}  // namespace pelab
