@@ -34,6 +34,7 @@ const std::vector<std::string> kTaskKeys = {"name", "min_length", "max_length", 
 constexpr int64_t kMaxBatch = 65536;       // sequences per batch
 constexpr int64_t kMaxExamples = 1000000;  // evaluation examples per length
 constexpr int64_t kMaxLength = 100000;     // problem size n
+constexpr int64_t kMaxSweepRuns = 10000;   // every run of a sweep is loaded to check it
 
 // A section written as a name (`positional: rotary`) is a config group: the file
 // <configs>/<section>/<name>.yaml holds the section's keys.
@@ -142,7 +143,7 @@ void set_dotted(const YAML::Node& root, const std::string& dotted, const YAML::N
 // ---- overrides -------------------------------------------------------------------------
 
 // One key=value override and where it was given, for messages: "command line
-// 'model.heads=8'", or for a sweep axis value "x.yaml:23: sweep.seed value '1'".
+// 'model.heads=8'", or for a sweep axis value "x.yaml:23: sweep value 'seed=1'".
 struct OverrideText {
   std::string text;
   std::string origin;
@@ -327,10 +328,11 @@ void read_evaluation_section(MapReader& e, EvaluationConfig& ev) {
 void read_sweep_section(MapReader& s, SweepConfig& sweep) {
   s.read("parallel", sweep.parallel);
   if (sweep.parallel < 0) s.fail("parallel", "must be >= 0 (0 = as many as cores allow)");
+  int64_t runs = 1;
   for (const std::string& key : s.keys_in_file_order()) {
     if (key == "parallel") continue;
-    const std::string where = s.where(key);
-    if (key_path(key, where).front() == "sweep") s.fail(key, "a sweep axis cannot set the sweep");
+    if (key_path(key, s.where(key)).front() == "sweep")
+      s.fail(key, "a sweep axis cannot set the sweep");
     std::vector<std::string> values;
     s.read(key, values);
     if (values.empty()) s.fail(key, "a sweep axis needs at least one value");
@@ -338,6 +340,11 @@ void read_sweep_section(MapReader& s, SweepConfig& sweep) {
       if (std::find(values.begin(), v, *v) != v)
         s.fail(key, fmt::format("the value '{}' is given twice (each value is one run)",
                                 message_text(*v)));
+    runs *= static_cast<int64_t>(values.size());  // at most kMaxSweepRuns before: no overflow
+    if (runs > kMaxSweepRuns)
+      s.fail(key, fmt::format("the sweep would have more than {} runs (the product of its axes' "
+                              "numbers of values)",
+                              kMaxSweepRuns));
     sweep.axes.emplace_back(key, values);
   }
 }

@@ -68,6 +68,13 @@ void expect_message(const std::string& message, const std::vector<std::string>& 
     EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
 }
 
+// "[from, ..., to]".
+std::string numbers(int from, int to) {
+  std::string list = "[";
+  for (int i = from; i <= to; ++i) list += fmt::format("{}{}", i > from ? ", " : "", i);
+  return list + "]";
+}
+
 // ---- key paths ----------------------------------------------------------------------------
 
 TEST(ConfigEdges, EveryKeyPathIsCheckedPartByPart) {
@@ -244,6 +251,10 @@ TEST(ConfigEdges, EveryCommandChecksTheSweepSection) {
   expect_message(config_error(kTiny + "sweep:\n  model.d_model: [6, 16]\n"),
                  {"x.yaml:22: sweep value 'model.d_model=6'", "rotary needs an even head width"});
   EXPECT_NO_THROW(parsed(kTiny + "sweep:\n  model.d_model: [6, 16]\n  positional.type: [none]\n"));
+  // Every run is loaded to check it: a typo cannot ask for millions.
+  expect_message(config_error(kTiny, {"sweep.seed=" + numbers(0, 199),
+                                      "sweep.training.steps=" + numbers(1, 60)}),
+                 {"sweep.training.steps: the sweep would have more than 10000 runs"});
   // From the command line, the sweep's values are named with the argument that set them.
   expect_message(config_error(kTiny, {"sweep.positional=[rotry]"}),
                  {"command line 'sweep.positional=[rotry]': sweep value 'positional=rotry'"});
