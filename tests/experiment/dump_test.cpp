@@ -288,6 +288,7 @@ TEST(Dump, BadInputIsOneErrorAndWritesNothing) {
   testing::write_file(dir / "long.tsv", "1 2 3 4 5 6 7 1 2\t_ 1 2 3 4 5 6 7 1\n");
   testing::write_file(dir / "ok.tsv", "1 2 3\t_ 1 2\n");
   testing::write_file(dir / "short.txt", "0 1\n");
+  testing::write_file(dir / "none.txt", "# no positions\n");
   const std::string out = dir / "out.safetensors";
   const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
       {{"--batch", dir / "unknown.tsv"}, {"unknown.tsv:1: unknown input symbol 'x'"}},
@@ -299,7 +300,12 @@ TEST(Dump, BadInputIsOneErrorAndWritesNothing) {
       {{"--batch", dir / "ok.tsv", "--positions", dir / "short.txt"},
        {"short.txt:1: 2 positions for the example of", "which has 3 tokens"}},
       {{"--batch", "shift"}, {"--batch shift is a task; give its problem sizes with --lengths"}},
-      {{"--batch", "parity", "--lengths", "3"}, {"generated parity:"}},
+      {{"--batch", "parity", "--lengths", "3"}, {"generated parity:2: unknown output symbol"}},
+      {{"--batch", "copy", "--lengths", "3"},
+       {"generated copy:2: the appended layout needs the token '|'", "(8 input symbols)"}},
+      {{"--batch", dir / "ok.tsv", "--positions", dir / "none.txt"},
+       {"none.txt: 0 lines of positions for the 1 examples of the batch"}},
+      {{"--batch", dir / "ok.tsv", "--lengths", "3"}, {"--batch", "is a file; --lengths"}},
       {{"--batch", dir / "ok.tsv", "--pad", "middle"}, {"--pad"}},
   };
   for (const auto& [args, parts] : cases) {
