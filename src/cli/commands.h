@@ -21,6 +21,8 @@ void add_sweep_commands(CLI::App& app, Action& action);
 void add_data_commands(CLI::App& app, Action& action);
 void add_analyze_commands(CLI::App& app, Action& action);
 void add_reproduce_command(CLI::App& app, Action& action);
+void add_dump_command(CLI::App& app, Action& action);
+void add_init_command(CLI::App& app, Action& action);
 
 // Checks an integer option against a lower bound, in words ("expected an integer >= 1, got
 // '0'"); CLI11's own PositiveNumber prints its range as a 300-digit number.

@@ -46,6 +46,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     pelab::cli::add_data_commands(app, action);
     pelab::cli::add_analyze_commands(app, action);
     pelab::cli::add_reproduce_command(app, action);
+    pelab::cli::add_dump_command(app, action);
+    pelab::cli::add_init_command(app, action);
     app.parse(argc, argv);
     return action ? action() : 0;
   } catch (const CLI::ParseError& e) {

@@ -633,6 +633,11 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
         t.model->params().count(), c.seed, c.threads);
   }
 
+  if (options.init_only) {  // the state step 1 starts from; --resume continues as a fresh run
+    dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step);
+    return TrainResult{};
+  }
+
   report.begin(step);
   const StopSignals signals;  // until the run returns: the final evaluation is not cut short
   TrainResult result;

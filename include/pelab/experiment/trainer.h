@@ -28,6 +28,7 @@ struct TrainOptions {
   bool resume = false;     // continue from run_dir/checkpoint.safetensors
   bool progress = true;    // a progress bar on a terminal
   int64_t stop_after = 0;  // stop (as if interrupted) after this many steps; 0 = never
+  bool init_only = false;  // write the step-0 checkpoint and stop (`pelab init`)
 };
 
 struct TrainResult {
