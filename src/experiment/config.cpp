@@ -9,6 +9,7 @@
 
 #include <yaml-cpp/emitter.h>
 
+#include "pelab/config/key_yaml.h"
 #include "pelab/config/model_config_yaml.h"
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/error.h"
@@ -197,13 +198,9 @@ void read_task_section(MapReader& task, TaskConfig& c) {
   }
   for (const TaskParam& tp : params) {
     valid.push_back(tp.name);
-    int64_t v = 0;
-    if (task.read(tp.name, v)) {
-      if (v < tp.min || v > tp.max)
-        task.fail(tp.name,
-                  fmt::format("{} is out of range [{}, {}] ({})", v, tp.min, tp.max, tp.help));
-      c.params[tp.name] = v;
-    }
+    if (!read_key(task, tp, c.params)) continue;
+    const std::string problem = key_value_problem(tp, c.params.all().at(tp.name));
+    if (!problem.empty()) task.fail(tp.name, fmt::format("{} ({})", problem, tp.help));
   }
   task.finish(valid);
 }
@@ -529,11 +526,8 @@ std::string to_yaml(const ExperimentConfig& c) {
   rest << YAML::BeginMap;
   rest << YAML::Key << "task" << YAML::Value << YAML::BeginMap;
   rest << YAML::Key << "name" << YAML::Value << c.task.name;
-  for (const TaskParam& tp : task_params(c.task.name)) {
-    auto it = c.task.params.find(tp.name);
-    rest << YAML::Key << tp.name << YAML::Value
-         << (it != c.task.params.end() ? it->second : tp.value);
-  }
+  const std::vector<TaskParam> params = task_params(c.task.name);
+  emit_keys(rest, params, with_defaults("task", params, c.task.params));
   rest << YAML::Key << "min_length" << YAML::Value << c.task.min_length;
   rest << YAML::Key << "max_length" << YAML::Value << c.task.max_length;
   if (!c.task.train_file.empty())
