@@ -55,8 +55,8 @@ TaskParams parse_params(const std::vector<std::string>& items) {
     PELAB_CHECK(eq != std::string::npos && eq > 0,
                 "--param '{}': expected key=value, e.g. --param symbols=4", item);
     const std::string key = item.substr(0, eq);
-    PELAB_CHECK(!params.count(key), "--param: '{}' is given twice", key);
-    params[key] = parse_int(item.substr(eq + 1), fmt::format("--param {}", key));
+    PELAB_CHECK(!params.has(key), "--param: '{}' is given twice", key);
+    params.set(key, parse_int(item.substr(eq + 1), fmt::format("--param {}", key)));
   }
   return params;
 }
@@ -73,8 +73,8 @@ std::string task_reference_markdown() {
     out += fmt::format("*Position:* {}\n\n", info.position_need);
     std::string params;
     for (const TaskParam& p : task_params(name))
-      params += fmt::format("{}`{}` = {} ({}, in [{}, {}])", params.empty() ? "" : "; ", p.name,
-                            p.value, p.help, p.min, p.max);
+      params += fmt::format("{}`{}` = {} ({}, in {})", params.empty() ? "" : "; ", p.name,
+                            key_value_text(*p.default_value), p.help, key_valid_text(p));
     const int n = std::max(task->min_length(), 8);
     out += fmt::format(
         "*Layout:* {}; {} input and {} output symbols; problem size n = {} gives {} tokens. "
@@ -119,7 +119,8 @@ void add_tasks_command(CLI::App& app, Action& action) {
       fmt::print("{} ({} layout)\n\n{}\n\nPosition: {}\n\nParameters:\n", *name,
                  to_string(info.layout), info.description, info.position_need);
       for (const TaskParam& p : task_params(*name))
-        fmt::print("  task.{} = {}  {} (in [{}, {}])\n", p.name, p.value, p.help, p.min, p.max);
+        fmt::print("  task.{} = {}  {} (in {})\n", p.name, key_value_text(*p.default_value), p.help,
+                   key_valid_text(p));
       return 0;
     };
   });

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "pelab/config/key_yaml.h"
 #include "pelab/core/strings.h"
 #include "pelab/positional/scheme.h"
 
@@ -29,27 +30,6 @@ void read_model_section(MapReader& m, ModelConfig& c) {
 }
 
 namespace {
-// One key, read as its table entry's type.
-void read_scheme_key(MapReader& r, const SchemeKey& key, KeyValues& keys) {
-  switch (key.type) {
-    case SchemeKey::Type::Integer: {
-      int64_t v = 0;
-      if (r.read(key.name, v)) keys.set(key.name, v);
-      return;
-    }
-    case SchemeKey::Type::Number: {
-      double v = 0.0;
-      if (r.read(key.name, v)) keys.set(key.name, v);
-      return;
-    }
-    case SchemeKey::Type::Text: {
-      std::string v;
-      if (r.read(key.name, v)) keys.set(key.name, v);
-      return;
-    }
-  }
-}
-
 void read_randomize(MapReader& rnd, RandomizeConfig& randomize) {
   // Far above any real length, and far from overflow in the position arithmetic.
   constexpr int64_t kMaxPositions = int64_t{1} << 24;
@@ -72,7 +52,7 @@ void read_positional_section(MapReader& r, PositionalConfig& p, RandomizeConfig*
     if (!r.has(name)) continue;
     const SchemeKey* key = info ? info->key(name) : nullptr;
     if (key) {
-      read_scheme_key(r, *key, p.keys);
+      read_key(r, *key, p.keys);
     } else {
       r.take(name);
       not_taken.push_back(name);
@@ -120,21 +100,7 @@ std::string model_sections_yaml(const ModelConfig& c, const RandomizeConfig& ran
   const KeyValues keys = resolve_defaults(p);
   out << YAML::Key << "positional" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "type" << YAML::Value << p.type;
-  for (const SchemeKey& key : scheme_info(p.type).keys) {
-    if (!keys.has(key.name)) continue;
-    out << YAML::Key << key.name << YAML::Value;
-    switch (key.type) {
-      case SchemeKey::Type::Integer:
-        out << keys.integer(key.name);
-        break;
-      case SchemeKey::Type::Number:
-        out << yaml_number(keys.number(key.name));
-        break;
-      case SchemeKey::Type::Text:
-        out << keys.text(key.name);
-        break;
-    }
-  }
+  emit_keys(out, scheme_info(p.type).keys, keys);
   if (randomize.max_position > 0) {
     out << YAML::Key << "randomize" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "max_position" << YAML::Value << randomize.max_position;

@@ -80,28 +80,20 @@ std::unique_ptr<Task> make_task(const std::string& name, const TaskParams& param
   // 'file' is not a generated task (not in the table or task_names()): it is made from its
   // files, by make_task(const TaskConfig&).
   PELAB_CHECK(name != kFileTaskName || params.empty(), "task 'file' takes no parameters; got '{}'",
-              params.empty() ? "" : params.begin()->first);
+              params.empty() ? "" : params.all().begin()->first);
   PELAB_CHECK(name != kFileTaskName,
               "task 'file' reads its examples from task.train_file and task.eval_file: load it "
               "from an experiment config (task.name: file)");
   const TaskDef& def = find_task(name);
   std::vector<std::string> valid;
   for (const TaskParam& p : def.params) valid.push_back(p.name);
-  for (const auto& [key, value] : params) {
-    const bool known = std::find(valid.begin(), valid.end(), key) != valid.end();
+  for (const auto& [key, value] : params.all()) {
+    const bool known = find_key(def.params, key) != nullptr;
     PELAB_CHECK(known || !valid.empty(), "task '{}' takes no parameters; got '{}'", name, key);
     PELAB_CHECK(known, "task '{}' has no parameter '{}'; valid parameters: {}", name, key,
                 join(valid));
   }
-  TaskParams resolved;
-  for (const TaskParam& p : def.params) {
-    const auto it = params.find(p.name);
-    const int64_t value = it == params.end() ? p.value : it->second;
-    PELAB_CHECK(value >= p.min && value <= p.max,
-                "task '{}': parameter '{}' = {} is out of range; valid range is [{}, {}]", name,
-                p.name, value, p.min, p.max);
-    resolved[p.name] = value;
-  }
+  const TaskParams resolved = with_defaults("task", def.params, params);
   std::unique_ptr<Task> task = def.make(resolved);
   PELAB_ASSERT(task && task->info().name == name);
   return task;
@@ -121,7 +113,7 @@ std::vector<TaskParam> task_params(const std::string& name) {
 std::unique_ptr<Task> make_task(const TaskConfig& config) {
   if (config.name != kFileTaskName) return make_task(config.name, config.params);
   PELAB_CHECK(config.params.empty(), "task 'file' takes no parameters; got '{}'",
-              config.params.empty() ? "" : config.params.begin()->first);
+              config.params.empty() ? "" : config.params.all().begin()->first);
   return load_file_task(config.train_file, config.eval_file, config.train_file, config.eval_file);
 }
 

@@ -9,12 +9,14 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <set>
 #include <sstream>
 
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/error.h"
 #include "pelab/experiment/plot.h"
+#include "pelab/experiment/statistics.h"
 #include "pelab/io/atomic_file.h"
 #include "run_files.h"
 
@@ -75,12 +77,6 @@ void flatten(const YAML::Node& node, const std::string& prefix,
   }
 }
 
-double mean_of(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0.0 : s / static_cast<double>(v.size());
-}
-
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string q = "\"";
@@ -99,11 +95,15 @@ json number_or_null(double x) {
 }
 
 json stat_json(const Stat& s) {
-  return {{"mean", s.n ? number_or_null(s.mean) : json(nullptr)},
+  const auto value = [&](double x) { return s.n ? number_or_null(x) : json(nullptr); };
+  return {{"mean", value(s.mean)},
           {"std", number_or_null(s.std)},
           {"n", s.n},
           {"seeds", s.seeds},
-          {"values", s.values}};
+          {"values", s.values},
+          {"median", value(s.median)},
+          {"max", value(s.max)},
+          {"ci95", {value(s.ci_low), value(s.ci_high)}}};
 }
 
 }  // namespace
@@ -181,6 +181,11 @@ RunRecord read_run(const std::string& dir) {
         r.train_min_length = summary["train_lengths"][0].get<int64_t>();
         r.train_max_length = summary["train_lengths"][1].get<int64_t>();
       }
+      if (summary.contains("validation")) {
+        r.validation_sequence_accuracy = summary["validation"].at("sequence_accuracy");
+        r.validation_token_accuracy = summary["validation"].at("token_accuracy");
+      }
+      if (summary.contains("stop_when")) r.stop_when_met = summary["stop_when"].at("met");
       for (const json& e : summary.at("eval")) {
         RunRecord::Point p;
         p.length = e.at("length").get<int64_t>();
@@ -292,14 +297,17 @@ Stat summarize(const std::vector<double>& values, const std::vector<uint64_t>& s
   s.values = values;
   s.seeds = seeds;
   s.n = static_cast<int64_t>(values.size());
-  s.mean = mean_of(values);
-  if (s.n < 2) {
+  if (s.n == 0) {
     s.std = std::numeric_limits<double>::quiet_NaN();
-  } else {
-    double ss = 0;
-    for (double v : values) ss += (v - s.mean) * (v - s.mean);
-    s.std = std::sqrt(ss / static_cast<double>(s.n - 1));
+    return s;
   }
+  s.mean = mean_of(values);
+  s.std = sample_std(values);
+  s.median = median_of(values);
+  s.max = max_of(values);
+  const Interval ci = bootstrap_mean_interval(values);
+  s.ci_low = ci.low;
+  s.ci_high = ci.high;
   return s;
 }
 
@@ -409,12 +417,13 @@ std::vector<std::vector<const RunRecord*>> group_runs(Comparison& c,
 // per-run means inside and beyond the trained lengths. Adds the group's lengths to
 // `all_lengths`.
 void summarize_group(Group& g, std::vector<const RunRecord*> rs, Metric metric,
-                     std::set<int64_t>& all_lengths) {
+                     const CompareRule& rule, std::set<int64_t>& all_lengths) {
   std::stable_sort(rs.begin(), rs.end(),
                    [](const RunRecord* a, const RunRecord* b) { return a->seed < b->seed; });
   std::set<int64_t> lengths;
   for (const RunRecord* r : rs) {
     g.runs.push_back(r->dir);
+    g.learned_runs += run_learned(*r, metric, rule);
     g.train_max_length = std::max(g.train_max_length, r->train_max_length);
     for (const auto& p : r->eval) lengths.insert(p.length);
   }
@@ -484,9 +493,97 @@ void read_group_positions(Group& g, const std::vector<const RunRecord*>& rs,
 
 }  // namespace
 
-Comparison compare_runs(const std::vector<RunRecord>& runs, Metric metric, bool read_positions) {
+namespace {
+
+// The run's in-distribution validation score in `metric`; runs written before summary.json
+// held one fall back to the mean of their in-distribution evaluation.
+double validation_score(const RunRecord& r, Metric metric) {
+  const double v = metric == Metric::sequence_accuracy ? r.validation_sequence_accuracy
+                                                       : r.validation_token_accuracy;
+  if (std::isfinite(v)) return v;
+  std::vector<double> in;
+  for (const auto& p : r.eval)
+    if (p.in_training) in.push_back(metric_of(metric, p));
+  return in.empty() ? 0.0 : mean_of(in);
+}
+
+// The selection rule: of the values of `key` in a group's runs, keeps the runs of the value
+// with the best mean validation score (the first in sweep order on a tie).
+std::vector<const RunRecord*> select_runs(Group& g, const std::vector<const RunRecord*>& rs,
+                                          const std::string& key, Metric metric) {
+  std::vector<std::vector<const RunRecord*>> by_value;
+  for (const RunRecord* r : rs) {
+    auto it = r->config.find(key);
+    const std::string value = it == r->config.end() ? kAbsent : it->second;
+    auto c = std::find_if(g.candidates.begin(), g.candidates.end(),
+                          [&](const Group::Candidate& x) { return x.value == value; });
+    if (c == g.candidates.end()) {
+      g.candidates.push_back({value, 0.0, 0});
+      by_value.emplace_back();
+      c = g.candidates.end() - 1;
+    }
+    by_value[c - g.candidates.begin()].push_back(r);
+  }
+  // Numbers in ascending order (learning rates), else in the order the runs came.
+  std::vector<size_t> order(g.candidates.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::vector<double> numbers;
+  for (const Group::Candidate& x : g.candidates) {
+    char* end = nullptr;
+    numbers.push_back(std::strtod(x.value.c_str(), &end));
+    if (end == x.value.c_str() || *end != '\0') numbers.clear();
+    if (numbers.empty()) break;
+  }
+  if (numbers.size() == g.candidates.size())
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return numbers[a] < numbers[b]; });
+  std::vector<Group::Candidate> sorted;
+  std::vector<std::vector<const RunRecord*>> sorted_runs;
+  for (size_t i : order) {
+    sorted.push_back(g.candidates[i]);
+    sorted_runs.push_back(by_value[i]);
+  }
+  g.candidates = std::move(sorted);
+  by_value = std::move(sorted_runs);
+  size_t best = 0;
+  for (size_t i = 0; i < g.candidates.size(); ++i) {
+    std::vector<double> scores;
+    for (const RunRecord* r : by_value[i]) scores.push_back(validation_score(*r, metric));
+    g.candidates[i].validation = mean_of(scores);
+    g.candidates[i].runs = static_cast<int64_t>(scores.size());
+    if (g.candidates[i].validation > g.candidates[best].validation) best = i;
+  }
+  g.selected = g.candidates[best].value;
+  return by_value[best];
+}
+
+}  // namespace
+
+bool run_learned(const RunRecord& run, Metric metric, const CompareRule& rule) {
+  if (run.stop_when_met) return *run.stop_when_met;
+  return validation_score(run, metric) >= rule.learned_at;
+}
+
+namespace {
+// The key every run's sweep names as its selection (sweep.select), or "" if they disagree.
+std::string sweep_selection(const std::vector<RunRecord>& runs) {
+  std::string key;
+  for (const RunRecord& r : runs) {
+    auto it = r.config.find("sweep.select");
+    const std::string k = it == r.config.end() ? "" : it->second;
+    if (&r != &runs.front() && k != key) return "";
+    key = k;
+  }
+  return key;
+}
+}  // namespace
+
+Comparison compare_runs(const std::vector<RunRecord>& runs, Metric metric, bool read_positions,
+                        const CompareRule& rule) {
   Comparison c;
   c.metric = metric;
+  c.rule = rule;
+  if (c.rule.select.empty()) c.rule.select = sweep_selection(runs);
   std::vector<RunRecord> done;
   for (const RunRecord& r : runs) (r.status == "completed" ? done : c.excluded).push_back(r);
   c.completed_runs = static_cast<int64_t>(done.size());
@@ -496,11 +593,17 @@ Comparison compare_runs(const std::vector<RunRecord>& runs, Metric metric, bool 
   for (const RunRecord& r : runs)
     if (!r.config.empty()) configured.push_back(r);
   c.group_keys = grouping_keys(configured);
+  if (!c.rule.select.empty())  // the selected key tells runs apart inside a group
+    c.group_keys.erase(std::remove(c.group_keys.begin(), c.group_keys.end(), c.rule.select),
+                       c.group_keys.end());
 
-  const std::vector<std::vector<const RunRecord*>> members = group_runs(c, done);
+  std::vector<std::vector<const RunRecord*>> members = group_runs(c, done);
+  if (!c.rule.select.empty())
+    for (size_t gi = 0; gi < c.groups.size(); ++gi)
+      members[gi] = select_runs(c.groups[gi], members[gi], c.rule.select, metric);
   std::set<int64_t> all_lengths;
   for (size_t gi = 0; gi < c.groups.size(); ++gi)
-    summarize_group(c.groups[gi], members[gi], metric, all_lengths);
+    summarize_group(c.groups[gi], members[gi], metric, c.rule, all_lengths);
   c.lengths.assign(all_lengths.begin(), all_lengths.end());
   if (!c.lengths.empty()) c.position_length = c.lengths.back();
 
@@ -510,11 +613,76 @@ Comparison compare_runs(const std::vector<RunRecord>& runs, Metric metric, bool 
   return c;
 }
 
+std::string format_interval(const Stat& s, int decimals) {
+  if (s.n == 0) return kAbsent;
+  if (s.n < 2) return fmt::format("{:.{}f}", s.mean, decimals);
+  return fmt::format("{:.{}f} [{:.{}f}, {:.{}f}]", s.mean, decimals, s.ci_low, decimals, s.ci_high,
+                     decimals);
+}
+
 std::string format_stat(const Stat& s, int decimals) {
   if (s.n == 0) return kAbsent;
   if (s.n < 2 || !std::isfinite(s.std)) return fmt::format("{:.{}f}", s.mean, decimals);
   return fmt::format("{:.{}f} ± {:.{}f}", s.mean, decimals, s.std, decimals);
 }
+
+namespace {
+// How "learned" was judged, for the tables' captions.
+std::string learned_rule_text(const Comparison& c) {
+  return fmt::format(
+      "A run learned the task when its training.stop_when criterion was met, or (without "
+      "one) when its in-distribution validation {} reached {}; † marks the extrapolation of "
+      "a group whose runs did not all learn: it is not comparable with the others'.",
+      metric_name(c.metric), c.rule.learned_at);
+}
+
+// "rotary", "rotary (did not learn)" or "rotary (learned 2 of 3)".
+std::string group_label(const Group& g) {
+  if (g.all_learned()) return g.label;
+  if (g.learned_runs == 0) return g.label + " (did not learn)";
+  return fmt::format("{} (learned {} of {})", g.label, g.learned_runs, g.runs.size());
+}
+
+// The in-distribution and extrapolation scores over seeds: mean and interval, median, max.
+std::string over_seeds_markdown(const Comparison& c) {
+  std::string md =
+      "\nOver seeds (each seed's mean over the lengths inside and beyond training; papers "
+      "report the max):\n\n| group | runs | learned | in-distribution | median | max | "
+      "extrapolation | median | max |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+  const auto number = [](const Stat& s, double x) {
+    return s.n ? fmt::format("{:.2f}", x) : std::string(kAbsent);
+  };
+  for (const Group& g : c.groups) {
+    const std::string mark = g.all_learned() ? "" : " †";
+    md += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {}{} | {}{} | {}{} |\n", md_cell(group_label(g)),
+        g.runs.size(), g.learned_runs, format_interval(g.in_distribution),
+        number(g.in_distribution, g.in_distribution.median),
+        number(g.in_distribution, g.in_distribution.max), format_interval(g.extrapolation), mark,
+        number(g.extrapolation, g.extrapolation.median), mark,
+        number(g.extrapolation, g.extrapolation.max), mark);
+  }
+  return md;
+}
+
+// The selection rule's candidates, per group.
+std::string selection_markdown(const Comparison& c) {
+  if (c.rule.select.empty()) return "";
+  std::string md = fmt::format(
+      "\nSelected per group: the value of `{}` with the best mean in-distribution validation "
+      "{} (fixed before the runs; the other values' runs are left out above).\n\n| group | "
+      "{} (validation {}, runs) | selected |\n|---|---|---|\n",
+      c.rule.select, metric_name(c.metric), c.rule.select, metric_name(c.metric));
+  for (const Group& g : c.groups) {
+    std::string candidates;
+    for (const Group::Candidate& x : g.candidates)
+      candidates += fmt::format("{}{}: {:.3f} ({})", candidates.empty() ? "" : "; ", x.value,
+                                x.validation, x.runs);
+    md += fmt::format("| {} | {} | {} |\n", md_cell(g.label), md_cell(candidates), g.selected);
+  }
+  return md;
+}
+}  // namespace
 
 std::string comparison_markdown(const Comparison& c) {
   std::string md;
@@ -534,11 +702,11 @@ std::string comparison_markdown(const Comparison& c) {
     auto header_marked = [&](int64_t n) { return in_count[n] > 0 && in_count[n] == eval_count[n]; };
     auto mixed = [&](int64_t n) { return in_count[n] > 0 && in_count[n] < eval_count[n]; };
     md += fmt::format(
-        "{} completed run{} in {} group{} (mean ± std over seeds; n = seeds). Lengths marked * "
-        "were in training; in-distribution and extrapolation average each seed over the "
-        "lengths inside and beyond training.\n\n",
+        "{} completed run{} in {} group{} (mean over seeds [95% bootstrap interval]; n = "
+        "seeds). Lengths marked * were in training; in-distribution and extrapolation average "
+        "each seed over the lengths inside and beyond training. {}\n\n",
         c.completed_runs, c.completed_runs == 1 ? "" : "s", c.groups.size(),
-        c.groups.size() == 1 ? "" : "s");
+        c.groups.size() == 1 ? "" : "s", learned_rule_text(c));
     std::string first = "group";
     if (!c.group_keys.empty()) {
       first.clear();
@@ -552,7 +720,7 @@ std::string comparison_markdown(const Comparison& c) {
     md += "--:|--:|\n";
     for (const Group& g : c.groups) {
       const int64_t n_runs = static_cast<int64_t>(g.runs.size());
-      md += fmt::format("| {} | {} |", md_cell(g.label), n_runs);
+      md += fmt::format("| {} | {} |", md_cell(group_label(g)), n_runs);
       for (int64_t n : c.lengths) {
         auto it = std::find_if(g.lengths.begin(), g.lengths.end(),
                                [&](const GroupLength& gl) { return gl.length == n; });
@@ -560,19 +728,22 @@ std::string comparison_markdown(const Comparison& c) {
           md += fmt::format(" {} |", kAbsent);
           continue;
         }
-        std::string cell = format_stat(it->stat);
+        std::string cell = format_interval(it->stat);
         if (mixed(n) && it->in_training) cell += "*";
+        if (!it->in_training && !g.all_learned()) cell += " †";
         if (it->stat.n != n_runs) cell += fmt::format(" (n={})", it->stat.n);
         md += " " + cell + " |";
       }
       auto summary_cell = [&](const Stat& s) {
-        std::string cell = format_stat(s);
+        std::string cell = format_interval(s);
         if (s.n && s.n != n_runs) cell += fmt::format(" (n={})", s.n);
         return cell;
       };
-      md += fmt::format(" {} | {} |\n", summary_cell(g.in_distribution),
-                        summary_cell(g.extrapolation));
+      md += fmt::format(" {} | {}{} |\n", summary_cell(g.in_distribution),
+                        summary_cell(g.extrapolation), g.all_learned() ? "" : " †");
     }
+    md += over_seeds_markdown(c);
+    md += selection_markdown(c);
   }
   if (!c.excluded.empty()) {
     md += fmt::format("\nNot included ({} run{}):\n\n", c.excluded.size(),
@@ -584,7 +755,7 @@ std::string comparison_markdown(const Comparison& c) {
 }
 
 std::string comparison_csv(const Comparison& c) {
-  std::string s = "group,length,in_training,mean,std,n,seeds,values\n";
+  std::string s = "group,length,in_training,mean,std,n,seeds,values,median,max,ci_low,ci_high\n";
   for (const Group& g : c.groups)
     for (const GroupLength& gl : g.lengths) {
       std::string seeds, values;
@@ -592,16 +763,19 @@ std::string comparison_csv(const Comparison& c) {
         seeds += std::string(i ? ";" : "") + std::to_string(gl.stat.seeds[i]);
         values += std::string(i ? ";" : "") + fmt::format("{:.6f}", gl.stat.values[i]);
       }
-      s += fmt::format("{},{},{},{:.6f},{},{},{},{}\n", csv_field(g.label), gl.length,
-                       gl.in_training ? "true" : "false", gl.stat.mean,
-                       std::isfinite(gl.stat.std) ? fmt::format("{:.6f}", gl.stat.std) : "",
-                       gl.stat.n, seeds, values);
+      s += fmt::format(
+          "{},{},{},{:.6f},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f}\n", csv_field(g.label),
+          gl.length, gl.in_training ? "true" : "false", gl.stat.mean,
+          std::isfinite(gl.stat.std) ? fmt::format("{:.6f}", gl.stat.std) : "", gl.stat.n, seeds,
+          values, gl.stat.median, gl.stat.max, gl.stat.ci_low, gl.stat.ci_high);
     }
   return s;
 }
 
 std::string comparison_json(const Comparison& c) {
   json j = {{"metric", metric_name(c.metric)},
+            {"learned_at", c.rule.learned_at},
+            {"select", c.rule.select},
             {"dirs", c.dirs},
             {"group_keys", c.group_keys},
             {"lengths", c.lengths},
@@ -623,7 +797,13 @@ std::string comparison_json(const Comparison& c) {
     for (const PositionStat& p : g.by_position)
       positions.push_back(
           {{"position", p.position}, {"mean", p.mean}, {"std", number_or_null(p.std)}, {"n", p.n}});
+    json candidates = json::array();
+    for (const Group::Candidate& x : g.candidates)
+      candidates.push_back({{"value", x.value}, {"validation", x.validation}, {"runs", x.runs}});
     j["groups"].push_back({{"label", g.label},
+                           {"learned_runs", g.learned_runs},
+                           {"candidates", candidates},
+                           {"selected", g.selected},
                            {"keys", keys},
                            {"runs", g.runs},
                            {"train_max_length", g.train_max_length},
@@ -646,7 +826,7 @@ CompareOutput run_compare(const CompareOptions& o) {
   PELAB_CHECK(!runs.empty(), "no run directories under {} (a run directory holds summary.json)",
               where);
   CompareOutput out;
-  out.comparison = compare_runs(runs, o.metric);
+  out.comparison = compare_runs(runs, o.metric, /*read_positions=*/true, o.rule);
   out.comparison.dirs = o.dirs;
   out.markdown = comparison_markdown(out.comparison);
   const fs::path dir = o.out_dir.empty() ? fs::path(o.dirs[0]) : fs::path(o.out_dir);

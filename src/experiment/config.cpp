@@ -9,6 +9,7 @@
 
 #include <yaml-cpp/emitter.h>
 
+#include "pelab/config/key_yaml.h"
 #include "pelab/config/model_config_yaml.h"
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/error.h"
@@ -242,13 +243,9 @@ void read_task_section(MapReader& task, TaskConfig& c) {
   }
   for (const TaskParam& tp : params) {
     valid.push_back(tp.name);
-    int64_t v = 0;
-    if (task.read(tp.name, v)) {
-      if (v < tp.min || v > tp.max)
-        task.fail(tp.name,
-                  fmt::format("{} is out of range [{}, {}] ({})", v, tp.min, tp.max, tp.help));
-      c.params[tp.name] = v;
-    }
+    if (!read_key(task, tp, c.params)) continue;
+    const std::string problem = key_value_problem(tp, c.params.all().at(tp.name));
+    if (!problem.empty()) task.fail(tp.name, fmt::format("{} ({})", problem, tp.help));
   }
   task.finish(valid);
 }
@@ -283,6 +280,28 @@ void check_training(const MapReader& t, const TrainingConfig& tr) {
   if (tr.checkpoint_every < 0) t.fail("checkpoint_every", "must be >= 0 (0 = only at the end)");
 }
 
+// training.stop_when: absent or empty leaves the criterion off; given, it needs a threshold.
+void read_stop_when(MapReader& s, StopWhen& stop) {
+  if (s.keys_present().empty()) return;
+  if (!s.read("accuracy", stop.accuracy))
+    s.fail("accuracy", "training.stop_when needs a threshold in (0, 1], e.g. accuracy: 0.99");
+  s.read("metric", stop.metric);
+  s.read("patience", stop.patience);
+  s.read("every", stop.every);
+  s.read("examples", stop.examples);
+  s.finish({"accuracy", "metric", "patience", "every", "examples"});
+  if (!(stop.accuracy > 0 && stop.accuracy <= 1))
+    s.fail("accuracy", fmt::format("must be in (0, 1], got {}", stop.accuracy));
+  if (stop.metric != "token_accuracy" && stop.metric != "sequence_accuracy")
+    s.fail("metric", fmt::format("'{}' is not valid (valid: token_accuracy, sequence_accuracy)",
+                                 stop.metric));
+  if (stop.patience < 1 || stop.patience > 1000)
+    s.fail("patience", fmt::format("must be in [1, 1000], got {}", stop.patience));
+  if (stop.every < 1) s.fail("every", fmt::format("must be >= 1, got {}", stop.every));
+  if (stop.examples < 1 || stop.examples > kMaxExamples)
+    s.fail("examples", fmt::format("must be in [1, {}], got {}", kMaxExamples, stop.examples));
+}
+
 void read_training_section(MapReader& t, TrainingConfig& tr) {
   t.read("steps", tr.steps);
   t.read("batch_size", tr.batch_size);
@@ -301,9 +320,11 @@ void read_training_section(MapReader& t, TrainingConfig& tr) {
   t.read("eval_every", tr.eval_every);
   t.read("checkpoint_every", tr.checkpoint_every);
   t.read("check_finite", tr.check_finite);
+  MapReader stop = t.section("stop_when");
+  read_stop_when(stop, tr.stop_when);
   t.finish({"steps", "batch_size", "optimizer", "lr", "weight_decay", "beta1", "beta2", "eps",
             "momentum", "warmup", "schedule", "min_lr", "clip_norm", "log_every", "eval_every",
-            "checkpoint_every", "check_finite"});
+            "checkpoint_every", "check_finite", "stop_when"});
   check_training(t, tr);
 }
 
@@ -707,11 +728,8 @@ std::string to_yaml(const ExperimentConfig& c) {
   rest << YAML::BeginMap;
   rest << YAML::Key << "task" << YAML::Value << YAML::BeginMap;
   rest << YAML::Key << "name" << YAML::Value << c.task.name;
-  for (const TaskParam& tp : task_params(c.task.name)) {
-    auto it = c.task.params.find(tp.name);
-    rest << YAML::Key << tp.name << YAML::Value
-         << (it != c.task.params.end() ? it->second : tp.value);
-  }
+  const std::vector<TaskParam> params = task_params(c.task.name);
+  emit_keys(rest, params, with_defaults("task", params, c.task.params));
   rest << YAML::Key << "min_length" << YAML::Value << c.task.min_length;
   rest << YAML::Key << "max_length" << YAML::Value << c.task.max_length;
   if (!c.task.train_file.empty())
@@ -734,6 +752,14 @@ std::string to_yaml(const ExperimentConfig& c) {
        << YAML::Key << "eval_every" << YAML::Value << t.eval_every << YAML::Key
        << "checkpoint_every" << YAML::Value << t.checkpoint_every << YAML::Key << "check_finite"
        << YAML::Value << t.check_finite;
+  if (t.stop_when.enabled()) {  // written only when on: configs without it keep their text
+    const StopWhen& w = t.stop_when;
+    rest << YAML::Key << "stop_when" << YAML::Value << YAML::BeginMap << YAML::Key << "accuracy"
+         << YAML::Value << yaml_number(w.accuracy) << YAML::Key << "metric" << YAML::Value
+         << w.metric << YAML::Key << "patience" << YAML::Value << w.patience << YAML::Key << "every"
+         << YAML::Value << w.every << YAML::Key << "examples" << YAML::Value << w.examples
+         << YAML::EndMap;
+  }
   rest << YAML::EndMap;
   rest << YAML::Key << "evaluation" << YAML::Value << YAML::BeginMap;
   rest << YAML::Key << "lengths" << YAML::Value << YAML::Flow << c.evaluation.lengths;

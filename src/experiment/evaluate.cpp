@@ -76,6 +76,36 @@ Evaluation evaluate(const Encoder& model, const Task& task, const ExperimentConf
   return out;
 }
 
+std::vector<int64_t> validation_lengths(const Task& task, const ExperimentConfig& config) {
+  const int64_t lo = config.task.min_length, hi = config.task.max_length;
+  std::vector<int64_t> lengths;
+  const std::vector<int> sizes = task.eval_sizes();
+  if (sizes.empty()) {  // a generated task: every size
+    for (int64_t n = std::max<int64_t>(lo, task.min_length()); n <= hi; ++n) lengths.push_back(n);
+  } else {
+    for (int n : sizes)
+      if (n >= lo && n <= hi) lengths.push_back(n);
+  }
+  return lengths;
+}
+
+Validation validate(const Encoder& model, const Task& task, const ExperimentConfig& config) {
+  ExperimentConfig v = config;
+  v.evaluation.seed = derive_seed(config.evaluation.seed, "validation");
+  v.evaluation.examples = config.training.stop_when.examples;
+  Validation out;
+  out.lengths = validation_lengths(task, config);
+  if (out.lengths.empty()) return out;
+  const Evaluation e = evaluate(model, task, v, out.lengths);
+  for (const LengthResult& r : e.by_length) {
+    out.token_accuracy += r.token_accuracy;
+    out.sequence_accuracy += r.sequence_accuracy;
+  }
+  out.token_accuracy /= static_cast<double>(e.by_length.size());
+  out.sequence_accuracy /= static_cast<double>(e.by_length.size());
+  return out;
+}
+
 std::string eval_csv(const Evaluation& e) {
   std::string s =
       "length,tokens,examples,scored,token_accuracy,sequence_accuracy,loss,in_training\n";

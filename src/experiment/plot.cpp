@@ -85,8 +85,13 @@ std::string number(double x) {
   return std::isfinite(x) ? fmt::format("{:.6g}", x) : "0";
 }
 
+// The legend entry; a group whose runs did not all learn the task in distribution says so
+// (and is drawn dotted), so its extrapolation is not read as comparable.
 std::string group_title(const Group& g) {
-  return g.label.empty() ? "all runs" : g.label;
+  const std::string label = g.label.empty() ? "all runs" : g.label;
+  if (g.all_learned()) return label;
+  if (g.learned_runs == 0) return label + " (did not learn)";
+  return fmt::format("{} (learned {} of {})", label, g.learned_runs, g.runs.size());
 }
 
 // Wraps one plot command into a script drawing it once per output.
@@ -154,18 +159,19 @@ std::string length_plot_script(const Comparison& c,
   const std::string metric =
       c.metric == Metric::sequence_accuracy ? "sequence accuracy" : "token accuracy";
   std::string s = "# pelab compare: " + metric +
-                  " by length, one line per group (mean over seeds, error bars = std)\n";
+                  " by length, one line per group (mean over seeds, error bars = 95% bootstrap "
+                  "interval)\n";
   s += "# Rerun with: gnuplot accuracy_by_length.gp\n";
   for (size_t i = 0; i < c.groups.size(); ++i) {
-    s += fmt::format("$g{} << EOD\n# length mean std n\n", i);
+    s += fmt::format("$g{} << EOD\n# length mean ci_low ci_high n\n", i);
     for (const GroupLength& gl : c.groups[i].lengths)
-      s += fmt::format("{} {} {} {}\n", gl.length, number(gl.stat.mean), number(gl.stat.std),
-                       gl.stat.n);
+      s += fmt::format("{} {} {} {} {}\n", gl.length, number(gl.stat.mean), number(gl.stat.ci_low),
+                       number(gl.stat.ci_high), gl.stat.n);
     s += "EOD\n";
   }
   s += "set title " +
        quoted(fmt::format(
-           "{} by length (mean ± std over seeds)",
+           "{} by length (mean over seeds, 95% interval)",
            c.metric == Metric::sequence_accuracy ? "Sequence accuracy" : "Token accuracy")) +
        "\n";
   s += "set xlabel 'problem size n'\nset ylabel " + quoted(metric) + "\n";
@@ -202,8 +208,10 @@ std::string length_plot_script(const Comparison& c,
   }
   std::string plot = "plot ";
   for (size_t i = 0; i < c.groups.size(); ++i)
-    plot += fmt::format("{}$g{} using 1:2:3 with yerrorlines lc {} lw 2 pt 7 ps 1 title {}",
-                        i ? ", \\\n     " : "", i, i + 1, quoted(group_title(c.groups[i])));
+    plot += fmt::format("{}$g{} using 1:2:3:4 with yerrorlines lc {} lw 2 pt 7 ps 1 {}title {}",
+                        i ? ", \\\n     " : "", i, i + 1,
+                        c.groups[i].all_learned() ? "" : "dashtype 3 ",
+                        quoted(group_title(c.groups[i])));
   return render(s, plot, outputs);
 }
 

@@ -257,6 +257,11 @@ void check_new_run_directory(const std::string& dir, const std::string& config_y
   PELAB_CHECK(!ec, "{}: cannot list the directory ({})", dir, ec.message());
 }
 
+// How training.stop_when ended a run: whether the criterion was met (at the run's last step).
+struct StopOutcome {
+  bool met = false;
+};
+
 // A run's directory: the files a run starts with, its checkpoint, and resuming from it.
 class RunDirectory {
  public:
@@ -302,8 +307,9 @@ class RunDirectory {
   }
 
   // Parameters, optimizer state, the data RNG's state and the step.
+  // `stop_streak`: training.stop_when's checks in a row at the threshold, when it is on.
   void save_checkpoint(const Encoder& model, const Optimizer& optimizer, const Generator& data_rng,
-                       int64_t step) {
+                       int64_t step, std::optional<int64_t> stop_streak) {
     SafetensorsWriter w = model_checkpoint(model, config_yaml_);
     for (const auto& [name, tensor] : optimizer.state()) w.add("optim." + name, tensor);
     const Generator::State s = data_rng.state();
@@ -315,13 +321,16 @@ class RunDirectory {
     w.add("rng.data", state);
     w.set_metadata("step", std::to_string(step));
     w.set_metadata("optimizer_steps", std::to_string(optimizer.steps_taken()));
+    if (stop_streak) w.set_metadata("stop_streak", std::to_string(*stop_streak));
     w.write(ckpt_path_);
     saved_step_ = step;
   }
 
   // Loads what save_checkpoint saved and returns the step to continue from. Metrics logged
   // after the checkpoint will be logged again, so metrics.jsonl loses them.
-  int64_t restore(Encoder& model, Optimizer& optimizer, Generator& data_rng, int64_t max_step) {
+  // `stop_streak` (when training.stop_when is on) gets the checks in a row the run had made.
+  int64_t restore(Encoder& model, Optimizer& optimizer, Generator& data_rng, int64_t max_step,
+                  std::optional<int64_t>& stop_streak) {
     const SafetensorsFile file = read_safetensors(ckpt_path_);
     PELAB_CHECK(file.metadata.count("config") && file.metadata.at("config") == config_yaml_,
                 "{}: the checkpoint was written by a different config than {}/config.yaml; "
@@ -345,6 +354,10 @@ class RunDirectory {
              (static_cast<uint64_t>(static_cast<uint32_t>(rng_state.values[2 * i + 1])) << 32);
     data_rng.set_state(s);
     const int64_t step = metadata_int(file, "step", max_step);
+    if (stop_streak)
+      stop_streak = file.metadata.count("stop_streak")
+                        ? metadata_int(file, "stop_streak", std::numeric_limits<int64_t>::max())
+                        : 0;
     saved_step_ = step;
     std::istringstream in(run_files::read_text(fs::path(dir_) / "metrics.jsonl"));
     std::string kept;
@@ -367,7 +380,8 @@ class RunDirectory {
   // The final evaluation: eval.csv, per_position.csv and summary.json (which marks the run
   // completed).
   void write_results(const ExperimentConfig& c, const Encoder& model, const Evaluation& e,
-                     int64_t step, double final_loss) const {
+                     const Validation& validation, const StopOutcome& stop, int64_t step,
+                     double final_loss) const {
     write_run_file(dir_, "eval.csv", eval_csv(e));
     write_run_file(dir_, "per_position.csv", per_position_csv(e));
     json summary = {{"name", c.name},
@@ -392,6 +406,16 @@ class RunDirectory {
     }
     summary["in_distribution_sequence_accuracy"] = in_n ? in_sum / in_n : 0.0;
     summary["extrapolation_sequence_accuracy"] = out_n ? out_sum / out_n : 0.0;
+    summary["validation"] = {{"lengths", validation.lengths},
+                             {"examples", c.training.stop_when.examples},
+                             {"token_accuracy", validation.token_accuracy},
+                             {"sequence_accuracy", validation.sequence_accuracy}};
+    if (c.training.stop_when.enabled()) {
+      const StopWhen& w = c.training.stop_when;
+      summary["stop_when"] = {{"accuracy", w.accuracy}, {"metric", w.metric},
+                              {"patience", w.patience}, {"every", w.every},
+                              {"met", stop.met},        {"step", stop.met ? json(step) : json()}};
+    }
     summary["status"] = "completed";
     write_run_file(dir_, "summary.json", summary.dump(2) + "\n");
   }
@@ -476,6 +500,21 @@ class Reporter {
                              {"loss", r.loss}});
     metrics_ << row.dump() << "\n";
     metrics_.flush();
+  }
+
+  // A training.stop_when check, as a metrics line and a log line.
+  void validation(int64_t step, const Validation& v, const StopWhen& w, int64_t streak) {
+    const double score = v.score(w.metric);
+    metrics_ << json{{"step", step},
+                     {"validation",
+                      {{"token_accuracy", v.token_accuracy},
+                       {"sequence_accuracy", v.sequence_accuracy},
+                       {"checks_at_threshold", streak}}}}
+                    .dump()
+             << "\n";
+    metrics_.flush();
+    log_.info("step {}: validation {} {:.4f} (threshold {}, {} of {} checks in a row)", step,
+              w.metric, score, w.accuracy, streak, w.patience);
   }
 
   // Ends the bar's line.
@@ -571,18 +610,33 @@ struct Training {
         model(initial_model(c)),
         optimizer(make_optimizer(c, *model)),
         schedule(make_schedule(c.training)),
-        stream(c, *task) {}
+        stream(c, *task) {
+    if (c.training.stop_when.enabled()) stop_streak = 0;
+  }
 
   const std::unique_ptr<Task> task;
   const std::unique_ptr<Encoder> model;
   const std::unique_ptr<Optimizer> optimizer;
   const LrSchedule schedule;
   TrainingStream stream;
+  // training.stop_when's checks in a row at or above the threshold (nullopt when it is off).
+  std::optional<int64_t> stop_streak;
+  StopOutcome stop;
 };
 
-// The training loop from `step` up to training.steps: a step, its report, evaluations and
-// checkpoints when due. Returns false when it stopped early (a signal or --stop-after), after
-// saving a checkpoint to resume from.
+// A training.stop_when check: true once the validation score has been at or above the
+// threshold at `patience` checks in a row.
+bool criterion_met(const ExperimentConfig& c, Training& t, Reporter& report, int64_t step) {
+  const StopWhen& w = c.training.stop_when;
+  const Validation v = validate(*t.model, *t.task, c);
+  t.stop_streak = v.score(w.metric) >= w.accuracy ? *t.stop_streak + 1 : 0;
+  report.validation(step, v, w, *t.stop_streak);
+  return *t.stop_streak >= w.patience;
+}
+
+// The training loop from `step` up to training.steps, or until training.stop_when's criterion
+// is met: a step, its report, evaluations, checks and checkpoints when due. Returns false
+// when it stopped early (a signal or --stop-after), after saving a checkpoint to resume from.
 bool train_steps(const ExperimentConfig& c, const TrainOptions& options, Training& t,
                  RunDirectory& dir, Reporter& report, int64_t& step, double& last_loss) {
   const int64_t first_step = step;
@@ -597,10 +651,17 @@ bool train_steps(const ExperimentConfig& c, const TrainOptions& options, Trainin
     report.step(step, examples, s.loss, s.lr, s.grad_norm);
     if (c.training.eval_every > 0 && step % c.training.eval_every == 0 && step < c.training.steps)
       report.evaluation(step, evaluate(*t.model, *t.task, c));
+    if (t.stop_streak && step % c.training.stop_when.every == 0 &&
+        criterion_met(c, t, report, step)) {
+      t.stop.met = true;
+      report.end_bar();
+      report.log().info("step {}: training.stop_when is met; stopping", step);
+      return true;
+    }
     const bool stop = g_stop_signal.load() != 0 ||
                       (options.stop_after > 0 && step - first_step >= options.stop_after);
     if ((c.training.checkpoint_every > 0 && step % c.training.checkpoint_every == 0) || stop)
-      dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step);
+      dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step, t.stop_streak);
     if (stop) {
       report.end_bar();
       report.log().warn("stopped at step {} ({}); continue with --resume", step,
@@ -624,7 +685,7 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
   Training t(c);
   int64_t step = 0;
   if (options.resume) {
-    step = dir.restore(*t.model, *t.optimizer, t.stream.rng(), c.training.steps);
+    step = dir.restore(*t.model, *t.optimizer, t.stream.rng(), c.training.steps, t.stop_streak);
     report.log().info("resuming {} at step {}", dir.path(), step);
   } else {
     report.log().info(
@@ -647,9 +708,9 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
   result.final_loss = last_loss;
   if (!result.completed) return result;
 
-  dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step);
+  dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step, t.stop_streak);
   const Evaluation e = evaluate(*t.model, *t.task, c);
-  dir.write_results(c, *t.model, e, step, last_loss);
+  dir.write_results(c, *t.model, e, validate(*t.model, *t.task, c), t.stop, step, last_loss);
   report.final_evaluation(e);
   return result;
 }

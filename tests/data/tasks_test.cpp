@@ -106,32 +106,49 @@ TEST(TaskRegistry, UnknownParameterListsValidOnes) {
 }
 
 TEST(TaskRegistry, OutOfRangeParameterNamesTheRange) {
-  std::string message = error_of([] { make_task("copy", {{"symbols", 1}}); });
-  EXPECT_NE(message.find("'symbols'"), std::string::npos) << message;
-  EXPECT_NE(message.find("[2, 64]"), std::string::npos) << message;
+  EXPECT_EQ(error_of([] {
+              make_task("copy", {{"symbols", 1}});
+            }),
+            "task.symbols: must be in [2, 64], got 1");
+  EXPECT_EQ(error_of([] {
+              make_task("shift", {{"shift", 0}});
+            }),
+            "task.shift: must be in [1, 4096], got 0");
+  EXPECT_EQ(error_of([] {
+              make_task("modular_arithmetic", {{"precedence", 2}});
+            }),
+            "task.precedence: must be in [0, 1], got 2");
+  EXPECT_EQ(error_of([] {
+              make_task("associative_recall", {{"values", 65}});
+            }),
+            "task.values: must be in [2, 64], got 65");
+}
 
-  message = error_of([] { make_task("shift", {{"shift", 0}}); });
-  EXPECT_NE(message.find("'shift'"), std::string::npos) << message;
-  EXPECT_NE(message.find("[1, 4096]"), std::string::npos) << message;
-
-  message = error_of([] { make_task("modular_arithmetic", {{"precedence", 2}}); });
-  EXPECT_NE(message.find("'precedence'"), std::string::npos) << message;
-  EXPECT_NE(message.find("[0, 1]"), std::string::npos) << message;
-
-  message = error_of([] { make_task("associative_recall", {{"values", 65}}); });
-  EXPECT_NE(message.find("'values'"), std::string::npos) << message;
-  EXPECT_NE(message.find("[2, 64]"), std::string::npos) << message;
+// A parameter is typed: a value of another type is refused, not converted.
+TEST(TaskRegistry, ParameterOfTheWrongTypeIsRefused) {
+  EXPECT_EQ(error_of([] {
+              make_task("copy", {{"symbols", 4.0}});
+            }),
+            "task.symbols: must be an integer");
+  EXPECT_EQ(error_of([] {
+              make_task("shift", {{"shift", std::string("2")}});
+            }),
+            "task.shift: must be an integer");
 }
 
 TEST(TaskRegistry, ParamsHaveDefaultsInRangeAndHelp) {
   for (const std::string& name : task_names()) {
     for (const TaskParam& p : task_params(name)) {
-      EXPECT_LE(p.min, p.value) << name << "." << p.name;
-      EXPECT_LE(p.value, p.max) << name << "." << p.name;
+      ASSERT_TRUE(p.default_value.has_value()) << name << "." << p.name;
+      EXPECT_EQ(key_value_problem(p, *p.default_value), "") << name << "." << p.name;
       EXPECT_FALSE(p.help.empty()) << name << "." << p.name;
-      // Both ends of the range are accepted.
-      EXPECT_NO_THROW(make_task(name, {{p.name, p.min}})) << name << "." << p.name;
-      EXPECT_NO_THROW(make_task(name, {{p.name, p.max}})) << name << "." << p.name;
+      ASSERT_EQ(p.type, KeySpec::Type::Integer) << name << "." << p.name;
+      // Both ends of the range are accepted, and one beyond each end is not.
+      const auto lo = static_cast<int64_t>(p.min), hi = static_cast<int64_t>(p.max);
+      EXPECT_NO_THROW(make_task(name, {{p.name, lo}})) << name << "." << p.name;
+      EXPECT_NO_THROW(make_task(name, {{p.name, hi}})) << name << "." << p.name;
+      EXPECT_THROW(make_task(name, {{p.name, lo - 1}}), Error) << name << "." << p.name;
+      EXPECT_THROW(make_task(name, {{p.name, hi + 1}}), Error) << name << "." << p.name;
     }
   }
   EXPECT_TRUE(task_params("parity").empty());
@@ -153,7 +170,7 @@ struct TaskConfig {
 
 std::string config_label(const TaskConfig& c) {
   std::string s = c.name;
-  for (const auto& [k, v] : c.params) s += "_" + k + std::to_string(v);
+  for (const auto& [k, v] : c.params.all()) s += "_" + k + key_value_text(v);
   return s;
 }
 
@@ -181,7 +198,7 @@ int expected_sequence_length(const TaskConfig& c, int n) {
   if (t == "modular_arithmetic") return 2 * n;
   if (t == "binary_addition") return 3 * n + 3;
   if (t == "associative_recall") return 2 * n + 2;
-  if (t == "long_range") return c.params.count("distance") ? n + 1 : 2 * n + 1;
+  if (t == "long_range") return c.params.has("distance") ? n + 1 : 2 * n + 1;
   return -1;  // a new task: add its formula here
 }
 

@@ -171,7 +171,7 @@ TEST(ConfigErrors, OutOfRangeValuesNameTheValidRange) {
   expect_message(config_error(edited("  layers: 1", "  layers: 1\n  dropout: 1.5")),
                  {"model.dropout must be in [0, 1), got 1.5"});
   expect_message(config_error(edited("  shift: 1", "  shift: 5000")),
-                 {"x.yaml:11: task.shift: 5000 is out of range [1, 4096]"});
+                 {"x.yaml:11: task.shift: must be in [1, 4096], got 5000"});
   expect_message(config_error(edited("seed: 0", "seed: -1")), {"x.yaml:2: seed: must be >= 0"});
   expect_message(config_error(edited("name: tiny", "name: tiny\nthreads: 0")),
                  {"threads: must be in [1, 256], got 0"});

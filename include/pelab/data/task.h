@@ -7,11 +7,11 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "pelab/core/keys.h"
 #include "pelab/core/rng.h"
 
 namespace pelab {
@@ -42,14 +42,8 @@ struct TaskInfo {
   int vocab_out() const { return static_cast<int>(output_symbols.size()); }
 };
 
-// A task parameter (all are integers): its default, the valid range and a one-line help.
-struct TaskParam {
-  std::string name;
-  int64_t value;
-  int64_t min;
-  int64_t max;
-  std::string help;
-};
+// A task parameter (task.<name>): its type, default, valid range and a one-line help.
+using TaskParam = KeySpec;
 
 class Task {
  public:
@@ -82,7 +76,8 @@ class Task {
   }
 };
 
-using TaskParams = std::map<std::string, int64_t>;
+// The task parameters given, by name; building the task fills in the defaults.
+using TaskParams = KeyValues;
 
 // A run's task: its name and parameters, the problem sizes it trains on, and for the file
 // task (task.name: file) its two dataset files.
@@ -96,7 +91,8 @@ struct TaskConfig {
 };
 
 // Builds a task by name. Unknown names and parameters a task does not take are errors that
-// list what is valid; values outside a parameter's range are errors naming the range. The
+// list what is valid; a value of the wrong type or outside its range is an error naming the
+// parameter and what is valid ("task.shift: must be in [1, 4096], got 5000"). The
 // file task is not made by name: it needs its files (make_task(const TaskConfig&)).
 std::unique_ptr<Task> make_task(const std::string& name, const TaskParams& params = {});
 // Builds a run's task: a generated task by name, or the file task from its two files (read

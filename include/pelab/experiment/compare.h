@@ -1,19 +1,33 @@
 // Comparing runs: the completed runs under some directories are grouped by every config key
 // that differs between them except `seed` (typically positional.type), and each group's
-// accuracy per evaluated length is summarised over its seeds (mean ± sample std).
+// accuracy per evaluated length is summarised over its seeds: mean with a 95% bootstrap
+// interval, median and maximum (papers report the maximum over seeds).
+//
+// The protocol, fixed before the runs:
+//   * learned: a run learned the task in distribution when its training.stop_when criterion
+//     was met, or (without one) when its in-distribution validation score reaches
+//     `learned_at`. A group whose runs did not all learn is marked in every table and plot;
+//     its extrapolation numbers are not comparable with the others'.
+//   * selection: with `sweep.select: training.lr` (or compare --select), each group keeps,
+//     of the values of that axis, the one with the best mean in-distribution validation
+//     score, as Delétang et al. and Ruoss et al. choose their learning rates.
 //
 // Outputs (write_comparison):
-//   compare.md    a Markdown table: one row per group, one column per length ("0.98 ± 0.01";
-//                 lengths marked * were in training), then in-distribution and extrapolation
-//                 means; then the runs left out (failed, incomplete, not started)
-//   compare.csv   long format: group,length,in_training,mean,std,n,seeds,values
-//                 (seeds and values ';'-separated, in the same order; std empty when n < 2)
+//   compare.md    a Markdown table: one row per group, one column per length ("0.98 [0.95,
+//                 1.00]"; lengths marked * were in training); a table over seeds (mean and
+//                 interval, median, max, runs that learned); the selection, if any; then the
+//                 runs left out (failed, incomplete, not started)
+//   compare.csv   long format: group,length,in_training,mean,std,n,seeds,values,median,max,
+//                 ci_low,ci_high (seeds and values ';'-separated, in the same order; std
+//                 empty when n < 2)
 //   compare.json  everything, including the summaries and accuracy by position
 //   accuracy_by_length.{png,svg,gp}, accuracy_by_position.{png,svg,gp}   (with gnuplot)
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +53,11 @@ struct RunRecord {
   std::map<std::string, std::string> config;  // config.yaml flattened: "positional.type" → "rotary"
   std::vector<std::string> config_order;      // its keys in file order
   std::vector<Point> eval;                    // from summary.json
+  // In-distribution validation scores (summary.json's "validation"; absent in runs written
+  // before it existed: NaN, and the in-distribution evaluation stands in).
+  double validation_sequence_accuracy = std::numeric_limits<double>::quiet_NaN();
+  double validation_token_accuracy = std::numeric_limits<double>::quiet_NaN();
+  std::optional<bool> stop_when_met;  // set when the run trained with training.stop_when
   int64_t train_min_length = 0, train_max_length = 0;
   int64_t order = -1;  // the run's index in its sweep.json (-1 if none)
 };
@@ -54,13 +73,17 @@ RunRecord read_run(const std::string& dir);
 // The "key.sub: value" pairs of a YAML mapping, in document order (sequences as "[a, b]").
 std::vector<std::pair<std::string, std::string>> flatten_yaml(const std::string& text);
 
-// mean, sample standard deviation (n - 1; NaN when n < 2) and count.
+// Over seeds: mean, sample standard deviation (n - 1; NaN when n < 2), count, median,
+// maximum and the 95% bootstrap interval of the mean (deterministic resampling).
 struct Stat {
   double mean = 0;
   double std = 0;
   int64_t n = 0;
   std::vector<uint64_t> seeds;
   std::vector<double> values;
+  double median = 0;
+  double max = 0;
+  double ci_low = 0, ci_high = 0;
 };
 Stat summarize(const std::vector<double>& values, const std::vector<uint64_t>& seeds = {});
 
@@ -77,7 +100,18 @@ struct PositionStat {
 };
 
 struct Group {
-  std::string label;  // values of the group keys joined by " / " (or the experiment's name)
+  std::string label;         // values of the group keys joined by " / " (or the experiment's name)
+  int64_t learned_runs = 0;  // runs that learned the task in distribution (see above)
+  bool all_learned() const { return learned_runs == static_cast<int64_t>(runs.size()); }
+  // The selection (sweep.select): each value of the selected key with its runs' mean
+  // validation score, in sweep order, and the value kept.
+  struct Candidate {
+    std::string value;
+    double validation = 0;
+    int64_t runs = 0;
+  };
+  std::vector<Candidate> candidates;
+  std::string selected;
   std::vector<std::pair<std::string, std::string>> keys;  // group key → value ("—" if absent)
   std::vector<std::string> runs;                          // run directories
   std::vector<GroupLength> lengths;                       // ascending
@@ -89,8 +123,15 @@ struct Group {
   int64_t last_train_position = -1;  // the last position of the longest training length
 };
 
+// The rules of a comparison (see the top of this file).
+struct CompareRule {
+  double learned_at = 0.95;  // the validation score that counts as learned without stop_when
+  std::string select;        // a key to select by validation score ("" = none, or sweep.select)
+};
+
 struct Comparison {
   Metric metric = Metric::sequence_accuracy;
+  CompareRule rule;
   std::vector<std::string> dirs;        // what was compared
   std::vector<std::string> group_keys;  // the config keys that tell the groups apart
   std::vector<Group> groups;
@@ -110,10 +151,15 @@ std::vector<std::string> grouping_keys(const std::vector<RunRecord>& runs);
 // are computed over every run that has a config.yaml (failed ones too).
 // `read_positions` reads each run's per_position.csv (off for synthetic runs without one).
 Comparison compare_runs(const std::vector<RunRecord>& runs, Metric metric,
-                        bool read_positions = true);
+                        bool read_positions = true, const CompareRule& rule = {});
+
+// Whether a run learned the task in distribution under `rule`, judged by `metric`.
+bool run_learned(const RunRecord& run, Metric metric, const CompareRule& rule);
 
 // "0.98 ± 0.01" ("0.98" when n = 1, "—" when n = 0).
 std::string format_stat(const Stat& s, int decimals = 2);
+// "0.98 [0.95, 1.00]": the mean and its 95% bootstrap interval ("0.98" when n = 1).
+std::string format_interval(const Stat& s, int decimals = 2);
 
 std::string comparison_markdown(const Comparison& c);
 std::string comparison_csv(const Comparison& c);
@@ -123,6 +169,7 @@ struct CompareOptions {
   std::vector<std::string> dirs;
   std::string out_dir;  // default: dirs[0]
   Metric metric = Metric::sequence_accuracy;
+  CompareRule rule;
   bool plots = true;
   std::string gnuplot = "gnuplot";
 };

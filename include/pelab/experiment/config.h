@@ -27,8 +27,21 @@
 
 namespace pelab {
 
+// Training to a criterion (training.stop_when): every `every` steps the model is scored on a
+// validation set at the training lengths, drawn apart from the evaluation sets; training
+// stops once the score is at least `accuracy` at `patience` checks in a row. training.steps
+// is then the maximum. Off while accuracy is 0.
+struct StopWhen {
+  double accuracy = 0;                    // the threshold, in (0, 1]; 0 = off
+  std::string metric = "token_accuracy";  // or sequence_accuracy
+  int64_t patience = 1;                   // checks in a row at or above the threshold
+  int64_t every = 100;                    // steps between checks
+  int64_t examples = 64;                  // validation examples per training length
+  bool enabled() const { return accuracy > 0; }
+};
+
 struct TrainingConfig {
-  int64_t steps = 1000;
+  int64_t steps = 1000;  // with stop_when: the maximum
   int64_t batch_size = 32;
   std::string optimizer = "adamw";  // sgd | adam | adamw
   double lr = 1e-3;
@@ -45,6 +58,7 @@ struct TrainingConfig {
   int64_t eval_every = 0;  // 0 = only at the end
   int64_t checkpoint_every = 500;
   bool check_finite = false;  // check every op's output for NaN/Inf (slow)
+  StopWhen stop_when;
 };
 
 struct EvaluationConfig {

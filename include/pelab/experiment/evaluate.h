@@ -39,6 +39,22 @@ struct Evaluation {
 Evaluation evaluate(const Encoder& model, const Task& task, const ExperimentConfig& config,
                     std::vector<int64_t> lengths = {});
 
+// The in-distribution validation score (training.stop_when, and summary.json): the mean over
+// the training lengths of token and sequence accuracy, on validation sets drawn with their
+// own seed, apart from the evaluation sets that report the results. A file task has no
+// generator: its validation sets are its evaluation file's examples at the training lengths.
+struct Validation {
+  std::vector<int64_t> lengths;  // the training lengths it was measured at
+  double token_accuracy = 0;
+  double sequence_accuracy = 0;
+  double score(const std::string& metric) const {
+    return metric == "sequence_accuracy" ? sequence_accuracy : token_accuracy;
+  }
+};
+// The lengths validation uses: every training size the task has examples of.
+std::vector<int64_t> validation_lengths(const Task& task, const ExperimentConfig& config);
+Validation validate(const Encoder& model, const Task& task, const ExperimentConfig& config);
+
 // CSV texts for a run directory.
 std::string eval_csv(const Evaluation& e);
 std::string per_position_csv(const Evaluation& e);

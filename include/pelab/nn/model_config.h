@@ -7,36 +7,16 @@
 #include <optional>
 #include <string>
 #include <utility>
-#include <variant>
+
+#include "pelab/core/keys.h"
 
 namespace pelab {
 
-// A value of a positional.* key: an integer, a number or a text.
-using KeyValue = std::variant<int64_t, double, std::string>;
-
-// The positional.* values of a config, by key name. Which keys a scheme takes, with their
-// types, defaults and valid ranges, is the scheme's own table (src/positional/); nn only
-// carries the values to it.
-class KeyValues {
- public:
-  bool has(const std::string& key) const { return values_.count(key) > 0; }
-  void set(const std::string& key, KeyValue value) { values_[key] = std::move(value); }
-  void erase(const std::string& key) { values_.erase(key); }
-  // The value of a key that is set; an error naming the key if it is not (or is a text
-  // where a number is asked for). number() also takes an integer.
-  int64_t integer(const std::string& key) const;
-  double number(const std::string& key) const;
-  const std::string& text(const std::string& key) const;
-  const std::map<std::string, KeyValue>& all() const { return values_; }
-
- private:
-  const KeyValue& get(const std::string& key) const;
-  std::map<std::string, KeyValue> values_;
-};
-
 struct PositionalConfig {
   std::string type = "none";
-  // The keys given; building the scheme fills in its defaults for the others.
+  // The positional.* keys given; building the scheme fills in its defaults for the others.
+  // Which keys a scheme takes, with their types, defaults and valid ranges, is the scheme's
+  // own table (src/positional/); nn only carries the values to it.
   KeyValues keys;
 };
 

@@ -7,29 +7,18 @@
 #pragma once
 
 #include <functional>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "pelab/core/keys.h"
 #include "pelab/nn/positional_scheme.h"
 
 namespace pelab {
 
-// One positional.* key of a scheme.
-struct SchemeKey {
-  enum class Type { Integer, Number, Text };
-  std::string name;
-  Type type = Type::Integer;
-  // Filled in when the key is not given; nullopt: the key has no value unless given.
-  std::optional<KeyValue> default_value = std::nullopt;
-  // Integers and numbers: the valid range, inclusive. Text: the valid values.
-  double min = -std::numeric_limits<double>::infinity();
-  double max = std::numeric_limits<double>::infinity();
-  std::vector<std::string> choices = {};
-  std::string help = {};  // one line, for docs/model.md
-};
+// One positional.* key of a scheme (see pelab/core/keys.h).
+using SchemeKey = KeySpec;
 
 // Facts of a run that a scheme's keys may depend on.
 struct RunFacts {
@@ -46,7 +35,7 @@ struct SchemeInfo {
   // starts with "positional.<key>:". Null for schemes whose keys do not depend on the run.
   std::function<void(const RunFacts&, KeyValues&)> resolve = nullptr;
 
-  const SchemeKey* key(const std::string& name) const;
+  const SchemeKey* key(const std::string& key_name) const { return find_key(keys, key_name); }
 };
 
 // The registered schemes, in registry order.
@@ -67,8 +56,6 @@ std::string key_not_taken(const SchemeInfo& info);
 KeyValues resolve_defaults(const PositionalConfig& positional);
 // Applies the scheme's resolve hook to the keys given (see SchemeInfo::resolve).
 void resolve_run_facts(PositionalConfig& positional, const RunFacts& facts);
-// A key's value as text for messages and docs (numbers in their shortest form).
-std::string key_value_text(const KeyValue& value);
 // The scheme's keys as docs/model.md lists them (a Markdown table; "takes no keys" if none).
 std::string scheme_keys_markdown(const SchemeInfo& info);
 

@@ -75,8 +75,8 @@ class AssociativeRecallTask : public TaskBase {
 
 TaskDef associative_recall_task_def() {
   return {"associative_recall",
-          {{"keys", 16, 2, 64, "number of distinct keys k0..k(keys-1)"},
-           {"values", 8, 2, 64, "number of distinct values v0..v(values-1)"}},
+          {integer_key("keys", 16, 2, 64, "number of distinct keys k0..k(keys-1)"),
+           integer_key("values", 8, 2, 64, "number of distinct values v0..v(values-1)")},
           [](const TaskParams& p) -> std::unique_ptr<Task> {
             return std::make_unique<AssociativeRecallTask>(param_int(p, "keys"),
                                                            param_int(p, "values"));

@@ -7,11 +7,10 @@
 namespace pelab::tasks {
 
 int param_int(const TaskParams& params, const std::string& name) {
-  const auto it = params.find(name);
-  PELAB_ASSERT(it != params.end());
-  PELAB_ASSERT(it->second >= std::numeric_limits<int>::min() &&
-               it->second <= std::numeric_limits<int>::max());
-  return static_cast<int>(it->second);
+  const int64_t value = params.integer(name);
+  PELAB_ASSERT(value >= std::numeric_limits<int>::min() &&
+               value <= std::numeric_limits<int>::max());
+  return static_cast<int>(value);
 }
 
 Example TaskBase::sample(Generator& rng, int length) const {
@@ -80,7 +79,8 @@ std::vector<int32_t> label_at(int size, int pos, int32_t label) {
 }
 
 TaskParam symbols_param(int64_t default_value) {
-  return {"symbols", default_value, 2, 64, "alphabet size: the input symbols are 0..symbols-1"};
+  return integer_key("symbols", default_value, 2, 64,
+                     "alphabet size: the input symbols are 0..symbols-1");
 }
 
 AppendedQueriesTask::AppendedQueriesTask(std::string name, int symbols, AnswerLength answer_length,

@@ -65,7 +65,8 @@ class LocalSumTask : public TaskBase {
 
 TaskDef local_sum_task_def() {
   return {"local_sum",
-          {symbols_param(), {"window", 1, 1, 16, "half-width w: neighbours at offsets -w..w"}},
+          {symbols_param(),
+           integer_key("window", 1, 1, 16, "half-width w: neighbours at offsets -w..w")},
           [](const TaskParams& p) -> std::unique_ptr<Task> {
             return std::make_unique<LocalSumTask>(param_int(p, "symbols"), param_int(p, "window"));
           }};

@@ -80,9 +80,10 @@ class LongRangeTask : public TaskBase {
 TaskDef long_range_task_def() {
   return {"long_range",
           {symbols_param(),
-           {"distance", 0, 0, 1 << 20,
-            "distance D from the marker back to the answer; 0: D = n (set per example by its "
-            "length)"}},
+           integer_key(
+               "distance", 0, 0, 1 << 20,
+               "distance D from the marker back to the answer; 0: D = n (set per example by its "
+               "length)")},
           [](const TaskParams& p) -> std::unique_ptr<Task> {
             return std::make_unique<LongRangeTask>(param_int(p, "symbols"),
                                                    param_int(p, "distance"));

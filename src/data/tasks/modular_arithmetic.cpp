@@ -96,8 +96,8 @@ class ModularArithmeticTask : public TaskBase {
 
 TaskDef modular_arithmetic_task_def() {
   return {"modular_arithmetic",
-          {{"precedence", 1, 0, 1,
-            "1: '*' before '+' and '-' (usual precedence); 0: strictly left to right"}},
+          {integer_key("precedence", 1, 0, 1,
+                       "1: '*' before '+' and '-' (usual precedence); 0: strictly left to right")},
           [](const TaskParams& p) -> std::unique_ptr<Task> {
             return std::make_unique<ModularArithmeticTask>(param_int(p, "precedence") != 0);
           }};

@@ -48,7 +48,7 @@ class ShiftTask : public TaskBase {
 
 TaskDef shift_task_def() {
   return {"shift",
-          {symbols_param(), {"shift", 2, 1, 4096, "offset s: y_i = x_(i-s)"}},
+          {symbols_param(), integer_key("shift", 2, 1, 4096, "offset s: y_i = x_(i-s)")},
           [](const TaskParams& p) -> std::unique_ptr<Task> {
             return std::make_unique<ShiftTask>(param_int(p, "symbols"), param_int(p, "shift"));
           }};
