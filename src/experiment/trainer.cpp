@@ -695,7 +695,7 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
   }
 
   if (options.init_only) {  // the state step 1 starts from; --resume continues as a fresh run
-    dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step);
+    dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step, t.stop_streak);
     return TrainResult{};
   }
 
