@@ -16,7 +16,7 @@ SafetensorsWriter model_checkpoint(const Encoder& model, const std::string& conf
   SafetensorsWriter writer;
   for (const Tensor& p : model.params().all()) writer.add(p.name(), p);
   writer.set_metadata("config", config_yaml);
-  writer.set_metadata("format", "pelab checkpoint 1");
+  writer.set_metadata("format", kCheckpointFormat);
   return writer;
 }
 
