@@ -15,7 +15,9 @@
 
 #include "pelab/core/error.h"
 #include "pelab/core/rng.h"
+#include "pelab/experiment/config.h"
 #include "pelab/io/safetensors.h"
+#include "pelab/nn/checkpoint.h"
 #include "pelab_process.h"
 
 namespace pelab::testing {
@@ -218,6 +220,24 @@ TEST_F(ResumeState, OtherFormatsAndForeignTensorsAreRefused) {
       f.tensors.push_back(extra);
     });
     expect_refused({kCheckpoint, "tensor '" + name + "' is not part of a run checkpoint"});
+  }
+}
+
+// Names come from the file; a message quoting one stays one line.
+TEST_F(ResumeState, AForeignNameIsShownOnOneLine) {
+  SafetensorsFile file = read_safetensors(checkpoint_);
+  SafetensorsTensor extra = tensor(file, "rng.data");
+  extra.name = "embed\nweight";
+  file.tensors.push_back(extra);
+  const ExperimentConfig c = parse_experiment(kTiny, "tiny.yaml", {}, PELAB_SOURCE_DIR "/configs");
+  Encoder model(c.model, 0);
+  try {
+    load_parameters(model, file);
+    ADD_FAILURE() << "a foreign tensor was loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor 'embed\\nweight' is not a parameter"),
+              std::string::npos)
+        << e.what();
   }
 }
 
