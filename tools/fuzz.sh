@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes each way into pelab with libFuzzer: the config loader, the override parser, the
-# dataset reader and the checkpoint reader (tests/fuzz/). Installs clang from Debian's
-# packages if it is missing, builds the targets with AddressSanitizer and
-# UndefinedBehaviorSanitizer into build-fuzz/ (or $PELAB_FUZZ_BUILD_DIR), then runs each
-# target for SECONDS (default 30) on a copy of its seed corpus (tests/fuzz/corpus/<target>/).
+# dataset reader, the checkpoint reader and `pelab eval` of a checkpoint (tests/fuzz/).
+# Installs clang from Debian's packages if it is missing, builds the targets with
+# AddressSanitizer and UndefinedBehaviorSanitizer into build-fuzz/ (or $PELAB_FUZZ_BUILD_DIR),
+# then runs each target for SECONDS (default 30) on a copy of its seed corpus
+# (tests/fuzz/corpus/<target>/).
 # A crash, a sanitizer report or a timeout fails the script; the input that caused it is
 # left in the build directory (crash-*, timeout-*, oom-*) to reproduce with
 #   build-fuzz/tests/fuzz/fuzz_<target> <file>
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-30}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(config overrides dataset safetensors)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(config overrides dataset safetensors eval_checkpoint)
 
 PACKAGES=(clang libclang-rt-14-dev libomp-dev)
 missing=()
@@ -48,8 +49,11 @@ for t in "${TARGETS[@]}"; do
   cp -n tests/fuzz/corpus/"$t"/* "$work/corpus/" 2>/dev/null || true
   echo "== fuzz_$t for ${SECONDS_EACH}s"
   # -timeout: an input that takes this long is a hang; -rss_limit_mb: memory a bad input
-  # could make pelab take (the parameter budget allows about 1 GiB).
-  if ! "$BUILD_DIR/tests/fuzz/fuzz_$t" "$work/corpus" tests/fuzz/corpus/"$t" \
+  # could make pelab take (the parameter budget allows about 1 GiB). PELAB_FUZZ_SEED: a target
+  # that makes its own input at start-up (fuzz_eval_checkpoint: a checkpoint of this build)
+  # adds it to the working corpus.
+  if ! PELAB_FUZZ_SEED="$work/corpus/seed-of-this-build" \
+      "$BUILD_DIR/tests/fuzz/fuzz_$t" "$work/corpus" tests/fuzz/corpus/"$t" \
       -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=4096 -max_len=65536 \
       -artifact_prefix="$work/artifacts/" -print_final_stats=1 </dev/null 2>"$work/log.txt"; then
     status=1

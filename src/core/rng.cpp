@@ -20,6 +20,13 @@ Generator::Generator(uint64_t seed) {
   }
 }
 
+void Generator::set_state(const State& s) {
+  PELAB_CHECK(reachable(s),
+              "generator state: all four words are zero, a state xoshiro256** "
+              "never reaches (its stream would be zeros forever)");
+  s_ = s;
+}
+
 uint64_t Generator::next_u64() {
   auto rotl = [](uint64_t v, int k) { return (v << k) | (v >> (64 - k)); };
   const uint64_t result = rotl(s_[1] * 5, 7) * 9;

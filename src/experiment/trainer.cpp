@@ -33,6 +33,7 @@
 #include "pelab/core/parallel.h"
 #include "pelab/data/batching.h"
 #include "pelab/experiment/evaluate.h"
+#include "pelab/experiment/run_checkpoint.h"
 #include "pelab/experiment/sweep.h"
 #include "pelab/io/atomic_file.h"
 #include "pelab/io/file_lock.h"
@@ -279,7 +280,6 @@ class RunDirectory {
                   "{}: the config differs from the one the run started with (config.yaml); "
                   "resume with the same config and overrides",
                   dir_);
-      remove_stale_temporaries(ckpt_path_);
     }
     fs::create_directories(dir_);
   }
@@ -306,12 +306,21 @@ class RunDirectory {
     write_run_file(dir_, "metrics.jsonl", "");
   }
 
-  // Parameters, optimizer state, the data RNG's state and the step.
+  // Parameters, optimizer state, the data RNG's state and the step. Parameters are finite
+  // (train_step checks them after every update); so must the optimizer state be, or the file
+  // would be a checkpoint that restore() refuses, not a good one to go back to.
   // `stop_streak`: training.stop_when's checks in a row at the threshold, when it is on.
   void save_checkpoint(const Encoder& model, const Optimizer& optimizer, const Generator& data_rng,
                        int64_t step, std::optional<int64_t> stop_streak) {
     SafetensorsWriter w = model_checkpoint(model, config_yaml_);
-    for (const auto& [name, tensor] : optimizer.state()) w.add("optim." + name, tensor);
+    for (const auto& [name, tensor] : optimizer.state()) {
+      if (!all_finite(tensor))
+        throw Error(
+            fmt::format("step {}: the optimizer state '{}' holds NaN or Inf ({}; lower "
+                        "training.lr, or set training.clip_norm)",
+                        step, name, last_good()));
+      w.add("optim." + name, tensor);
+    }
     const Generator::State s = data_rng.state();
     IntTensor state({8});
     for (int i = 0; i < 4; ++i) {  // four 64-bit words as eight 32-bit halves
@@ -326,8 +335,11 @@ class RunDirectory {
     saved_step_ = step;
   }
 
-  // Loads what save_checkpoint saved and returns the step to continue from. Metrics logged
-  // after the checkpoint will be logged again, so metrics.jsonl loses them.
+  // Loads what save_checkpoint saved and returns the step to continue from. Every entry is
+  // checked (the file may have been edited or corrupted) for what save_checkpoint can write:
+  // shape, dtype, range and finiteness, before anything in the run directory changes; a
+  // refusal names the checkpoint and the entry. Then metrics logged after the checkpoint
+  // are dropped (they will be logged again) and stale temporaries removed.
   // `stop_streak` (when training.stop_when is on) gets the checks in a row the run had made.
   int64_t restore(Encoder& model, Optimizer& optimizer, Generator& data_rng, int64_t max_step,
                   std::optional<int64_t>& stop_streak) {
@@ -336,29 +348,31 @@ class RunDirectory {
                 "{}: the checkpoint was written by a different config than {}/config.yaml; "
                 "resume only from the run's own checkpoint",
                 ckpt_path_, dir_);
+    check_format(file);
     load_parameters(model, file);
+    check_run_tensors(file, model);
+    check_parameters_finite(model, ckpt_path_);
+    const int64_t step = metadata_int(file, "step", max_step);
+    const int64_t optimizer_steps = metadata_int(file, "optimizer_steps", max_step);
+    PELAB_CHECK(optimizer_steps == step,
+                "{}: __metadata__ 'optimizer_steps' is {} but 'step' is {}; a run takes one "
+                "optimizer step per training step",
+                ckpt_path_, optimizer_steps, step);
     NamedTensors state;
     for (const SafetensorsTensor& t : file.tensors)
       if (t.name.rfind("optim.", 0) == 0) state.emplace_back(t.name.substr(6), file.tensor(t.name));
     try {
-      optimizer.load_state(state, metadata_int(file, "optimizer_steps", max_step));
+      optimizer.load_state(state, optimizer_steps);
     } catch (const Error& e) {
-      const std::string what = e.what();
-      throw Error(what.rfind(ckpt_path_, 0) == 0 ? what : ckpt_path_ + ": " + what);
+      throw Error(ckpt_path_ + ": " + e.what());
     }
-    const IntTensor rng_state = file.int_tensor("rng.data");
-    PELAB_CHECK(rng_state.numel() == 8, "{}: rng.data must hold 8 values", ckpt_path_);
-    Generator::State s;
-    for (int i = 0; i < 4; ++i)
-      s[i] = static_cast<uint64_t>(static_cast<uint32_t>(rng_state.values[2 * i])) |
-             (static_cast<uint64_t>(static_cast<uint32_t>(rng_state.values[2 * i + 1])) << 32);
-    data_rng.set_state(s);
-    const int64_t step = metadata_int(file, "step", max_step);
+    data_rng.set_state(data_rng_state(file));
     if (stop_streak)
       stop_streak = file.metadata.count("stop_streak")
                         ? metadata_int(file, "stop_streak", std::numeric_limits<int64_t>::max())
                         : 0;
     saved_step_ = step;
+    remove_stale_temporaries(ckpt_path_);
     std::istringstream in(run_files::read_text(fs::path(dir_) / "metrics.jsonl"));
     std::string kept;
     for (std::string line; std::getline(in, line);) {
@@ -370,7 +384,8 @@ class RunDirectory {
     return step;
   }
 
-  // Where a run that stops on bad numbers can be picked up again.
+  // Where a run that stops on bad numbers can be picked up again: the checkpoint this process
+  // saved or restored, checked either way.
   std::string last_good() const {
     return saved_step_ < 0 ? std::string("no checkpoint was written yet")
                            : fmt::format("the last good checkpoint, step {}, is kept in {}",
@@ -421,6 +436,44 @@ class RunDirectory {
   }
 
  private:
+  // The format save_checkpoint writes (model_checkpoint's tag).
+  void check_format(const SafetensorsFile& file) const {
+    const std::string& format = file.metadata_value("format");
+    PELAB_CHECK(format == kCheckpointFormat, "{}: __metadata__ 'format' is '{}'; expected '{}'",
+                ckpt_path_, message_text(format), kCheckpointFormat);
+  }
+
+  // Only what save_checkpoint writes: the model's parameters, "optim." buffers (the
+  // optimizer checks their names) and "rng.data". load_parameters has refused names that
+  // would be parameters; this refuses the other prefixes it lets through.
+  void check_run_tensors(const SafetensorsFile& file, const Encoder& model) const {
+    for (const SafetensorsTensor& t : file.tensors)
+      PELAB_CHECK(
+          model.params().contains(t.name) || t.name.rfind("optim.", 0) == 0 || t.name == "rng.data",
+          "{}: tensor '{}' is not part of a run checkpoint (the model's parameters, "
+          "optim.* and rng.data)",
+          ckpt_path_, message_text(t.name));
+  }
+
+  // The data RNG's state: "rng.data", I64 of shape [8], four 64-bit words as eight 32-bit
+  // halves, low half first; never all zeros.
+  Generator::State data_rng_state(const SafetensorsFile& file) const {
+    const IntTensor halves = file.int_tensor("rng.data");
+    PELAB_CHECK(halves.shape == Shape{8},
+                "{}: rng.data has shape {}; expected [8] (the data sampler's four 64-bit words "
+                "as eight 32-bit halves)",
+                ckpt_path_, to_string(halves.shape));
+    Generator::State s;
+    for (int i = 0; i < 4; ++i)
+      s[i] = static_cast<uint64_t>(static_cast<uint32_t>(halves.values[2 * i])) |
+             (static_cast<uint64_t>(static_cast<uint32_t>(halves.values[2 * i + 1])) << 32);
+    PELAB_CHECK(Generator::reachable(s),
+                "{}: rng.data is all zeros, a state the data sampler's xoshiro256** never "
+                "reaches (it would draw zeros forever)",
+                ckpt_path_);
+    return s;
+  }
+
   static std::string checked_dir(const TrainOptions& options) {
     PELAB_CHECK(!options.run_dir.empty(), "no run directory given");
     return options.run_dir;
@@ -679,13 +732,15 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
   RunDirectory dir(c, options);
   set_num_threads(static_cast<int>(c.threads));
   const CheckFiniteScope check_finite(c.training.check_finite);
+  Training t(c);
+  int64_t step = 0;
+  // Before train.log is opened: a refused checkpoint leaves the run directory as it was.
+  if (options.resume)
+    step = dir.restore(*t.model, *t.optimizer, t.stream.rng(), c.training.steps, t.stop_streak);
   Reporter report(c, options);
   if (!options.resume) dir.write_start_files(c);
 
-  Training t(c);
-  int64_t step = 0;
   if (options.resume) {
-    step = dir.restore(*t.model, *t.optimizer, t.stream.rng(), c.training.steps, t.stop_streak);
     report.log().info("resuming {} at step {}", dir.path(), step);
   } else {
     report.log().info(

@@ -5,6 +5,13 @@
 namespace pelab {
 
 namespace {
+// A tensor name read from a file, as it may appear in a one-line message: control characters
+// escaped (fmt's debug form, without its quotes).
+std::string shown(const std::string& name) {
+  const std::string debug = fmt::format("{:?}", name);
+  return debug.substr(1, debug.size() - 2);
+}
+
 bool is_parameter_name(const std::string& name) {
   for (const char* prefix : {"optim.", "rng.", "input.", "output.", "grad.", "aux.", "state."})
     if (name.rfind(prefix, 0) == 0) return false;
@@ -16,7 +23,7 @@ SafetensorsWriter model_checkpoint(const Encoder& model, const std::string& conf
   SafetensorsWriter writer;
   for (const Tensor& p : model.params().all()) writer.add(p.name(), p);
   writer.set_metadata("config", config_yaml);
-  writer.set_metadata("format", "pelab checkpoint 1");
+  writer.set_metadata("format", kCheckpointFormat);
   return writer;
 }
 
@@ -35,7 +42,7 @@ void load_parameters(Encoder& model, const SafetensorsFile& file) {
   for (const SafetensorsTensor& t : file.tensors) {
     PELAB_CHECK(!is_parameter_name(t.name) || model.params().contains(t.name),
                 "{}: tensor '{}' is not a parameter of the model its config describes", file.source,
-                t.name);
+                shown(t.name));
   }
 }
 

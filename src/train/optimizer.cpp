@@ -121,6 +121,32 @@ void adam_kernel(int64_t lo, int64_t hi, float* __restrict p, const float* __res
 
 // ---- Optimizer ------------------------------------------------------------------------------
 
+namespace {
+
+// The values of the saved buffer `name`, which step() could have produced: finite (step()
+// never leaves a NaN or an infinity in a buffer it keeps using), >= 0 for a buffer of squares,
+// and all zero while the parameter has not been updated (`never_updated` names its step
+// count then, and is "" otherwise).
+void check_buffer_values(const std::string& name, const Tensor& values, bool nonnegative,
+                         const std::string& never_updated) {
+  const std::vector<float> v = values.to_vector();
+  for (size_t e = 0; e < v.size(); ++e) {
+    PELAB_CHECK(std::isfinite(v[e]),
+                "optimizer state: buffer '{}' holds {} at element {}; a saved state is finite",
+                name, std::isnan(v[e]) ? "NaN" : "an infinite value", e);
+    PELAB_CHECK(!nonnegative || v[e] >= 0,
+                "optimizer state: buffer '{}' holds {} at element {}; it is a running mean of "
+                "squares, never negative",
+                name, v[e], e);
+    PELAB_CHECK(never_updated.empty() || v[e] == 0,
+                "optimizer state: buffer '{}' holds {} at element {}, but '{}' = 0 (a parameter "
+                "never updated keeps zero buffers)",
+                name, v[e], e, never_updated);
+  }
+}
+
+}  // namespace
+
 Optimizer::Optimizer(std::vector<Tensor> params, std::vector<bool> decay_mask)
     : params_(std::move(params)), decay_mask_(std::move(decay_mask)) {
   if (decay_mask_.empty()) decay_mask_.assign(params_.size(), true);
@@ -141,8 +167,8 @@ Optimizer::Optimizer(std::vector<Tensor> params, std::vector<bool> decay_mask)
   param_steps_.assign(params_.size(), 0);
 }
 
-void Optimizer::add_buffer(const std::string& name) {
-  Buffer b{name, {}};
+void Optimizer::add_buffer(const std::string& name, bool nonnegative) {
+  Buffer b{name, nonnegative, {}};
   b.tensors.reserve(params_.size());
   for (const Tensor& p : params_) b.tensors.push_back(Tensor::zeros(p.shape()));
   buffers_.push_back(std::move(b));
@@ -196,13 +222,14 @@ void Optimizer::load_state(const NamedTensors& state, int64_t steps_taken) {
     std::string name;
     Shape shape;
     size_t param;
+    const Buffer* buffer;  // nullptr: the parameter's step count
     const Tensor* source = nullptr;
   };
   std::vector<Slot> slots;
   for (size_t i = 0; i < params_.size(); ++i) {
-    slots.push_back({fmt::format("{}.step.{}", kind(), i), Shape{}, i});
+    slots.push_back({fmt::format("{}.step.{}", kind(), i), Shape{}, i, nullptr});
     for (const Buffer& b : buffers_) {
-      slots.push_back({fmt::format("{}.{}.{}", kind(), b.name, i), params_[i].shape(), i});
+      slots.push_back({fmt::format("{}.{}.{}", kind(), b.name, i), params_[i].shape(), i, &b});
     }
   }
   auto expected_names = [&] {
@@ -234,12 +261,17 @@ void Optimizer::load_state(const NamedTensors& state, int64_t steps_taken) {
   }
   std::vector<int64_t> counts(params_.size());
   for (const Slot& s : slots) {
-    if (!s.shape.empty()) continue;  // the step counts are the only [] buffers
+    if (s.buffer != nullptr) continue;
     const float c = s.source->item();
     PELAB_CHECK(std::isfinite(c) && c >= 0 && c == std::floor(c) && c <= steps_taken,
                 "optimizer state: buffer '{}' = {} is not an update count in [0, {}] (steps taken)",
                 s.name, c, steps_taken);
     counts[s.param] = static_cast<int64_t>(c);
+  }
+  for (const Slot& s : slots) {
+    if (s.buffer == nullptr) continue;
+    check_buffer_values(s.name, *s.source, s.buffer->nonnegative,
+                        counts[s.param] == 0 ? fmt::format("{}.step.{}", kind(), s.param) : "");
   }
 
   size_t k = 0;
@@ -300,7 +332,7 @@ Adam::Adam(std::vector<Tensor> params, const AdamOptions& options, std::vector<b
   PELAB_CHECK(std::isfinite(options.weight_decay) && options.weight_decay >= 0,
               "{}: weight_decay must be finite and >= 0, got {}", who, options.weight_decay);
   add_buffer("m");
-  add_buffer("v");
+  add_buffer("v", /*nonnegative=*/true);
 }
 
 void Adam::update(size_t i, const float* grad, float lr) {

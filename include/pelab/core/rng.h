@@ -40,7 +40,11 @@ class Generator {
 
   using State = std::array<uint64_t, 4>;
   State state() const { return s_; }
-  void set_state(const State& s) { s_ = s; }
+  // Every state but all zeros lies on xoshiro256**'s one cycle; all zeros is a fixed point
+  // (the stream would be zeros forever), which no seed or step ever reaches.
+  static bool reachable(const State& s) { return (s[0] | s[1] | s[2] | s[3]) != 0; }
+  // Throws pelab::Error for a state that is not reachable().
+  void set_state(const State& s);
 
  private:
   State s_;

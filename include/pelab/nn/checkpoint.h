@@ -12,6 +12,9 @@
 
 namespace pelab {
 
+// The __metadata__["format"] of every checkpoint model_checkpoint makes.
+inline constexpr const char* kCheckpointFormat = "pelab checkpoint 1";
+
 // The parameters under their names, plus `config_yaml` (which must at least hold the model
 // and positional sections) as __metadata__["config"]. Written atomically.
 SafetensorsWriter model_checkpoint(const Encoder& model, const std::string& config_yaml);

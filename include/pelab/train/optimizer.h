@@ -60,14 +60,17 @@ class Optimizer {
   NamedTensors state() const;
   // Restores a state() taken from an optimizer of the same kind and configuration over
   // parameters of the same shapes. Every expected name must appear exactly once with the
-  // right shape, and nothing else; on any mismatch it throws pelab::Error naming the
-  // buffer, and leaves this optimizer unchanged.
+  // right shape, and nothing else; every value must be one step() can produce: step counts
+  // whole numbers in [0, steps_taken], buffers finite, second moments >= 0, and a
+  // parameter's buffers zero while its count is 0. On any violation it throws pelab::Error
+  // naming the buffer (and the element), and leaves this optimizer unchanged.
   void load_state(const NamedTensors& state, int64_t steps_taken);
 
  protected:
   // Adds a per-parameter buffer (zeros shaped like each parameter) saved as
-  // "<kind>.<name>.<i>". Call from the derived constructor.
-  void add_buffer(const std::string& name);
+  // "<kind>.<name>.<i>"; `nonnegative`: update() keeps every value >= 0 (load_state checks
+  // it). Call from the derived constructor.
+  void add_buffer(const std::string& name, bool nonnegative = false);
   // Parameter i's values (contiguous).
   float* param_data(size_t i) { return params_[i].data(); }
   // The buffer added k-th, for parameter i.
@@ -81,6 +84,7 @@ class Optimizer {
  private:
   struct Buffer {
     std::string name;
+    bool nonnegative;
     std::vector<Tensor> tensors;  // one per parameter
   };
   std::vector<Tensor> params_;
