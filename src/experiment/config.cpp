@@ -31,9 +31,9 @@ const std::vector<std::string> kTopKeys = {"name", "seed",     "threads",    "mo
 const std::vector<std::string> kTaskKeys = {"name", "min_length", "max_length", "train_file",
                                             "eval_file"};
 // Bounds that keep a typo (batch_size: 320000) from exhausting memory, far above real use.
-constexpr int64_t kMaxBatch = 65536;       // sequences per batch
-constexpr int64_t kMaxExamples = 1000000;  // evaluation examples per length
-constexpr int64_t kMaxLength = 100000;     // problem size n
+constexpr int64_t kMaxBatch = 65536;  // sequences per batch
+constexpr int64_t kMaxExamples = kMaxEvalExamples;
+constexpr int64_t kMaxLength = kMaxProblemSize;
 
 // A section written as a name (`positional: rotary`) is a config group: the file
 // <configs>/<section>/<name>.yaml holds the section's keys.

@@ -22,6 +22,11 @@
 
 namespace pelab {
 
+// Bounds that keep a typo from exhausting memory, far above real use: evaluation examples per
+// length, and a problem size n. The command line holds its options to the same.
+inline constexpr int64_t kMaxEvalExamples = 1000000;
+inline constexpr int64_t kMaxProblemSize = 100000;
+
 struct TrainingConfig {
   int64_t steps = 1000;
   int64_t batch_size = 32;
