@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes each way into pelab with libFuzzer: the config loader, the override parser, the
-# dataset reader and the checkpoint reader (tests/fuzz/). Installs clang from Debian's
-# packages if it is missing, builds the targets with AddressSanitizer and
-# UndefinedBehaviorSanitizer into build-fuzz/ (or $PELAB_FUZZ_BUILD_DIR), then runs each
-# target for SECONDS (default 30) on a copy of its seed corpus (tests/fuzz/corpus/<target>/).
+# dataset reader, the checkpoint reader and the command line's arguments (tests/fuzz/).
+# Installs clang from Debian's packages if it is missing, builds the targets with
+# AddressSanitizer and UndefinedBehaviorSanitizer into build-fuzz/ (or $PELAB_FUZZ_BUILD_DIR),
+# then runs each target for SECONDS (default 30) on a copy of its seed corpus
+# (tests/fuzz/corpus/<target>/).
 # A crash, a sanitizer report or a timeout fails the script; the input that caused it is
 # left in the build directory (crash-*, timeout-*, oom-*) to reproduce with
 #   build-fuzz/tests/fuzz/fuzz_<target> <file>
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-30}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(config overrides dataset safetensors)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(config overrides dataset safetensors cli_args)
 
 PACKAGES=(clang libclang-rt-14-dev libomp-dev)
 missing=()

@@ -25,6 +25,8 @@ class CommandLine {
   std::string describe(const CLI::ParseError& e, int argc, const char* const* argv) const;
   // Prints the help or version a successful "error" asks for; returns the exit code.
   int exit(const CLI::ParseError& e) { return app_.exit(e); }
+  // The parsed arguments (e.g. a command's key=value overrides).
+  const CLI::App& app() const { return app_; }
 
  private:
   CLI::App app_;
