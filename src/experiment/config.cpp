@@ -304,8 +304,8 @@ void read_sections(const YAML::Node& root, const SectionSources& sources,
     c.seed = static_cast<uint64_t>(seed);
   }
   top.read("threads", c.threads);
-  if (c.threads < 1 || c.threads > 256)
-    top.fail("threads", fmt::format("must be in [1, 256], got {}", c.threads));
+  if (c.threads < 1 || c.threads > kMaxThreads)
+    top.fail("threads", fmt::format("must be in [1, {}], got {}", kMaxThreads, c.threads));
   auto section = [&](const std::string& name) {
     const std::optional<YAML::Node> n = top.take(name);
     return MapReader(n ? *n : YAML::Node(), sources.at(name), name, overrides.origins, locations);

@@ -23,9 +23,10 @@
 namespace pelab {
 
 // Bounds that keep a typo from exhausting memory, far above real use: evaluation examples per
-// length, and a problem size n. The command line holds its options to the same.
+// length, a problem size n, threads per run. The command line holds its options to the same.
 inline constexpr int64_t kMaxEvalExamples = 1000000;
 inline constexpr int64_t kMaxProblemSize = 100000;
+inline constexpr int64_t kMaxThreads = 256;
 
 struct TrainingConfig {
   int64_t steps = 1000;
