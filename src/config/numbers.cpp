@@ -74,6 +74,7 @@ std::string parse_number(std::string_view text, const NumberRange& range, double
   // from_chars has accepted, says which way (infinite or 0).
   if (ec == std::errc::result_out_of_range)
     value = std::strtod(std::string(digits).c_str(), nullptr);
+  // Zero as written: no nonzero digit before the exponent (a tiny value may have become 0).
   const bool zero = digits.find_first_of("123456789") == std::string_view::npos ||
                     digits.find_first_of("123456789") > digits.find_first_of("eE");
   const std::string quoted = message_text(std::string(text));
