@@ -28,6 +28,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int64_t kMaxPositions = 8192;  // rows of the encoding table analyze encoding draws
+constexpr int64_t kMaxAttentionInputs = 100000;  // inputs analyze attention averages
 
 // A trained run (its directory or checkpoint file) or an experiment config (the model as
 // initialised from its seed), with overrides for configs.
@@ -128,7 +129,8 @@ void print_positions_analysis(const PositionsAnalysis& a) {
   }
 }
 
-// --reference and --shifts name encoded positions: below --positions (CLI11 has parsed both).
+// --reference and --shifts name encoded positions: below --positions (CLI11 has parsed all
+// three), refused with the message of any value out of its range.
 void check_within_positions(const CLI::App& encoding, const EncodingAnalysisOptions& o) {
   const IntegerRange encoded = range_of<int64_t>(0, o.positions - 1);
   if (encoding.count("--reference") > 0)
@@ -208,9 +210,11 @@ void add_attention_command(CLI::App* analyze, Action& action) {
   attention->add_option("run", aa->run, "a run directory")->required();
   add_integer(attention, "--length", aa->options.length, range_of<int64_t>(0, kMaxProblemSize),
               "problem size n of the inputs (default 8)");
-  add_integer(attention, "--examples", aa->options.examples, range_of<int64_t>(1, 100000),
+  add_integer(attention, "--examples", aa->options.examples,
+              range_of<int64_t>(1, kMaxAttentionInputs),
               "inputs averaged by distance (default 64)");
-  add_integer(attention, "--shown", aa->options.shown, range_of<int64_t>(0, 100000 - 1),
+  add_integer(attention, "--shown", aa->options.shown,
+              range_of<int64_t>(0, kMaxAttentionInputs - 1),
               "which input (0-based) is drawn head by head (default 0)");
   attention->add_option("--out", aa->out, "output directory (default RUN/analysis/attention)");
   attention->callback([aa, &action] {

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "pelab/bench/bench_suite.h"
+#include "pelab/experiment/config.h"
 
 namespace pelab::cli {
 
@@ -17,7 +18,7 @@ void add_train_bench_options(CLI::App* bench, TrainBenchOptions* ta) {
                 {"tiny", "small", "medium"});
   add_name_list(bench, "--scheme", ta->schemes,
                 "schemes (default all: none sinusoidal learned rotary relative alibi t5)");
-  add_integer_list(bench, "--threads", ta->threads, range_of<int>(1, 256),
+  add_integer_list(bench, "--threads", ta->threads, range_of<int>(1, kMaxThreads),
                    "thread counts, e.g. 1,2");
   add_integer(bench, "--warmup", ta->warmup, range_of<int>(0, 10000), "untimed steps first");
   add_integer(bench, "--steps", ta->steps, range_of<int>(1, 100000), "timed steps at most");
@@ -75,7 +76,8 @@ CLI::App* add_gemm_command(CLI::App* bench, Action& action) {
           "--backend", args->backend,
           "pelab's side through this backend instead (auto, onednn, openblas, packed, reference)")
       ->check(CLI::IsMember({"auto", "onednn", "openblas", "packed", "reference"}));
-  add_integer(gemm_cmd, "--threads", args->threads, range_of<int>(1, 256), "OpenMP threads");
+  add_integer(gemm_cmd, "--threads", args->threads, range_of<int>(1, kMaxThreads),
+              "OpenMP threads");
   add_integer(gemm_cmd, "--samples", args->samples, range_of<int>(1, 1000),
               "samples per measurement (median)");
   add_number(gemm_cmd, "--min-ms", args->min_ms, NumberRange{0.1, 10000},

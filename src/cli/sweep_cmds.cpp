@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "pelab/core/strings.h"
 #include "pelab/experiment/compare.h"
+#include "pelab/experiment/config.h"
 #include "pelab/experiment/slurm.h"
 #include "pelab/experiment/sweep.h"
 
@@ -54,7 +55,7 @@ void add_launcher_options(CLI::App& sweep, LauncherArgs& l) {
                   "slurm: KEY=VALUE for sbatch, e.g. partition=gpu, time=2:00:00, mem=4G, "
                   "account=proj (repeatable)")
       ->allow_extra_args(false);
-  add_integer(&sweep, "--threads", l.threads, range_of<int64_t>(1),
+  add_integer(&sweep, "--threads", l.threads, range_of<int64_t>(1, kMaxThreads),
               "threads per run (the override threads=T)");
   sweep.add_flag("--dry-run", l.dry_run, "slurm: write and print the script, submit nothing");
   add_integer(&sweep, "--index", l.index, range_of<int64_t>(0),
