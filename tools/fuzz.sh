@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes each way into pelab with libFuzzer: the config loader, the override parser, the
-# dataset reader, the checkpoint reader and `pelab eval` of a checkpoint (tests/fuzz/).
+# dataset reader, the checkpoint reader, `pelab eval` of a checkpoint and the command
+# line's arguments (tests/fuzz/).
 # Installs clang from Debian's packages if it is missing, builds the targets with
 # AddressSanitizer and UndefinedBehaviorSanitizer into build-fuzz/ (or $PELAB_FUZZ_BUILD_DIR),
 # then runs each target for SECONDS (default 30) on a copy of its seed corpus
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-30}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(config overrides dataset safetensors eval_checkpoint)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(config overrides dataset safetensors eval_checkpoint cli_args)
 
 PACKAGES=(clang libclang-rt-14-dev libomp-dev)
 missing=()

@@ -27,6 +27,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr int64_t kMaxPositions = 8192;  // rows of the encoding table analyze encoding draws
+constexpr int64_t kMaxAttentionInputs = 100000;  // inputs analyze attention averages
+
 // A trained run (its directory or checkpoint file) or an experiment config (the model as
 // initialised from its seed), with overrides for configs.
 std::unique_ptr<Encoder> model_from(const std::string& source,
@@ -126,6 +129,16 @@ void print_positions_analysis(const PositionsAnalysis& a) {
   }
 }
 
+// --reference and --shifts name encoded positions: below --positions (CLI11 has parsed all
+// three), refused with the message of any value out of its range.
+void check_within_positions(const CLI::App& encoding, const EncodingAnalysisOptions& o) {
+  const IntegerRange encoded = range_of<int64_t>(0, o.positions - 1);
+  if (encoding.count("--reference") > 0)
+    option_integer("--reference", std::to_string(o.reference), encoded);
+  if (encoding.count("--shifts") > 0)
+    for (int64_t shift : o.shifts) option_integer("--shifts", std::to_string(shift), encoded);
+}
+
 void print_written(const PlotResult& written, const std::string& out) {
   fmt::print("wrote {} files to {}\n", written.written.size(), out);
   if (!written.message.empty()) fmt::print("note: {}\n", written.message);
@@ -151,24 +164,25 @@ void add_encoding_command(CLI::App* analyze, Action& action) {
   encoding->add_option("overrides", ea->overrides,
                        "key=value overrides for a config, e.g. positional=sinusoidal "
                        "model.d_model=128");
-  encoding->add_option("--positions", ea->options.positions, "positions encoded (default 256)")
-      ->check(CLI::Range(int64_t{2}, int64_t{8192}));
-  encoding->add_option("--reference", ea->options.reference,
-                       "the reference position of the dot products (default: positions / 2)");
-  encoding->add_option("--shifts", ea->options.shifts, "shifts Δ of the shift maps")
-      ->delimiter(',');
-  encoding
-      ->add_option("--moving-lengths", ea->options.moving_lengths,
-                   "lengths at which to count the dimensions in use (default 64,256,1024)")
-      ->delimiter(',')
-      ->check(CLI::Range(int64_t{2}, int64_t{65536}));
-  encoding->add_option("--threshold", ea->options.moving_threshold,
-                       "a dimension is in use when its values move by more than this share of "
-                       "the table's largest value (default 0.1)");
+  add_integer(encoding, "--positions", ea->options.positions, range_of<int64_t>(2, kMaxPositions),
+              "positions encoded (default 256)");
+  add_integer(encoding, "--reference", ea->options.reference,
+              range_of<int64_t>(0, kMaxPositions - 1),
+              "the reference position of the dot products (default: positions / 2)");
+  add_integer_list(encoding, "--shifts", ea->options.shifts,
+                   range_of<int64_t>(0, kMaxPositions - 1), "shifts Δ of the shift maps");
+  add_integer_list(encoding, "--moving-lengths", ea->options.moving_lengths,
+                   range_of<int64_t>(2, 65536),
+                   "lengths at which to count the dimensions in use (default 64,256,1024)");
+  add_number(encoding, "--threshold", ea->options.moving_threshold,
+             NumberRange{0, 1, /*above_min=*/true},
+             "a dimension is in use when its values move by more than this share of the "
+             "table's largest value (default 0.1)");
   encoding->add_option("--out", ea->out,
                        "directory for encoding.json, encoding.csv and the figures (default "
                        "runs/analysis/encoding-<scheme>)");
-  encoding->callback([ea, &action] {
+  encoding->callback([ea, encoding, &action] {
+    check_within_positions(*encoding, ea->options);
     action = [ea] {
       std::string described;
       const std::unique_ptr<Encoder> model = model_from(ea->source, ea->overrides, described);
@@ -194,12 +208,14 @@ void add_attention_command(CLI::App* analyze, Action& action) {
       "A trained run's attention weights per layer and head on inputs from its task's "
       "evaluation set, and the mean weight by relative distance j − i");
   attention->add_option("run", aa->run, "a run directory")->required();
-  attention->add_option("--length", aa->options.length, "problem size n of the inputs (default 8)");
-  attention
-      ->add_option("--examples", aa->options.examples, "inputs averaged by distance (default 64)")
-      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
-  attention->add_option("--shown", aa->options.shown,
-                        "which input (0-based) is drawn head by head (default 0)");
+  add_integer(attention, "--length", aa->options.length, range_of<int64_t>(0, kMaxProblemSize),
+              "problem size n of the inputs (default 8)");
+  add_integer(attention, "--examples", aa->options.examples,
+              range_of<int64_t>(1, kMaxAttentionInputs),
+              "inputs averaged by distance (default 64)");
+  add_integer(attention, "--shown", aa->options.shown,
+              range_of<int64_t>(0, kMaxAttentionInputs - 1),
+              "which input (0-based) is drawn head by head (default 0)");
   attention->add_option("--out", aa->out, "output directory (default RUN/analysis/attention)");
   attention->callback([aa, &action] {
     action = [aa] {
@@ -238,10 +254,8 @@ void add_positions_command(CLI::App* analyze, Action& action) {
       "against how often training scored that position; and whether its absolute encoding "
       "shares a subspace with the token embeddings");
   positions->add_option("run", pa->run, "a run directory")->required();
-  positions
-      ->add_option("--lengths", pa->lengths,
-                   "problem sizes to evaluate (default: the run's evaluation lengths)")
-      ->delimiter(',');
+  add_integer_list(positions, "--lengths", pa->lengths, range_of<int64_t>(0, kMaxProblemSize),
+                   "problem sizes to evaluate (default: the run's evaluation lengths)");
   positions->add_option("--out", pa->out, "output directory (default RUN/analysis/positions)");
   positions->callback([pa, &action] {
     action = [pa] {
@@ -253,6 +267,7 @@ void add_positions_command(CLI::App* analyze, Action& action) {
                   pa->run);
       const std::unique_ptr<Encoder> model = load_model((dir / "checkpoint.safetensors").string());
       const std::unique_ptr<Task> task = make_task(config.task);
+      check_lengths_for_task(pa->lengths, *task);
       const PositionsAnalysis a = analyze_positions(*model, *task, config, pa->lengths);
       const std::string out = pa->out.empty() ? (dir / "analysis" / "positions").string() : pa->out;
       const PlotResult written = write_positions_analysis(a, out);

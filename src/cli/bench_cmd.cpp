@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "pelab/bench/bench_suite.h"
+#include "pelab/experiment/config.h"
 
 namespace pelab::cli {
 
@@ -13,29 +14,23 @@ namespace {
 
 // The training benchmark's options (also those of the internal one-case runs).
 void add_train_bench_options(CLI::App* bench, TrainBenchOptions* ta) {
-  bench->add_option("--config", ta->configs, "configs: tiny, small, medium (comma-separated)")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"tiny", "small", "medium"}));
-  bench
-      ->add_option("--scheme", ta->schemes,
-                   "schemes (default all: none sinusoidal learned rotary relative alibi t5)")
-      ->delimiter(',');
-  bench->add_option("--threads", ta->threads, "thread counts, e.g. 1,2")
-      ->delimiter(',')
-      ->check(CLI::Range(1, 256));
-  bench->add_option("--warmup", ta->warmup, "untimed steps first")->check(CLI::Range(0, 10000));
-  bench->add_option("--steps", ta->steps, "timed steps at most")->check(CLI::Range(1, 100000));
-  bench->add_option("--min-steps", ta->min_steps, "timed steps at least")
-      ->check(CLI::Range(1, 100000));
-  bench->add_option("--max-seconds", ta->max_seconds, "stop timing after this (>= --min-steps)")
-      ->check(CLI::Range(0.0, 1e6));
-  bench->add_option("--repeats", ta->repeats, "runs per case (alternating with PyTorch); median")
-      ->check(CLI::Range(1, 100));
-  bench
-      ->add_option("--peak-gflops", ta->peak_gflops,
-                   "FMA peak of one core in GFLOP/s, for the % of peak column (default: "
-                   "measured on this machine at the start)")
-      ->check(CLI::Range(1.0, 1e6));
+  add_name_list(bench, "--config", ta->configs, "configs: tiny, small, medium (comma-separated)",
+                {"tiny", "small", "medium"});
+  add_name_list(bench, "--scheme", ta->schemes,
+                "schemes (default all: none sinusoidal learned rotary relative alibi t5)");
+  add_integer_list(bench, "--threads", ta->threads, range_of<int>(1, kMaxThreads),
+                   "thread counts, e.g. 1,2");
+  add_integer(bench, "--warmup", ta->warmup, range_of<int>(0, 10000), "untimed steps first");
+  add_integer(bench, "--steps", ta->steps, range_of<int>(1, 100000), "timed steps at most");
+  add_integer(bench, "--min-steps", ta->min_steps, range_of<int>(1, 100000),
+              "timed steps at least");
+  add_number(bench, "--max-seconds", ta->max_seconds, NumberRange{0, 1e6},
+             "stop timing after this (>= --min-steps)");
+  add_integer(bench, "--repeats", ta->repeats, range_of<int>(1, 100),
+              "runs per case (alternating with PyTorch); median");
+  add_number(bench, "--peak-gflops", ta->peak_gflops, NumberRange{1, 1e6},
+             "FMA peak of one core in GFLOP/s, for the % of peak column (default: measured on "
+             "this machine at the start)");
   bench->add_option("--json", ta->json_path, "also write the results as JSON to this file");
   bench->add_flag("--vs-torch", ta->vs_torch,
                   "run the PyTorch reference script for the same cases, alternating, and print "
@@ -57,12 +52,9 @@ void add_train_bench_options(CLI::App* bench, TrainBenchOptions* ta) {
   bench->add_flag("--smoke", ta->smoke,
                   "tiny, every scheme, two steps each through the child processes (a check, "
                   "not a measurement)");
-  bench
-      ->add_option("--long", ta->long_lengths,
+  add_integer_list(bench, "--long", ta->long_lengths, range_of<int64_t>(1, int64_t{1} << 20),
                    "instead of training: evaluate one sequence of each of these lengths "
-                   "(e.g. 4096,8192) and report time and peak RSS")
-      ->delimiter(',')
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+                   "(e.g. 4096,8192) and report time and peak RSS");
   bench->add_option("--case", ta->one_case, "internal: run one config:scheme:threads case here")
       ->group("");
   bench
@@ -84,11 +76,12 @@ CLI::App* add_gemm_command(CLI::App* bench, Action& action) {
           "--backend", args->backend,
           "pelab's side through this backend instead (auto, onednn, openblas, packed, reference)")
       ->check(CLI::IsMember({"auto", "onednn", "openblas", "packed", "reference"}));
-  gemm_cmd->add_option("--threads", args->threads, "OpenMP threads")->check(CLI::Range(1, 256));
-  gemm_cmd->add_option("--samples", args->samples, "samples per measurement (median)")
-      ->check(CLI::Range(1, 1000));
-  gemm_cmd->add_option("--min-ms", args->min_ms, "minimum time per sample, ms")
-      ->check(CLI::Range(0.1, 10000.0));
+  add_integer(gemm_cmd, "--threads", args->threads, range_of<int>(1, kMaxThreads),
+              "OpenMP threads");
+  add_integer(gemm_cmd, "--samples", args->samples, range_of<int>(1, 1000),
+              "samples per measurement (median)");
+  add_number(gemm_cmd, "--min-ms", args->min_ms, NumberRange{0.1, 10000},
+             "minimum time per sample, ms");
   gemm_cmd->add_option("--json", args->json, "also write the rows as JSON to this file");
   gemm_cmd->callback([args, &action] { action = [args] { return print_gemm_bench(*args); }; });
   return gemm_cmd;

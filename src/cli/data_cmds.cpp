@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <iostream>
 
 #include "commands.h"
+#include "pelab/config/yaml_reader.h"
 #include "pelab/core/error.h"
 #include "pelab/core/rng.h"
 #include "pelab/data/file_dataset.h"
@@ -20,31 +20,27 @@ namespace fs = std::filesystem;
 
 namespace {
 
-int64_t parse_int(const std::string& text, const std::string& what) {
-  int64_t value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  PELAB_CHECK(ec == std::errc() && ptr == text.data() + text.size() && !text.empty(),
-              "{}: '{}' is not an integer", what, text);
-  return value;
-}
-
-// "1,2,5-8" (CLI11 has split at the commas) → sorted distinct sizes.
-std::vector<int64_t> parse_lengths(const std::vector<std::string>& items) {
+// "1,2,5-8" → sorted distinct sizes; each in [0, kDatasetMaxTokens] (the task's own minimum
+// is checked once the task is made).
+std::vector<int64_t> parse_lengths(const std::vector<std::string>& values) {
+  const IntegerRange sizes = range_of<int64_t>(0, kDatasetMaxTokens);
   std::vector<int64_t> lengths;
-  for (const std::string& item : items) {
+  for (const std::string& item : option_items("--lengths", values)) {
     const size_t dash = item.find('-', 1);
     if (dash == std::string::npos) {
-      lengths.push_back(parse_int(item, "--lengths"));
+      lengths.push_back(option_integer("--lengths", item, sizes));
       continue;
     }
-    const int64_t lo = parse_int(item.substr(0, dash), "--lengths");
-    const int64_t hi = parse_int(item.substr(dash + 1), "--lengths");
-    PELAB_CHECK(lo <= hi && hi - lo < 100000, "--lengths: '{}' is not a range lo-hi", item);
+    const int64_t lo = option_integer("--lengths", item.substr(0, dash), sizes);
+    const int64_t hi = option_integer("--lengths", item.substr(dash + 1), sizes);
+    if (lo > hi)
+      throw CLI::ValidationError(
+          "--lengths",
+          fmt::format("expected a range lo-hi with lo <= hi, got '{}'", message_text(item)));
     for (int64_t n = lo; n <= hi; ++n) lengths.push_back(n);
   }
   std::sort(lengths.begin(), lengths.end());
   lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
-  PELAB_CHECK(!lengths.empty(), "--lengths: give at least one problem size, e.g. 1,2,3 or 1-8");
   return lengths;
 }
 
@@ -56,7 +52,10 @@ TaskParams parse_params(const std::vector<std::string>& items) {
                 "--param '{}': expected key=value, e.g. --param symbols=4", item);
     const std::string key = item.substr(0, eq);
     PELAB_CHECK(!params.has(key), "--param: '{}' is given twice", key);
-    params.set(key, parse_int(item.substr(eq + 1), fmt::format("--param {}", key)));
+    int64_t value = 0;
+    const std::string error = parse_integer(item.substr(eq + 1), IntegerRange{}, value);
+    PELAB_CHECK(error.empty(), "--param {}: {}", message_text(key), error);
+    params.set(key, value);
   }
   return params;
 }
@@ -133,7 +132,7 @@ void add_data_commands(CLI::App& app, Action& action) {
   struct GenArgs {
     std::string task;
     std::vector<std::string> params;
-    std::vector<std::string> lengths;
+    std::vector<int64_t> lengths;
     int64_t count = 0;
     uint64_t seed = 0;
     std::string format;
@@ -148,13 +147,17 @@ void add_data_commands(CLI::App& app, Action& action) {
   gen->add_option("--param", ga->params, "a task parameter key=value (repeat for more)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  gen->add_option("--lengths", ga->lengths, "problem sizes, e.g. 1,2,3 or 1-8")
-      ->required()
-      ->delimiter(',');
-  gen->add_option("--count", ga->count, "examples per length")
-      ->required()
-      ->check(CLI::Range(int64_t{1}, kDatasetMaxExamples));
-  gen->add_option("--seed", ga->seed, "random seed (default 0)");
+  gen->add_option_function<std::vector<std::string>>(
+         "--lengths",
+         [ga](const std::vector<std::string>& values) { ga->lengths = parse_lengths(values); },
+         "problem sizes, e.g. 1,2,3 or 1-8")
+      ->type_name("N,LO-HI,...")
+      ->required();
+  add_integer(gen, "--count", ga->count, range_of<int64_t>(1, kDatasetMaxExamples),
+              "examples per length")
+      ->required();
+  // A seed as a config takes it (seed: must be >= 0), never wrapped around.
+  add_integer(gen, "--seed", ga->seed, range_of<int64_t>(0), "random seed (default 0)");
   gen->add_option("--format", ga->format,
                   "jsonl or tsv (default: from --out's extension, else jsonl)");
   gen->add_option("--out", ga->out, "the file to write ('-' for standard output)")->required();
@@ -163,7 +166,7 @@ void add_data_commands(CLI::App& app, Action& action) {
       PELAB_CHECK(ga->task != kFileTaskName,
                   "'file' is not a generated task; pelab gen writes a generated task as a file");
       const std::unique_ptr<Task> task = make_task(ga->task, parse_params(ga->params));
-      const std::vector<int64_t> lengths = parse_lengths(ga->lengths);
+      const std::vector<int64_t>& lengths = ga->lengths;
       // The format: --format, else the extension of --out, else JSONL. The reader goes by the
       // extension, so the two must agree.
       const std::optional<DatasetFormat> by_name =

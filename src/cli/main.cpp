@@ -8,13 +8,9 @@
 #include <cstdio>
 #include <exception>
 #include <string>
-#include <vector>
 
-#include "commands.h"
-#include "pelab/config/yaml_reader.h"
-#include "pelab/core/build_info.h"
+#include "command_line.h"
 #include "pelab/core/error.h"
-#include "pelab/core/strings.h"
 
 namespace {
 
@@ -32,39 +28,18 @@ int report_error(const std::string& message) {
 // Every exception from the commands is caught below; what could still escape is an allocation
 // failing while the error message itself is being built.
 int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
-  CLI::App app{
-      "pelab: how should position enter a transformer? Train encoders with any "
-      "positional scheme on toy tasks, evaluate by length, compare."};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", fmt::format("pelab {} (commit {})", pelab::pelab_version(),
-                                                pelab::pelab_git_commit()));
-  pelab::cli::Action action;
   try {
-    pelab::cli::add_run_commands(app, action);
-    pelab::cli::add_bench_commands(app, action);
-    pelab::cli::add_sweep_commands(app, action);
-    pelab::cli::add_data_commands(app, action);
-    pelab::cli::add_analyze_commands(app, action);
-    pelab::cli::add_reproduce_command(app, action);
-    pelab::cli::add_dump_command(app, action);
-    pelab::cli::add_init_command(app, action);
-    app.parse(argc, argv);
-    return action ? action() : 0;
-  } catch (const CLI::ParseError& e) {
-    // --help and --version arrive as "errors" that succeed.
-    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
-    std::string help = "pelab --help";
-    for (const CLI::App* sub : app.get_subcommands()) help = "pelab " + sub->get_name() + " --help";
-    // CLI11 takes a mistyped command for a stray argument; name it instead.
-    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
-      std::vector<std::string> commands;
-      for (const CLI::App* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
-      const std::string near = pelab::nearest_name(argv[1], commands);
-      return report_error(fmt::format("unknown command '{}' ({}valid: {}; see pelab --help)",
-                                      argv[1], near.empty() ? "" : "did you mean '" + near + "'? ",
-                                      pelab::join(commands)));
+    pelab::cli::CommandLine command_line;
+    pelab::cli::Action action;
+    try {
+      action = command_line.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      // --help and --version arrive as "errors" that succeed.
+      if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
+        return command_line.exit(e);
+      return report_error(command_line.describe(e, argc, argv));
     }
-    return report_error(fmt::format("{} (see {})", e.what(), help));
+    return action ? action() : 0;
   } catch (const pelab::Error& e) {
     return report_error(e.what());
   } catch (const std::bad_alloc&) {

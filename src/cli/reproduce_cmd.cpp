@@ -20,11 +20,11 @@ void add_reproduce_command(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand(
       "reproduce",
       "Measure the notes' claims (configs/claims/) and write a report with a verdict per claim");
-  cmd->add_option("--only", a->only, "claims to run, e.g. C4,C9 (default: all)")->delimiter(',');
+  add_name_list(cmd, "--only", a->only, "claims to run, e.g. C4,C9 (default: all)");
   cmd->add_flag("--quick", a->quick, "smaller settings (each claim config's quick: section)");
   cmd->add_option("--out", a->out, "report directory (default runs/claims, or runs/claims-quick)");
-  cmd->add_option("--jobs", a->jobs, "training runs at a time (default: cores)")
-      ->check(CLI::PositiveNumber);
+  add_integer(cmd, "--jobs", a->jobs, range_of<int64_t>(1),
+              "training runs at a time (default: cores)");
   cmd->add_flag("--allow-dirty", a->allow_dirty,
                 "run even if the build or the configs are not one clean commit (the report "
                 "says so)");

@@ -17,6 +17,12 @@ namespace pelab::cli {
 
 namespace fs = std::filesystem;
 
+void check_lengths_for_task(const std::vector<int64_t>& lengths, const Task& task) {
+  for (int64_t n : lengths)
+    PELAB_CHECK(n >= task.min_length() && n <= kMaxProblemSize, "--lengths: {} is outside [{}, {}]",
+                n, task.min_length(), kMaxProblemSize);
+}
+
 void add_run_commands(CLI::App& app, Action& action) {
   // ---- train ------------------------------------------------------------------------
   struct TrainArgs {
@@ -34,8 +40,8 @@ void add_run_commands(CLI::App& app, Action& action) {
   train->add_option("--out", ta->out, "run directory (default: runs/<name>)");
   train->add_flag("--resume", ta->resume, "continue the run in --out from its checkpoint");
   train->add_flag("--no-progress", ta->no_progress, "log lines instead of a progress bar");
-  train->add_option("--stop-after", ta->stop_after, "stop after N steps (then --resume)")
-      ->check(integer_at_least(0));
+  add_integer(train, "--stop-after", ta->stop_after, range_of<int64_t>(0),
+              "stop after N steps (then --resume)");
   train->callback([ta, &action] {
     action = [ta] {
       const ExperimentConfig c = load_experiment(ta->config, ta->overrides);
@@ -63,9 +69,11 @@ void add_run_commands(CLI::App& app, Action& action) {
   auto ea = std::make_shared<EvalArgs>();
   CLI::App* eval = app.add_subcommand("eval", "Evaluate a trained run at chosen lengths");
   eval->add_option("run", ea->run, "a run directory (or its checkpoint.safetensors)")->required();
-  eval->add_option("--lengths", ea->lengths, "problem sizes to evaluate (default: the config's)")
-      ->delimiter(',');
-  eval->add_option("--examples", ea->examples, "examples per length (default: the config's)");
+  add_integer_list(eval, "--lengths", ea->lengths, range_of<int64_t>(0, kMaxProblemSize),
+                   "problem sizes to evaluate (default: the config's)");
+  // The config's own bound on evaluation.examples.
+  add_integer(eval, "--examples", ea->examples, range_of<int64_t>(1, kMaxEvalExamples),
+              "examples per length (default: the config's)");
   eval->callback([ea, &action] {
     action = [ea] {
       RunCheckpoint run = open_run_checkpoint(ea->run);
@@ -74,9 +82,7 @@ void add_run_commands(CLI::App& app, Action& action) {
       set_num_threads(static_cast<int>(c.threads));
       const std::unique_ptr<Encoder>& model = run.model;
       const std::unique_ptr<Task> task = make_task(c.task);
-      for (int64_t n : ea->lengths)
-        PELAB_CHECK(n >= task->min_length() && n <= 100000, "--lengths: {} is outside [{}, 100000]",
-                    n, task->min_length());
+      check_lengths_for_task(ea->lengths, *task);
       const int64_t max_position = model->scheme().max_position();
       for (int64_t n : ea->lengths)
         PELAB_CHECK(

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "pelab/core/strings.h"
 #include "pelab/experiment/compare.h"
+#include "pelab/experiment/config.h"
 #include "pelab/experiment/slurm.h"
 #include "pelab/experiment/sweep.h"
 
@@ -47,18 +48,18 @@ void add_launcher_options(CLI::App& sweep, LauncherArgs& l) {
                   "local (default): run here; slurm: submit a job array; print: one command "
                   "per run to stdout")
       ->check(CLI::IsMember({"local", "slurm", "print"}));
-  sweep.add_option("--max-parallel", l.max_parallel, "slurm: array tasks at a time")
-      ->check(integer_at_least(1));
+  add_integer(&sweep, "--max-parallel", l.max_parallel, range_of<int64_t>(1),
+              "slurm: array tasks at a time");
   sweep
       .add_option("--slurm-opt", l.slurm_opts,
                   "slurm: KEY=VALUE for sbatch, e.g. partition=gpu, time=2:00:00, mem=4G, "
                   "account=proj (repeatable)")
       ->allow_extra_args(false);
-  sweep.add_option("--threads", l.threads, "threads per run (the override threads=T)")
-      ->check(integer_at_least(1));
+  add_integer(&sweep, "--threads", l.threads, range_of<int64_t>(1, kMaxThreads),
+              "threads per run (the override threads=T)");
   sweep.add_flag("--dry-run", l.dry_run, "slurm: write and print the script, submit nothing");
-  sweep.add_option("--index", l.index, "train only run I of the sweep (an array task does this)")
-      ->check(integer_at_least(0));
+  add_integer(&sweep, "--index", l.index, range_of<int64_t>(0),
+              "train only run I of the sweep (an array task does this)");
   sweep.add_option("--status", l.status, "report the runs of sweep directory DIR and exit");
 }
 
@@ -134,8 +135,8 @@ void add_sweep_commands(CLI::App& app, Action& action) {
                     "key=value overrides for every run, e.g. training.steps=200 or "
                     "sweep.seed=[0,1,2]");
   sweep->add_option("--out", sa->out, "sweep directory (default: runs/<name>)");
-  sweep->add_option("--jobs", sa->jobs, "runs at a time (default: cores / threads per run)")
-      ->check(integer_at_least(1));
+  add_integer(sweep, "--jobs", sa->jobs, range_of<int64_t>(1),
+              "runs at a time (default: cores / threads per run)");
   sweep->add_flag("--no-progress", sa->no_progress, "progress lines instead of an updating line");
   sweep->add_option("--metric", sa->metric, "the metric of the final comparison")
       ->check(CLI::IsMember({"sequence_accuracy", "token_accuracy"}));

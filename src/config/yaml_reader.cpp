@@ -3,13 +3,12 @@
 #include <yaml-cpp/depthguard.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <sstream>
 #include <unordered_map>
 
+#include "pelab/config/numbers.h"
 #include "pelab/core/error.h"
 #include "pelab/io/read_file.h"
 
@@ -266,19 +265,9 @@ bool MapReader::read(const std::string& key, int64_t& out) {
   const std::optional<YAML::Node> found = take(key);
   if (!found) return false;
   const YAML::Node& n = *found;
-  const std::string s = n.IsScalar() ? n.Scalar() : "";
-  size_t used = 0;
-  long long v = 0;
-  bool ok = n.IsScalar() && !s.empty();
-  if (ok) {
-    try {
-      v = std::stoll(s, &used, 10);
-    } catch (...) {
-      ok = false;
-    }
-  }
-  if (!ok || used != s.size()) fail(key, "expected an integer, got " + describe(n));
-  out = v;
+  if (!n.IsScalar()) fail(key, "expected an integer, got " + describe(n));
+  const std::string error = parse_integer(n.Scalar(), IntegerRange{}, out);
+  if (!error.empty()) fail(key, error);
   return true;
 }
 
@@ -286,24 +275,9 @@ bool MapReader::read(const std::string& key, double& out) {
   const std::optional<YAML::Node> found = take(key);
   if (!found) return false;
   const YAML::Node& n = *found;
-  const std::string s = n.IsScalar() ? n.Scalar() : "";
-  size_t used = 0;
-  double v = 0;
-  bool ok = n.IsScalar() && !s.empty();
-  if (ok) {
-    try {
-      v = std::stod(s, &used);
-    } catch (...) {
-      ok = false;
-    }
-  }
-  if (!ok || used != s.size() || !std::isfinite(v))
-    fail(key, "expected a number, got " + describe(n));
-  // pelab computes in float32: a larger number would become infinite (or undefined) there.
-  if (std::fabs(v) > std::numeric_limits<float>::max())
-    fail(key, fmt::format("{} is out of range (a number must be at most {:g} in magnitude)", s,
-                          std::numeric_limits<float>::max()));
-  out = v;
+  if (!n.IsScalar()) fail(key, "expected a number, got " + describe(n));
+  const std::string error = parse_number(n.Scalar(), NumberRange{}, out);
+  if (!error.empty()) fail(key, error);
   return true;
 }
 
@@ -355,14 +329,11 @@ bool MapReader::read(const std::string& key, std::vector<int64_t>& out) {
   if (!read(key, items)) return false;
   out.clear();
   for (const std::string& s : items) {
-    size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(s, &used, 10);
-    } catch (...) {
-      used = 0;
-    }
-    if (s.empty() || used != s.size()) fail(key, "expected a list of integers, got '" + s + "'");
+    int64_t v = 0;
+    const std::string error = parse_integer(s, IntegerRange{}, v);
+    if (error.starts_with("expected an integer,"))  // not a number at all
+      fail(key, "expected a list of integers, got '" + message_text(s) + "'");
+    if (!error.empty()) fail(key, error);
     out.push_back(v);
   }
   return true;

@@ -32,10 +32,10 @@ const std::vector<std::string> kTopKeys = {"name", "seed",     "threads",    "mo
 const std::vector<std::string> kTaskKeys = {"name", "min_length", "max_length", "train_file",
                                             "eval_file"};
 // Bounds that keep a typo (batch_size: 320000) from exhausting memory, far above real use.
-constexpr int64_t kMaxBatch = 65536;       // sequences per batch
-constexpr int64_t kMaxExamples = 1000000;  // evaluation examples per length
-constexpr int64_t kMaxLength = 100000;     // problem size n
-constexpr int64_t kMaxSweepRuns = 10000;   // every run of a sweep is loaded to check it
+constexpr int64_t kMaxBatch = 65536;  // sequences per batch
+constexpr int64_t kMaxExamples = kMaxEvalExamples;
+constexpr int64_t kMaxLength = kMaxProblemSize;
+constexpr int64_t kMaxSweepRuns = 10000;  // every run of a sweep is loaded to check it
 
 // A section written as a name (`positional: rotary`) is a config group: the file
 // <configs>/<section>/<name>.yaml holds the section's keys.
@@ -395,8 +395,8 @@ void read_sections(const YAML::Node& root, const SectionSources& sources,
     c.seed = static_cast<uint64_t>(seed);
   }
   top.read("threads", c.threads);
-  if (c.threads < 1 || c.threads > 256)
-    top.fail("threads", fmt::format("must be in [1, 256], got {}", c.threads));
+  if (c.threads < 1 || c.threads > kMaxThreads)
+    top.fail("threads", fmt::format("must be in [1, {}], got {}", kMaxThreads, c.threads));
   auto section = [&](const std::string& name) {
     const std::optional<YAML::Node> n = top.take(name);
     return MapReader(n ? *n : YAML::Node(), sources.at(name), name, overrides.origins, locations);

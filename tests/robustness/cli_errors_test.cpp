@@ -45,6 +45,10 @@ class CliErrors : public ::testing::Test {
 TEST_F(CliErrors, UnknownOption) {
   expect_user_error({"train", "tiny.yaml", "--frobnicate"},
                     {"--frobnicate", "(see pelab train --help)"});
+  // Before any command: named, with the commands (not "A subcommand is required").
+  expect_user_error({"--frobnicate"}, {"unknown option '--frobnicate' (pelab takes a command "
+                                       "first; valid: train, eval, ",
+                                       "; see pelab --help)"});
 }
 
 TEST_F(CliErrors, MissingArgument) {

@@ -27,6 +27,12 @@
 
 namespace pelab {
 
+// Bounds that keep a typo from exhausting memory, far above real use: evaluation examples per
+// length, a problem size n, threads per run. The command line holds its options to the same.
+inline constexpr int64_t kMaxEvalExamples = 1000000;
+inline constexpr int64_t kMaxProblemSize = 100000;
+inline constexpr int64_t kMaxThreads = 256;
+
 // Training to a criterion (training.stop_when): every `every` steps the model is scored on a
 // validation set at the training lengths, drawn apart from the evaluation sets; training
 // stops once the score is at least `accuracy` at `patience` checks in a row. training.steps

@@ -1,0 +1,36 @@
+// The `pelab` command line, built and parsed apart from running it: main() runs the action
+// the arguments choose; the fuzz target tests/fuzz/cli_args_fuzz.cpp only parses them.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "commands.h"
+
+namespace pelab::cli {
+
+class CommandLine {
+ public:
+  CommandLine();                             // registers every command
+  CommandLine(const CommandLine&) = delete;  // the commands hold a reference to action_
+  CommandLine& operator=(const CommandLine&) = delete;
+
+  // Parses argv (argv[0] is the program) and checks every option; returns the chosen
+  // command's action, which nothing has run yet. Throws CLI::ParseError for a mistake (and
+  // for --help and --version, which succeed).
+  Action parse(int argc, const char* const* argv);
+  // The one line a parse error prints: CLI11's text made to name what is wrong and what is
+  // valid, e.g. "unknown command 'trian' (did you mean 'train'? valid: ...)".
+  std::string describe(const CLI::ParseError& e, int argc, const char* const* argv) const;
+  // Prints the help or version a successful "error" asks for; returns the exit code.
+  int exit(const CLI::ParseError& e) { return app_.exit(e); }
+  // The parsed arguments (e.g. a command's key=value overrides).
+  const CLI::App& app() const { return app_; }
+
+ private:
+  CLI::App app_;
+  Action action_;
+};
+
+}  // namespace pelab::cli
