@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "pelab/claims/preconditions.h"
 #include "pelab/claims/reproduce.h"
 #include "pelab/config/yaml_reader.h"
 #include "pelab/experiment/compare.h"
@@ -27,6 +28,7 @@ struct ClaimConfig {
   std::string statement;
   std::string sources;
   std::string rule;
+  std::string precondition;
   YAML::Node settings;
 };
 

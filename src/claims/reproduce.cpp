@@ -29,6 +29,8 @@ const char* to_string(Verdict v) {
       return "refuted";
     case Verdict::Mixed:
       return "mixed";
+    case Verdict::Inconclusive:
+      return "inconclusive";
   }
   return "?";
 }
@@ -239,13 +241,17 @@ ClaimConfig read_claim_config(const std::string& path, const std::string& id, bo
   PELAB_CHECK(r.read("statement", c.statement), "{}: the key 'statement' is missing", path);
   PELAB_CHECK(r.read("verdict", c.rule), "{}: the key 'verdict' (the rule, in words) is missing",
               path);
+  PELAB_CHECK(r.read("precondition", c.precondition),
+              "{}: the key 'precondition' (when the rule can tell, in words; otherwise the "
+              "verdict is inconclusive) is missing",
+              path);
   const std::optional<YAML::Node> sources = r.take("sources");
   PELAB_CHECK(sources.has_value(), "{}: the key 'sources' (the notes) is missing", path);
   c.sources = text_of(*sources);
   const std::optional<YAML::Node> settings = r.take("settings");
   c.settings = settings ? *settings : YAML::Node(YAML::NodeType::Map);
   const std::optional<YAML::Node> quick_settings = r.take("quick");
-  r.finish({"claim", "statement", "sources", "verdict", "settings", "quick"});
+  r.finish({"claim", "statement", "sources", "verdict", "precondition", "settings", "quick"});
   if (quick && quick_settings) {
     for (const auto& kv : *quick_settings) {
       const std::string key = kv.first.as<std::string>();
@@ -266,6 +272,8 @@ std::string verdict_badge(Verdict v) {
       return "**refuted**";
     case Verdict::Mixed:
       return "**mixed**";
+    case Verdict::Inconclusive:
+      return "**inconclusive**";
   }
   return "?";
 }
@@ -309,6 +317,7 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
     r.sources = config.sources;
     r.config = config.path;
     r.rule = config.rule;
+    r.precondition = config.precondition;
     const ClaimContext ctx{config, options, (fs::path(options.out) / def->id).string(), def->id};
     ensure_directory(ctx.dir);
     def->run(ctx, r);
@@ -343,6 +352,7 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
                            {"config", r.config},
                            {"experiments", r.experiments},
                            {"rule", r.rule},
+                           {"precondition", r.precondition},
                            {"verdict", to_string(r.verdict)},
                            {"because", r.because},
                            {"numbers", r.numbers},
@@ -350,6 +360,7 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
     md += fmt::format("\n## {}\n\n> {} (notes {})\n\n", r.id, r.statement, r.sources);
     md += fmt::format("**Verdict:** {} — {}.\n\n", verdict_badge(r.verdict), r.because);
     md += fmt::format("**Rule** (from `{}`): {}\n\n", r.config, r.rule);
+    md += fmt::format("**Precondition:** {}\n\n", r.precondition);
     md += r.details;
     if (!r.details.empty() && r.details.back() != '\n') md += '\n';
   }

@@ -238,8 +238,9 @@ RunRecord read_run(const std::string& dir) {
 std::vector<RunRecord> find_runs(const std::vector<std::string>& dirs) {
   std::vector<RunRecord> runs;
   std::set<std::string> seen;
-  std::map<std::string, int64_t> order;  // normalized run dir → index in its sweep.json
-  std::vector<std::string> expected;     // runs listed by sweep.json files
+  std::map<std::string, int64_t> order;       // normalized run dir → index in its sweep.json
+  std::map<std::string, std::string> select;  // normalized run dir → its sweep's select
+  std::vector<std::string> expected;          // runs listed by sweep.json files
   auto key_of = [](const fs::path& p) { return fs::weakly_canonical(p).string(); };
 
   std::function<void(const fs::path&, int)> visit = [&](const fs::path& d, int depth) {
@@ -253,6 +254,7 @@ std::vector<RunRecord> find_runs(const std::vector<std::string>& dirs) {
           if (name.empty()) continue;
           const fs::path p = d / name;
           order.emplace(key_of(p), i++);
+          select.emplace(key_of(p), json_string(manifest, "select"));
           expected.push_back(p.string());
         }
       }
@@ -282,8 +284,10 @@ std::vector<RunRecord> find_runs(const std::vector<std::string>& dirs) {
       seen.insert(key_of(e));
       runs.push_back(r);
     }
-  for (RunRecord& r : runs)
+  for (RunRecord& r : runs) {
     if (auto it = order.find(key_of(r.dir)); it != order.end()) r.order = it->second;
+    if (auto it = select.find(key_of(r.dir)); it != select.end()) r.sweep_select = it->second;
+  }
   std::stable_sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) {
     if ((a.order >= 0) != (b.order >= 0)) return a.order >= 0;
     if (a.order >= 0 && a.order != b.order) return a.order < b.order;
@@ -565,12 +569,15 @@ bool run_learned(const RunRecord& run, Metric metric, const CompareRule& rule) {
 }
 
 namespace {
-// The key every run's sweep names as its selection (sweep.select), or "" if they disagree.
+// The key every run's sweep names as its selection (sweep.select, recorded in sweep.json or
+// in a config.yaml that kept its sweep section), or "" if they disagree.
 std::string sweep_selection(const std::vector<RunRecord>& runs) {
   std::string key;
   for (const RunRecord& r : runs) {
     auto it = r.config.find("sweep.select");
-    const std::string k = it == r.config.end() ? "" : it->second;
+    const std::string k = !r.sweep_select.empty() ? r.sweep_select
+                          : it == r.config.end()  ? ""
+                                                  : it->second;
     if (&r != &runs.front() && k != key) return "";
     key = k;
   }

@@ -349,9 +349,10 @@ void read_evaluation_section(MapReader& e, EvaluationConfig& ev) {
 void read_sweep_section(MapReader& s, SweepConfig& sweep) {
   s.read("parallel", sweep.parallel);
   if (sweep.parallel < 0) s.fail("parallel", "must be >= 0 (0 = as many as cores allow)");
+  s.read("select", sweep.select);
   int64_t runs = 1;
   for (const std::string& key : s.keys_in_file_order()) {
-    if (key == "parallel") continue;
+    if (key == "parallel" || key == "select") continue;
     if (key_path(key, s.where(key)).front() == "sweep")
       s.fail(key, "a sweep axis cannot set the sweep");
     std::vector<std::string> values;
@@ -368,6 +369,12 @@ void read_sweep_section(MapReader& s, SweepConfig& sweep) {
                               kMaxSweepRuns));
     sweep.axes.emplace_back(key, values);
   }
+  if (!sweep.select.empty() &&
+      std::none_of(sweep.axes.begin(), sweep.axes.end(),
+                   [&](const auto& axis) { return axis.first == sweep.select; }))
+    s.fail("select", fmt::format("'{}' is not an axis of this sweep; select names the axis whose "
+                                 "value compare chooses by validation score (e.g. training.lr)",
+                                 message_text(sweep.select)));
 }
 
 // A run's name is its directory's (runs/<name>, the sweep's runs/<name>/...): one path
@@ -771,6 +778,7 @@ std::string to_yaml(const ExperimentConfig& c) {
     rest << YAML::Key << "sweep" << YAML::Value << YAML::BeginMap;
     for (const auto& [key, values] : c.sweep.axes)
       rest << YAML::Key << key << YAML::Value << YAML::Flow << values;
+    if (!c.sweep.select.empty()) rest << YAML::Key << "select" << YAML::Value << c.sweep.select;
     rest << YAML::EndMap;
   }
   rest << YAML::EndMap;

@@ -296,6 +296,7 @@ SweepPlan plan_sweep(const SweepOptions& o) {
   plan.name = base.name;
   plan.overrides = o.overrides;
   plan.axes = base.sweep.axes;
+  plan.select = base.sweep.select;
   plan.out_dir = o.out_dir.empty() ? (fs::path("runs") / base.name).string() : o.out_dir;
 
   // Validate every run before starting any.
@@ -454,9 +455,10 @@ void write_manifest(const SweepPlan& plan) {
     for (const auto& [k, v] : p.run.values) values[k] = v;
     list.push_back({{"name", p.run.name}, {"values", values}, {"overrides", p.run.overrides}});
   }
-  const json manifest = {{"name", plan.name},           {"config", plan.config_path},
-                         {"overrides", plan.overrides}, {"axes", axes},
-                         {"jobs", plan.jobs},           {"runs", list}};
+  const json manifest = {
+      {"name", plan.name}, {"config", plan.config_path}, {"overrides", plan.overrides},
+      {"axes", axes},      {"jobs", plan.jobs},          {"select", plan.select},
+      {"runs", list}};
   write_file_atomic((fs::path(plan.out_dir) / "sweep.json").string(), manifest.dump(2) + "\n");
 }
 

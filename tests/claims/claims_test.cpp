@@ -88,8 +88,8 @@ TEST(Reproduce, BadClaimConfigsAndIdsAreClearErrors) {
   const std::string configs = tmp / "configs";
   fs::create_directories(fs::path(configs) / "claims");
   std::ofstream(fs::path(configs) / "claims" / "c08.yaml")
-      << "claim: C8\nstatement: s\nsources: ['002']\nverdict: v\nsettings:\n  d_model: 8\n  "
-         "positons: 3\n";
+      << "claim: C8\nstatement: s\nsources: ['002']\nverdict: v\nprecondition: p\nsettings:\n"
+         "  d_model: 8\n  positons: 3\n";
   ReproduceOptions o;
   o.only = {"C8"};
   o.out = tmp / "bad-out";
@@ -100,8 +100,17 @@ TEST(Reproduce, BadClaimConfigsAndIdsAreClearErrors) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("c08.yaml:7"), std::string::npos) << m;
+    EXPECT_NE(m.find("c08.yaml:8"), std::string::npos) << m;
     EXPECT_NE(m.find("positions"), std::string::npos) << m;  // did you mean
+  }
+  // A claim without its precondition, written before the run, is refused.
+  std::ofstream(fs::path(configs) / "claims" / "c08.yaml")
+      << "claim: C8\nstatement: s\nsources: ['002']\nverdict: v\nsettings:\n  d_model: 8\n";
+  try {
+    reproduce(o);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the key 'precondition'"), std::string::npos) << e.what();
   }
   o.only = {"C99"};
   EXPECT_THROW(reproduce(o), Error);

@@ -14,15 +14,19 @@
 
 namespace pelab {
 
-enum class Verdict { Supported, Refuted, Mixed };
+// Inconclusive: the claim's precondition failed (the models did not learn the task in
+// distribution, the compared groups are all at the ceiling or all at the floor, a difference
+// is within its own noise), so the experiment cannot tell; `because` says which.
+enum class Verdict { Supported, Refuted, Mixed, Inconclusive };
 const char* to_string(Verdict v);
 
 struct ClaimResult {
-  std::string id;         // "C9"
-  std::string statement;  // the claim, paraphrased (from its config)
-  std::string sources;    // the notes it comes from
-  std::string config;     // the claim's config file
-  std::string rule;       // the verdict rule, in words (from its config)
+  std::string id;            // "C9"
+  std::string statement;     // the claim, paraphrased (from its config)
+  std::string sources;       // the notes it comes from
+  std::string config;        // the claim's config file
+  std::string rule;          // the verdict rule, in words (from its config)
+  std::string precondition;  // when the rule can tell, in words (from its config)
   nlohmann::json experiments = nlohmann::json::array();  // trained: config, overrides, runs
   Verdict verdict = Verdict::Mixed;
   std::string because;     // one line: the numbers the rule compared

@@ -78,6 +78,9 @@ struct SweepConfig {
   // Each axis: a dotted key and its values (as override text); runs = the product.
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;
   int64_t parallel = 0;  // concurrent runs; 0 = as many as cores
+  // An axis whose value compare chooses per group by in-distribution validation score
+  // (training.lr), fixed with the sweep, before its runs; "" = none.
+  std::string select;
 };
 
 struct ExperimentConfig {

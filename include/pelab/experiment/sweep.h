@@ -120,6 +120,7 @@ struct SweepPlan {
   std::string config_path;             // absolute
   std::vector<std::string> overrides;  // the sweep's own; every run's overrides start with them
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;
+  std::string select;  // sweep.select: the axis compare chooses by validation score
   std::string out_dir;
   int64_t jobs = 1;  // concurrent runs: options.jobs, else sweep.parallel, else default_jobs()
   std::vector<PlannedRun> runs;  // expand_sweep's order

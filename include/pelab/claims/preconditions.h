@@ -1,0 +1,32 @@
+// A claim's precondition: when can its verdict rule tell? Each check returns "" when it holds,
+// else the reason the experiment cannot tell (one phrase, for the verdict's `because`). A
+// claim checks its preconditions, written in its config before the run, ahead of its rule;
+// when one fails the verdict is inconclusive (set_inconclusive), never a guess.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pelab/claims/reproduce.h"
+#include "pelab/experiment/compare.h"
+
+namespace pelab::claims {
+
+// Every run of the named groups learned the task in distribution (compare's rule: the
+// stop_when criterion, else the validation score against learned_at). A missing group is a
+// failed precondition too.
+std::string precondition_learned(const Comparison& comparison,
+                                 const std::vector<std::string>& labels);
+// The compared values (name, value) are neither all at or above `ceiling` nor all at or
+// below `floor`: a difference between them can show.
+std::string precondition_not_saturated(const std::vector<std::pair<std::string, double>>& values,
+                                       double floor = 0.02, double ceiling = 0.98);
+// A difference between two groups' statistics is larger than its noise: their 95% bootstrap
+// intervals do not overlap (with a single seed there is no interval: it cannot tell).
+std::string precondition_separated(const std::string& a_name, const Stat& a,
+                                   const std::string& b_name, const Stat& b);
+// The verdict when a precondition failed.
+void set_inconclusive(ClaimResult& r, const std::string& reason);
+
+}  // namespace pelab::claims
