@@ -6,8 +6,10 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "options.h"
 #include "pelab/core/error.h"
 #include "pelab/data/task.h"
+#include "pelab/experiment/config.h"
 #include "pelab/experiment/dump.h"
 
 namespace pelab::cli {
@@ -45,11 +47,14 @@ void add_dump_command(CLI::App& app, Action& action) {
                    "generated task's name, with --lengths")
       ->required();
   CLI::Option* lengths =
-      dump->add_option("--lengths", da->lengths, "with a task: problem sizes, e.g. 4,8")
-          ->delimiter(',');
-  dump->add_option("--count", da->count, "with a task: examples per length (default 1)")
+      add_integer_list(dump, "--lengths", da->lengths, range_of<int64_t>(1, kMaxProblemSize),
+                       "with a task: problem sizes, e.g. 4,8");
+  add_integer(dump, "--count", da->count, range_of<int64_t>(1, kMaxProblemSize),
+              "with a task: examples per length (default 1)")
       ->needs(lengths);
-  dump->add_option("--seed", da->seed, "with a task: the seed, as `pelab gen` takes it (default 0)")
+  // A seed as a config takes it (seed: must be >= 0), never wrapped around.
+  add_integer(dump, "--seed", da->seed, range_of<int64_t>(0),
+              "with a task: the seed, as `pelab gen` takes it (default 0)")
       ->needs(lengths);
   dump->add_option("--pad", da->pad, "pad on the right (default) or the left")
       ->check(CLI::IsMember({"right", "left"}));
