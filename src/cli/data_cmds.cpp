@@ -44,18 +44,31 @@ std::vector<int64_t> parse_lengths(const std::vector<std::string>& values) {
   return lengths;
 }
 
-TaskParams parse_params(const std::vector<std::string>& items) {
+// --param key=value, each value read as the task's key table types it (an unknown key is
+// left to make_task, which lists the task's parameters).
+TaskParams parse_params(const std::string& task, const std::vector<std::string>& items) {
+  const std::vector<TaskParam> specs = task_params(task);
   TaskParams params;
   for (const std::string& item : items) {
     const size_t eq = item.find('=');
     PELAB_CHECK(eq != std::string::npos && eq > 0,
                 "--param '{}': expected key=value, e.g. --param symbols=4", item);
-    const std::string key = item.substr(0, eq);
+    const std::string key = item.substr(0, eq), text = item.substr(eq + 1);
     PELAB_CHECK(!params.has(key), "--param: '{}' is given twice", key);
-    int64_t value = 0;
-    const std::string error = parse_integer(item.substr(eq + 1), IntegerRange{}, value);
+    const TaskParam* spec = find_key(specs, key);
+    std::string error;
+    if (spec && spec->type == KeySpec::Type::Text) {
+      params.set(key, text);
+    } else if (spec && spec->type == KeySpec::Type::Number) {
+      double value = 0;
+      error = parse_number(text, NumberRange{}, value);
+      params.set(key, value);
+    } else {
+      int64_t value = 0;
+      error = parse_integer(text, IntegerRange{}, value);
+      params.set(key, value);
+    }
     PELAB_CHECK(error.empty(), "--param {}: {}", message_text(key), error);
-    params.set(key, value);
   }
   return params;
 }
@@ -165,7 +178,7 @@ void add_data_commands(CLI::App& app, Action& action) {
     action = [ga] {
       PELAB_CHECK(ga->task != kFileTaskName,
                   "'file' is not a generated task; pelab gen writes a generated task as a file");
-      const std::unique_ptr<Task> task = make_task(ga->task, parse_params(ga->params));
+      const std::unique_ptr<Task> task = make_task(ga->task, parse_params(ga->task, ga->params));
       const std::vector<int64_t>& lengths = ga->lengths;
       // The format: --format, else the extension of --out, else JSONL. The reader goes by the
       // extension, so the two must agree.
