@@ -188,16 +188,26 @@ void add_sweep_commands(CLI::App& app, Action& action) {
     std::string out;
     std::string metric = "sequence_accuracy";
     bool no_plots = false;
+    double learned_at = CompareRule{}.learned_at;
+    std::string select;
   };
   auto ca = std::make_shared<CompareArgs>();
   CLI::App* compare = app.add_subcommand(
-      "compare", "Compare runs by length: mean ± std over seeds per scheme, tables and plots");
+      "compare",
+      "Compare runs by length: mean over seeds with a 95% interval, median and max per scheme, "
+      "tables and plots");
   compare->add_option("dirs", ca->dirs, "run or sweep directories (searched for runs)")->required();
   compare->add_option("--out", ca->out,
                       "where compare.md/.csv/.json and the plots go (default: the first DIR)");
   compare->add_option("--metric", ca->metric, "sequence_accuracy or token_accuracy")
       ->check(CLI::IsMember({"sequence_accuracy", "token_accuracy"}));
   compare->add_flag("--no-plots", ca->no_plots, "tables only");
+  add_number(compare, "--learned-at", ca->learned_at, NumberRange{0.0, 1.0},
+             "in-distribution validation score a run without training.stop_when must reach to "
+             "count as having learned the task (default 0.95)");
+  compare->add_option("--select", ca->select,
+                      "an axis to choose per group by validation score, e.g. training.lr "
+                      "(default: the sweep's sweep.select)");
   compare->callback([ca, &action] {
     action = [ca] {
       CompareOptions o;
@@ -205,6 +215,8 @@ void add_sweep_commands(CLI::App& app, Action& action) {
       o.out_dir = ca->out;
       o.metric = parse_metric(ca->metric);
       o.plots = !ca->no_plots;
+      o.rule.learned_at = ca->learned_at;
+      o.rule.select = ca->select;
       return compare_and_print(o) > 0 ? 0 : 1;
     };
   });
