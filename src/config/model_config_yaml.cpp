@@ -38,7 +38,10 @@ void read_randomize(MapReader& rnd, RandomizeConfig& randomize) {
     rnd.fail("max_position",
              fmt::format("must be in [0, {}], got {}", kMaxPositions, randomize.max_position));
   rnd.read("at_eval", randomize.at_eval);
-  rnd.finish({"max_position", "at_eval"});
+  if (rnd.read("eval_draws", randomize.eval_draws) &&
+      (randomize.eval_draws < 1 || randomize.eval_draws > 100))
+    rnd.fail("eval_draws", fmt::format("must be in [1, 100], got {}", randomize.eval_draws));
+  rnd.finish({"max_position", "at_eval", "eval_draws"});
 }
 }  // namespace
 
@@ -105,6 +108,7 @@ std::string model_sections_yaml(const ModelConfig& c, const RandomizeConfig& ran
     out << YAML::Key << "randomize" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "max_position" << YAML::Value << randomize.max_position;
     out << YAML::Key << "at_eval" << YAML::Value << randomize.at_eval;
+    out << YAML::Key << "eval_draws" << YAML::Value << randomize.eval_draws;
     out << YAML::EndMap;
   }
   out << YAML::EndMap << YAML::EndMap;

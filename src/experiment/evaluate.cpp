@@ -8,6 +8,64 @@
 
 namespace pelab {
 
+namespace {
+
+// The counts of one pass over a length's examples (one draw of positions).
+struct Tally {
+  int64_t scored = 0, correct = 0, perfect = 0;
+  double loss_sum = 0;
+};
+
+// Scores `examples` (problem size n) in batches: argmax and cross-entropy at every scored
+// target, added to `positions` (by token index) and returned as a tally. Positions are drawn
+// from `position_rng` when `randomize` is given, else 0..T-1.
+Tally score_examples(const Encoder& model, const std::vector<Example>& examples, int64_t n,
+                     const ExperimentConfig& config, const RandomizeConfig* randomize,
+                     Generator& position_rng, std::vector<PositionResult>& positions) {
+  const int64_t V = config.model.vocab_out;
+  Tally tally;
+  for (size_t start = 0; start < examples.size(); start += config.evaluation.batch_size) {
+    const size_t end =
+        std::min(examples.size(), start + static_cast<size_t>(config.evaluation.batch_size));
+    const std::vector<Example> part(examples.begin() + start, examples.begin() + end);
+    const Batch batch = collate(part, randomize, &position_rng);
+    const Tensor logits = model.forward(batch).logits;  // [B, T, V]
+    const float* z = logits.data();
+    const int64_t T = batch.length();
+    for (size_t b = 0; b < part.size(); ++b) {
+      bool all_right = true;
+      for (int64_t t = 0; t < T; ++t) {
+        const int32_t y = batch.targets.values[b * T + t];
+        if (y == kIgnore) continue;
+        const float* row = z + (b * T + t) * V;
+        int64_t best = 0;
+        float mx = row[0];
+        for (int64_t c = 1; c < V; ++c)
+          if (row[c] > mx) mx = row[c], best = c;
+        double sum = 0;
+        for (int64_t c = 0; c < V; ++c) sum += std::exp(static_cast<double>(row[c] - mx));
+        const double loss = std::log(sum) - (row[y] - mx);
+        const bool right = best == y;
+        if (static_cast<int64_t>(positions.size()) <= t) positions.resize(t + 1);
+        PositionResult& p = positions[t];
+        p.length = n;
+        p.position = t;
+        p.scored += 1;
+        p.correct += right;
+        p.loss_sum += loss;
+        tally.scored += 1;
+        tally.correct += right;
+        tally.loss_sum += loss;
+        all_right = all_right && right;
+      }
+      tally.perfect += all_right;
+    }
+  }
+  return tally;
+}
+
+}  // namespace
+
 Evaluation evaluate(const Encoder& model, const Task& task, const ExperimentConfig& config,
                     std::vector<int64_t> lengths) {
   if (lengths.empty()) lengths = config.evaluation.lengths;
@@ -15,60 +73,37 @@ Evaluation evaluate(const Encoder& model, const Task& task, const ExperimentConf
   Evaluation out;
   const RandomizeConfig& rnd = config.randomize;
   const bool random_positions = rnd.max_position > 0 && rnd.at_eval;
-  const int64_t V = config.model.vocab_out;
+  // Randomized positions: several draws of positions, averaged (each draw's scores kept).
+  const int64_t draws = random_positions ? rnd.eval_draws : 1;
   for (int64_t n : lengths) {
     const std::vector<Example> examples =
         evaluation_examples(task, n, config.evaluation.examples, config.evaluation.seed);
-    Generator position_rng(
-        derive_seed(config.evaluation.seed ^ static_cast<uint64_t>(n), "eval-positions"));
     LengthResult r;
     r.length = n;
     r.tokens = task.sequence_length(static_cast<int>(n));
     r.in_training = n >= config.task.min_length && n <= config.task.max_length;
-    std::vector<PositionResult> positions;
-    int64_t correct = 0, perfect = 0;
-    double loss_sum = 0;
-    for (size_t start = 0; start < examples.size(); start += config.evaluation.batch_size) {
-      const size_t end =
-          std::min(examples.size(), start + static_cast<size_t>(config.evaluation.batch_size));
-      const std::vector<Example> part(examples.begin() + start, examples.begin() + end);
-      const Batch batch = collate(part, random_positions ? &rnd : nullptr, &position_rng);
-      const Tensor logits = model.forward(batch).logits;  // [B, T, V]
-      const float* z = logits.data();
-      const int64_t T = batch.length();
-      for (size_t b = 0; b < part.size(); ++b) {
-        bool all_right = true;
-        for (int64_t t = 0; t < T; ++t) {
-          const int32_t y = batch.targets.values[b * T + t];
-          if (y == kIgnore) continue;
-          const float* row = z + (b * T + t) * V;
-          int64_t best = 0;
-          float mx = row[0];
-          for (int64_t c = 1; c < V; ++c)
-            if (row[c] > mx) mx = row[c], best = c;
-          double sum = 0;
-          for (int64_t c = 0; c < V; ++c) sum += std::exp(static_cast<double>(row[c] - mx));
-          const double loss = std::log(sum) - (row[y] - mx);
-          const bool right = best == y;
-          if (static_cast<int64_t>(positions.size()) <= t) positions.resize(t + 1);
-          PositionResult& p = positions[t];
-          p.length = n;
-          p.position = t;
-          p.scored += 1;
-          p.correct += right;
-          p.loss_sum += loss;
-          r.scored += 1;
-          correct += right;
-          loss_sum += loss;
-          all_right = all_right && right;
-        }
-        perfect += all_right;
-      }
-    }
     r.examples = static_cast<int64_t>(examples.size());
-    r.token_accuracy = r.scored ? static_cast<double>(correct) / r.scored : 0.0;
-    r.sequence_accuracy = r.examples ? static_cast<double>(perfect) / r.examples : 0.0;
-    r.loss = r.scored ? loss_sum / r.scored : 0.0;
+    std::vector<PositionResult> positions;
+    double loss_sum = 0;
+    for (int64_t d = 0; d < draws; ++d) {
+      const uint64_t stream = config.evaluation.seed ^ static_cast<uint64_t>(n);
+      Generator position_rng(
+          d == 0 ? derive_seed(stream, "eval-positions")
+                 : derive_seed(mix64(stream) ^ static_cast<uint64_t>(d), "eval-positions-draw"));
+      const Tally t = score_examples(model, examples, n, config, random_positions ? &rnd : nullptr,
+                                     position_rng, positions);
+      r.scored = t.scored;
+      loss_sum += t.scored ? t.loss_sum / static_cast<double>(t.scored) : 0.0;
+      r.token_accuracy_draws.push_back(t.scored ? static_cast<double>(t.correct) / t.scored : 0.0);
+      r.sequence_accuracy_draws.push_back(r.examples ? static_cast<double>(t.perfect) / r.examples
+                                                     : 0.0);
+    }
+    for (int64_t d = 0; d < draws; ++d) {
+      r.token_accuracy += r.token_accuracy_draws[d] / static_cast<double>(draws);
+      r.sequence_accuracy += r.sequence_accuracy_draws[d] / static_cast<double>(draws);
+    }
+    r.loss = loss_sum / static_cast<double>(draws);
+    if (draws == 1) r.token_accuracy_draws.clear(), r.sequence_accuracy_draws.clear();
     out.by_length.push_back(r);
     for (const PositionResult& p : positions)
       if (p.scored > 0) out.by_position.push_back(p);

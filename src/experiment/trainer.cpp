@@ -416,6 +416,10 @@ class RunDirectory {
                                  {"sequence_accuracy", r.sequence_accuracy},
                                  {"loss", r.loss},
                                  {"in_training", r.in_training}});
+      if (!r.token_accuracy_draws.empty()) {  // randomized positions: each draw's scores
+        summary["eval"].back()["token_accuracy_draws"] = r.token_accuracy_draws;
+        summary["eval"].back()["sequence_accuracy_draws"] = r.sequence_accuracy_draws;
+      }
       (r.in_training ? in_sum : out_sum) += r.sequence_accuracy;
       (r.in_training ? in_n : out_n) += 1;
     }
@@ -576,10 +580,18 @@ class Reporter {
   }
 
   void final_evaluation(const Evaluation& e) {
-    for (const LengthResult& r : e.by_length)
-      log_.info("eval n={:<4} {} token acc {:.3f} sequence acc {:.3f} loss {:.4f}", r.length,
+    for (const LengthResult& r : e.by_length) {
+      // Randomized positions: the spread over the draws of positions, as min–max.
+      const auto spread = [](const std::vector<double>& v) {
+        if (v.empty()) return std::string();
+        const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+        return fmt::format(" [{:.3f}–{:.3f} over {} position draws]", *lo, *hi, v.size());
+      };
+      log_.info("eval n={:<4} {} token acc {:.3f}{} sequence acc {:.3f}{} loss {:.4f}", r.length,
                 r.in_training ? "(in training)" : "(longer)     ", r.token_accuracy,
-                r.sequence_accuracy, r.loss);
+                spread(r.token_accuracy_draws), r.sequence_accuracy,
+                spread(r.sequence_accuracy_draws), r.loss);
+    }
   }
 
  private:

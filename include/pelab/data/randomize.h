@@ -9,7 +9,10 @@ namespace pelab {
 
 struct RandomizeConfig {
   int64_t max_position = 0;  // 0 = off; else positions are a sorted sample from [0, M)
-  bool at_eval = false;
+  // Evaluation numbers positions as training did (a model trained on samples from [0, M) has
+  // never seen 0..n-1), over `eval_draws` draws whose results are averaged; false: 0..n-1.
+  bool at_eval = true;
+  int64_t eval_draws = 5;
 };
 
 }  // namespace pelab

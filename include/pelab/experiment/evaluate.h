@@ -20,6 +20,9 @@ struct LengthResult {
   double sequence_accuracy = 0;  // every scored position right
   double loss = 0;               // mean cross-entropy per scored position
   bool in_training = false;      // task.min_length ≤ n ≤ task.max_length
+  // Randomized positions at evaluation: each draw's accuracies (the fields above are their
+  // means); empty with one draw.
+  std::vector<double> token_accuracy_draws, sequence_accuracy_draws;
 };
 
 struct PositionResult {
