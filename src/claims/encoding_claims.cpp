@@ -2,10 +2,13 @@
 // is read through the sinusoidal scheme's input hook, exactly as a model adds it.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "claims/claim.h"
 #include "pelab/analysis/encoding.h"
+#include "pelab/claims/order_encoding_verdicts.h"
 #include "pelab/core/error.h"
 
 namespace pelab::claims {
@@ -47,11 +50,10 @@ void c8(const ClaimContext& ctx, ClaimResult& r) {
                {"per_shift", per_shift},
                {"d_model", d_model},
                {"positions", positions}};
-  r.verdict = worst < supported_below ? Verdict::Supported
-              : worst > refuted_above ? Verdict::Refuted
-                                      : Verdict::Mixed;
-  r.because = fmt::format("largest error {} over positions 0..{} and {} shifts", fmt_number(worst),
-                          positions - 1, shifts.size());
+  const order_encoding::Judgement j = order_encoding::judge_c8(
+      {worst, positions, static_cast<int64_t>(shifts.size())}, {supported_below, refuted_above});
+  r.verdict = j.verdict;
+  r.because = j.because;
   r.details = fmt::format(
       "The sinusoidal table of width {} (pelab's float32 table, base {}) at positions "
       "0..{}; T(Δ) built from MODEL.md's frequencies as block-diagonal 2×2 rotations "
@@ -77,23 +79,15 @@ void c9(const ClaimContext& ctx, ClaimResult& r) {
   const EncodingAnalysis a = analyze_encoding(model, o);
   const PlotResult files = write_encoding_analysis(a, ctx.dir);
   const Falloff& f = a.falloff;
-  r.numbers = {{"argmax", f.argmax},
-               {"reference", reference},
-               {"steps", f.steps},
-               {"rises", f.rises},
-               {"largest_rise", f.largest_rise},
-               {"first_rise_distance", f.first_rise},
-               {"peak", a.dots[static_cast<size_t>(reference)]}};
-  if (f.argmax != reference)
-    r.verdict = Verdict::Refuted;
-  else
-    r.verdict = f.rises == 0 ? Verdict::Supported : Verdict::Mixed;
-  r.because = fmt::format(
-      "largest at j = {} (reference {}); {} of {} steps away from the reference rise instead of "
-      "falling, the first at distance {}, the largest by {} ({}% of the peak {})",
-      f.argmax, reference, f.rises, f.steps, f.first_rise, fmt_number(f.largest_rise),
-      fmt_number(100 * f.largest_rise / a.dots[static_cast<size_t>(reference)]),
-      fmt_number(a.dots[static_cast<size_t>(reference)]));
+  const double peak = a.dots[static_cast<size_t>(reference)];
+  r.numbers = {
+      {"argmax", f.argmax}, {"reference", reference},         {"steps", f.steps},
+      {"rises", f.rises},   {"largest_rise", f.largest_rise}, {"first_rise_distance", f.first_rise},
+      {"peak", peak}};
+  const order_encoding::Judgement j = order_encoding::judge_c9(
+      {reference, f.argmax, f.steps, f.rises, f.first_rise, f.largest_rise, peak});
+  r.verdict = j.verdict;
+  r.because = j.because;
   r.figures = {ctx.rel_dir + "/dot_by_distance.png"};
   r.details = fmt::format(
       "P({0})·P(j) for j = 0..{1}, d_model = {2} (the note's settings). The curve "
@@ -122,23 +116,20 @@ void c10(const ClaimContext& ctx, ClaimResult& r) {
   o.moving_threshold = threshold;
   const EncodingAnalysis a = analyze_encoding(model, o);
   const PlotResult files = write_encoding_analysis(a, ctx.dir);
+  const order_encoding::C10Numbers n{a.moving};
   std::string table = "| positions in use | dimensions that move by more than " +
                       fmt_number(threshold) + " | share |\n|--:|--:|--:|\n";
   nlohmann::json shares = nlohmann::json::array();
-  int64_t barely_most = 0;  // lengths at which most dimensions barely move
-  for (const auto& [length, share] : a.moving) {
+  for (const auto& [length, share] : n.moving) {
     table += fmt::format("| {} | {} of {} | {}% |\n", length,
                          static_cast<int64_t>(std::llround(share * static_cast<double>(d_model))),
                          d_model, fmt_number(100 * share));
     shares.push_back({{"length", length}, {"moving_share", share}});
-    if (1 - share > most) ++barely_most;
   }
+  const order_encoding::Judgement j = order_encoding::judge_c10(n, most);
+  r.verdict = j.verdict;
+  r.because = j.because;
   r.numbers = {{"d_model", d_model}, {"threshold", threshold}, {"moving", shares}};
-  const int64_t n = static_cast<int64_t>(a.moving.size());
-  r.verdict = barely_most == n   ? Verdict::Supported
-              : barely_most == 0 ? Verdict::Refuted
-                                 : Verdict::Mixed;
-  r.because = fmt::format("most dimensions barely move at {} of {} lengths", barely_most, n);
   r.figures = {ctx.rel_dir + "/encoding_heatmap.png"};
   r.details = fmt::format(
       "The sinusoidal table at d_model = {}: a dimension is *in use* over the first L positions "
@@ -149,6 +140,50 @@ void c10(const ClaimContext& ctx, ClaimResult& r) {
 }
 
 }  // namespace
+
+namespace order_encoding {
+
+Judgement judge_c8(const C8Numbers& n, const ErrorRule& rule) {
+  Judgement j;
+  j.verdict = n.largest_error < rule.supported_below ? Verdict::Supported
+              : n.largest_error > rule.refuted_above ? Verdict::Refuted
+                                                     : Verdict::Mixed;
+  j.because = fmt::format("largest error {} over positions 0..{} and {} shifts",
+                          fmt_number(n.largest_error), n.positions - 1, n.shifts);
+  return j;
+}
+
+Judgement judge_c9(const C9Numbers& n) {
+  Judgement j;
+  if (n.argmax != n.reference)
+    j.verdict = Verdict::Refuted;
+  else
+    j.verdict = n.rises == 0 ? Verdict::Supported : Verdict::Mixed;
+  j.because = fmt::format(
+      "largest at j = {} (reference {}); {} of {} steps away from the reference rise instead of "
+      "falling, the first at distance {}, the largest by {} ({}% of the peak {})",
+      n.argmax, n.reference, n.rises, n.steps, n.first_rise, fmt_number(n.largest_rise),
+      fmt_number(n.peak != 0 ? 100 * n.largest_rise / n.peak : 0), fmt_number(n.peak));
+  return j;
+}
+
+Judgement judge_c10(const C10Numbers& n, double most) {
+  int64_t barely_most = 0;  // lengths at which most dimensions barely move
+  for (const auto& [length, share] : n.moving)
+    if (1 - share > most) ++barely_most;
+  const int64_t lengths = static_cast<int64_t>(n.moving.size());
+  Judgement j;
+  if (lengths == 0)
+    j.verdict = Verdict::Mixed;  // nothing measured, nothing to say either way
+  else
+    j.verdict = barely_most == lengths ? Verdict::Supported
+                : barely_most == 0     ? Verdict::Refuted
+                                       : Verdict::Mixed;
+  j.because = fmt::format("most dimensions barely move at {} of {} lengths", barely_most, lengths);
+  return j;
+}
+
+}  // namespace order_encoding
 
 void add_encoding_claims(std::vector<ClaimDef>& defs) {
   defs.push_back({"C8", c8});
