@@ -97,10 +97,53 @@ void c9(const ClaimContext& ctx, ClaimResult& r) {
   if (!files.message.empty()) r.details += fmt::format("\n(figures: {})\n", files.message);
 }
 
+// For each length L: the share of the table's dimensions whose values move by more than
+// `threshold` × the table's largest |value| over positions 0..L−1 (as pelab analyze does).
+order_encoding::C10Numbers moving_shares(const Encoder& model, const std::vector<int64_t>& lengths,
+                                         double threshold) {
+  order_encoding::C10Numbers n;
+  for (int64_t length : lengths) {
+    const Matrix P = absolute_encoding(model, length);  // [length, d_model]
+    double scale = 0;
+    for (double v : P.values) scale = std::max(scale, std::abs(v));
+    n.moving.emplace_back(length, share_of_moving_columns(P, length, threshold * scale));
+  }
+  return n;
+}
+
+// How the verdict moves with the threshold: one row per threshold (the chosen one marked),
+// the share of dimensions that barely move at each length, and the verdict it would give.
+std::string threshold_table(const Encoder& model, const std::vector<int64_t>& lengths,
+                            double chosen, double most, nlohmann::json& sweep) {
+  // A column's span over positions lies in (0, 2] × the largest |value|: thresholds across it.
+  std::vector<double> thresholds = {0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5};
+  if (std::find(thresholds.begin(), thresholds.end(), chosen) == thresholds.end())
+    thresholds.push_back(chosen);
+  std::sort(thresholds.begin(), thresholds.end());
+  std::string table = "| threshold |";
+  for (int64_t length : lengths) table += fmt::format(" barely move, L = {} |", length);
+  table += " verdict |\n|--:|";
+  for (size_t i = 0; i < lengths.size(); ++i) table += "--:|";
+  table += "---|\n";
+  for (double threshold : thresholds) {
+    const order_encoding::C10Numbers n = moving_shares(model, lengths, threshold);
+    const Verdict v = order_encoding::judge_c10(n, most).verdict;
+    table += fmt::format("| {}{} |", fmt_number(threshold), threshold == chosen ? " (chosen)" : "");
+    nlohmann::json barely = nlohmann::json::array();
+    for (const auto& [length, share] : n.moving) {
+      table += fmt::format(" {}% |", fmt_number(100 * (1 - share)));
+      barely.push_back({{"length", length}, {"barely_moving_share", 1 - share}});
+    }
+    table += fmt::format(" {} |\n", to_string(v));
+    sweep.push_back({{"threshold", threshold}, {"verdict", to_string(v)}, {"by_length", barely}});
+  }
+  return table;
+}
+
 void c10(const ClaimContext& ctx, ClaimResult& r) {
   MapReader s = ctx.settings();
   int64_t d_model = 128;
-  double base = 10000, threshold = 0.1, most = 0.5;
+  double base = 10000, threshold = 0.5, most = 0.5;
   std::vector<int64_t> lengths;
   s.read("d_model", d_model);
   s.read("base", base);
@@ -126,16 +169,24 @@ void c10(const ClaimContext& ctx, ClaimResult& r) {
                          d_model, fmt_number(100 * share));
     shares.push_back({{"length", length}, {"moving_share", share}});
   }
+  nlohmann::json sweep = nlohmann::json::array();
+  const std::string by_threshold = threshold_table(model, lengths, threshold, most, sweep);
   const order_encoding::Judgement j = order_encoding::judge_c10(n, most);
   r.verdict = j.verdict;
   r.because = j.because;
-  r.numbers = {{"d_model", d_model}, {"threshold", threshold}, {"moving", shares}};
+  r.numbers = {{"d_model", d_model},
+               {"threshold", threshold},
+               {"moving", shares},
+               {"threshold_sweep", sweep}};
   r.figures = {ctx.rel_dir + "/encoding_heatmap.png"};
   r.details = fmt::format(
       "The sinusoidal table at d_model = {}: a dimension is *in use* over the first L positions "
-      "when its values span more than {} (the table's values lie in [−1, 1]).\n\n{}\n"
+      "when its values span more than {} (× the table's largest |value|; the values lie in "
+      "[−1, 1]). The threshold was chosen from the note's words before the run (see the "
+      "config).\n\n{}\n**How the verdict moves with the threshold** (share of dimensions that "
+      "barely move; the verdict uses the chosen threshold):\n\n{}\n"
       "![The sinusoidal table]({}/encoding_heatmap.png)\n",
-      d_model, fmt_number(threshold), table, ctx.rel_dir);
+      d_model, fmt_number(threshold), table, by_threshold, ctx.rel_dir);
   if (!files.message.empty()) r.details += fmt::format("\n(figures: {})\n", files.message);
 }
 
