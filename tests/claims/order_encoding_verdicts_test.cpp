@@ -1,9 +1,14 @@
 // The judgements of C1, C5, C8–C12 on synthetic numbers: every verdict each rule can give,
 // and, for the trained claims, each precondition that makes the experiment unable to tell
-// (schemes that did not learn, results all at the ceiling or all at the floor).
+// (schemes that did not learn, results all at the ceiling or all at the floor); and C10's
+// table of verdicts across thresholds, as reproduce writes it.
 #include "pelab/claims/order_encoding_verdicts.h"
 
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "pelab_process.h"
 
 namespace pelab::claims::order_encoding {
 namespace {
@@ -193,6 +198,38 @@ TEST(OrderEncodingVerdicts, C12NoteConstructionSaysWhetherItRunsAsWritten) {
   EXPECT_EQ(j.verdict, Verdict::Supported);
   EXPECT_TRUE(starts_with(j.because, "the example runs as written; ")) << j.because;
   EXPECT_EQ(judge_c12({1e-3, 1.0, 1.0}, "runs", rule).verdict, Verdict::Mixed);
+}
+
+// C10 as reproduce runs it: the verdict at the chosen threshold, and beside it the verdict
+// the same rule gives across a range of thresholds (in claims.json and in the details).
+TEST(OrderEncodingVerdicts, C10ReportsTheVerdictAcrossThresholds) {
+  const testing::TempDir tmp;
+  ReproduceOptions o;
+  o.only = {"C10"};
+  o.quick = true;
+  o.out = tmp / "c10";
+  o.configs_dir = std::string(PELAB_SOURCE_DIR) + "/configs";
+  const std::vector<ClaimResult> results = reproduce(o);
+  ASSERT_EQ(results.size(), 1u);
+  const ClaimResult& c10 = results[0];
+  const nlohmann::json& sweep = c10.numbers["threshold_sweep"];
+  ASSERT_GE(sweep.size(), 3u);
+  const double chosen = c10.numbers["threshold"].get<double>();
+  int64_t at_chosen = 0;
+  for (const nlohmann::json& row : sweep) {
+    EXPECT_EQ(row["by_length"].size(), 3u);  // the config's three lengths
+    if (row["threshold"].get<double>() == chosen) {
+      ++at_chosen;
+      EXPECT_EQ(row["verdict"], to_string(c10.verdict));
+    }
+  }
+  EXPECT_EQ(at_chosen, 1);
+  EXPECT_TRUE(contains(c10.details, "(chosen)")) << c10.details;
+  // Raising the threshold can only make more dimensions count as barely moving.
+  for (size_t i = 1; i < sweep.size(); ++i)
+    for (size_t l = 0; l < 3; ++l)
+      EXPECT_GE(sweep[i]["by_length"][l]["barely_moving_share"].get<double>(),
+                sweep[i - 1]["by_length"][l]["barely_moving_share"].get<double>());
 }
 
 }  // namespace
