@@ -2,10 +2,13 @@
 // is read through the sinusoidal scheme's input hook, exactly as a model adds it.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "claims/claim.h"
 #include "pelab/analysis/encoding.h"
+#include "pelab/claims/order_encoding_verdicts.h"
 #include "pelab/core/error.h"
 
 namespace pelab::claims {
@@ -47,11 +50,10 @@ void c8(const ClaimContext& ctx, ClaimResult& r) {
                {"per_shift", per_shift},
                {"d_model", d_model},
                {"positions", positions}};
-  r.verdict = worst < supported_below ? Verdict::Supported
-              : worst > refuted_above ? Verdict::Refuted
-                                      : Verdict::Mixed;
-  r.because = fmt::format("largest error {} over positions 0..{} and {} shifts", fmt_number(worst),
-                          positions - 1, shifts.size());
+  const order_encoding::Judgement j = order_encoding::judge_c8(
+      {worst, positions, static_cast<int64_t>(shifts.size())}, {supported_below, refuted_above});
+  r.verdict = j.verdict;
+  r.because = j.because;
   r.details = fmt::format(
       "The sinusoidal table of width {} (pelab's float32 table, base {}) at positions "
       "0..{}; T(Δ) built from MODEL.md's frequencies as block-diagonal 2×2 rotations "
@@ -77,23 +79,15 @@ void c9(const ClaimContext& ctx, ClaimResult& r) {
   const EncodingAnalysis a = analyze_encoding(model, o);
   const PlotResult files = write_encoding_analysis(a, ctx.dir);
   const Falloff& f = a.falloff;
-  r.numbers = {{"argmax", f.argmax},
-               {"reference", reference},
-               {"steps", f.steps},
-               {"rises", f.rises},
-               {"largest_rise", f.largest_rise},
-               {"first_rise_distance", f.first_rise},
-               {"peak", a.dots[static_cast<size_t>(reference)]}};
-  if (f.argmax != reference)
-    r.verdict = Verdict::Refuted;
-  else
-    r.verdict = f.rises == 0 ? Verdict::Supported : Verdict::Mixed;
-  r.because = fmt::format(
-      "largest at j = {} (reference {}); {} of {} steps away from the reference rise instead of "
-      "falling, the first at distance {}, the largest by {} ({}% of the peak {})",
-      f.argmax, reference, f.rises, f.steps, f.first_rise, fmt_number(f.largest_rise),
-      fmt_number(100 * f.largest_rise / a.dots[static_cast<size_t>(reference)]),
-      fmt_number(a.dots[static_cast<size_t>(reference)]));
+  const double peak = a.dots[static_cast<size_t>(reference)];
+  r.numbers = {
+      {"argmax", f.argmax}, {"reference", reference},         {"steps", f.steps},
+      {"rises", f.rises},   {"largest_rise", f.largest_rise}, {"first_rise_distance", f.first_rise},
+      {"peak", peak}};
+  const order_encoding::Judgement j = order_encoding::judge_c9(
+      {reference, f.argmax, f.steps, f.rises, f.first_rise, f.largest_rise, peak});
+  r.verdict = j.verdict;
+  r.because = j.because;
   r.figures = {ctx.rel_dir + "/dot_by_distance.png"};
   r.details = fmt::format(
       "P({0})·P(j) for j = 0..{1}, d_model = {2} (the note's settings). The curve "
@@ -103,10 +97,53 @@ void c9(const ClaimContext& ctx, ClaimResult& r) {
   if (!files.message.empty()) r.details += fmt::format("\n(figures: {})\n", files.message);
 }
 
+// For each length L: the share of the table's dimensions whose values move by more than
+// `threshold` × the table's largest |value| over positions 0..L−1 (as pelab analyze does).
+order_encoding::C10Numbers moving_shares(const Encoder& model, const std::vector<int64_t>& lengths,
+                                         double threshold) {
+  order_encoding::C10Numbers n;
+  for (int64_t length : lengths) {
+    const Matrix P = absolute_encoding(model, length);  // [length, d_model]
+    double scale = 0;
+    for (double v : P.values) scale = std::max(scale, std::abs(v));
+    n.moving.emplace_back(length, share_of_moving_columns(P, length, threshold * scale));
+  }
+  return n;
+}
+
+// How the verdict moves with the threshold: one row per threshold (the chosen one marked),
+// the share of dimensions that barely move at each length, and the verdict it would give.
+std::string threshold_table(const Encoder& model, const std::vector<int64_t>& lengths,
+                            double chosen, double most, nlohmann::json& sweep) {
+  // A column's span over positions lies in (0, 2] × the largest |value|: thresholds across it.
+  std::vector<double> thresholds = {0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5};
+  if (std::find(thresholds.begin(), thresholds.end(), chosen) == thresholds.end())
+    thresholds.push_back(chosen);
+  std::sort(thresholds.begin(), thresholds.end());
+  std::string table = "| threshold |";
+  for (int64_t length : lengths) table += fmt::format(" barely move, L = {} |", length);
+  table += " verdict |\n|--:|";
+  for (size_t i = 0; i < lengths.size(); ++i) table += "--:|";
+  table += "---|\n";
+  for (double threshold : thresholds) {
+    const order_encoding::C10Numbers n = moving_shares(model, lengths, threshold);
+    const Verdict v = order_encoding::judge_c10(n, most).verdict;
+    table += fmt::format("| {}{} |", fmt_number(threshold), threshold == chosen ? " (chosen)" : "");
+    nlohmann::json barely = nlohmann::json::array();
+    for (const auto& [length, share] : n.moving) {
+      table += fmt::format(" {}% |", fmt_number(100 * (1 - share)));
+      barely.push_back({{"length", length}, {"barely_moving_share", 1 - share}});
+    }
+    table += fmt::format(" {} |\n", to_string(v));
+    sweep.push_back({{"threshold", threshold}, {"verdict", to_string(v)}, {"by_length", barely}});
+  }
+  return table;
+}
+
 void c10(const ClaimContext& ctx, ClaimResult& r) {
   MapReader s = ctx.settings();
   int64_t d_model = 128;
-  double base = 10000, threshold = 0.1, most = 0.5;
+  double base = 10000, threshold = 0.5, most = 0.5;
   std::vector<int64_t> lengths;
   s.read("d_model", d_model);
   s.read("base", base);
@@ -122,33 +159,82 @@ void c10(const ClaimContext& ctx, ClaimResult& r) {
   o.moving_threshold = threshold;
   const EncodingAnalysis a = analyze_encoding(model, o);
   const PlotResult files = write_encoding_analysis(a, ctx.dir);
+  const order_encoding::C10Numbers n{a.moving};
   std::string table = "| positions in use | dimensions that move by more than " +
                       fmt_number(threshold) + " | share |\n|--:|--:|--:|\n";
   nlohmann::json shares = nlohmann::json::array();
-  int64_t barely_most = 0;  // lengths at which most dimensions barely move
-  for (const auto& [length, share] : a.moving) {
+  for (const auto& [length, share] : n.moving) {
     table += fmt::format("| {} | {} of {} | {}% |\n", length,
                          static_cast<int64_t>(std::llround(share * static_cast<double>(d_model))),
                          d_model, fmt_number(100 * share));
     shares.push_back({{"length", length}, {"moving_share", share}});
-    if (1 - share > most) ++barely_most;
   }
-  r.numbers = {{"d_model", d_model}, {"threshold", threshold}, {"moving", shares}};
-  const int64_t n = static_cast<int64_t>(a.moving.size());
-  r.verdict = barely_most == n   ? Verdict::Supported
-              : barely_most == 0 ? Verdict::Refuted
-                                 : Verdict::Mixed;
-  r.because = fmt::format("most dimensions barely move at {} of {} lengths", barely_most, n);
+  nlohmann::json sweep = nlohmann::json::array();
+  const std::string by_threshold = threshold_table(model, lengths, threshold, most, sweep);
+  const order_encoding::Judgement j = order_encoding::judge_c10(n, most);
+  r.verdict = j.verdict;
+  r.because = j.because;
+  r.numbers = {{"d_model", d_model},
+               {"threshold", threshold},
+               {"moving", shares},
+               {"threshold_sweep", sweep}};
   r.figures = {ctx.rel_dir + "/encoding_heatmap.png"};
   r.details = fmt::format(
       "The sinusoidal table at d_model = {}: a dimension is *in use* over the first L positions "
-      "when its values span more than {} (the table's values lie in [−1, 1]).\n\n{}\n"
+      "when its values span more than {} (× the table's largest |value|; the values lie in "
+      "[−1, 1]). The threshold was chosen from the note's words before the run (see the "
+      "config).\n\n{}\n**How the verdict moves with the threshold** (share of dimensions that "
+      "barely move; the verdict uses the chosen threshold):\n\n{}\n"
       "![The sinusoidal table]({}/encoding_heatmap.png)\n",
-      d_model, fmt_number(threshold), table, ctx.rel_dir);
+      d_model, fmt_number(threshold), table, by_threshold, ctx.rel_dir);
   if (!files.message.empty()) r.details += fmt::format("\n(figures: {})\n", files.message);
 }
 
 }  // namespace
+
+namespace order_encoding {
+
+Judgement judge_c8(const C8Numbers& n, const ErrorRule& rule) {
+  Judgement j;
+  j.verdict = n.largest_error < rule.supported_below ? Verdict::Supported
+              : n.largest_error > rule.refuted_above ? Verdict::Refuted
+                                                     : Verdict::Mixed;
+  j.because = fmt::format("largest error {} over positions 0..{} and {} shifts",
+                          fmt_number(n.largest_error), n.positions - 1, n.shifts);
+  return j;
+}
+
+Judgement judge_c9(const C9Numbers& n) {
+  Judgement j;
+  if (n.argmax != n.reference)
+    j.verdict = Verdict::Refuted;
+  else
+    j.verdict = n.rises == 0 ? Verdict::Supported : Verdict::Mixed;
+  j.because = fmt::format(
+      "largest at j = {} (reference {}); {} of {} steps away from the reference rise instead of "
+      "falling, the first at distance {}, the largest by {} ({}% of the peak {})",
+      n.argmax, n.reference, n.rises, n.steps, n.first_rise, fmt_number(n.largest_rise),
+      fmt_number(n.peak != 0 ? 100 * n.largest_rise / n.peak : 0), fmt_number(n.peak));
+  return j;
+}
+
+Judgement judge_c10(const C10Numbers& n, double most) {
+  int64_t barely_most = 0;  // lengths at which most dimensions barely move
+  for (const auto& [length, share] : n.moving)
+    if (1 - share > most) ++barely_most;
+  const int64_t lengths = static_cast<int64_t>(n.moving.size());
+  Judgement j;
+  if (lengths == 0)
+    j.verdict = Verdict::Mixed;  // nothing measured, nothing to say either way
+  else
+    j.verdict = barely_most == lengths ? Verdict::Supported
+                : barely_most == 0     ? Verdict::Refuted
+                                       : Verdict::Mixed;
+  j.because = fmt::format("most dimensions barely move at {} of {} lengths", barely_most, lengths);
+  return j;
+}
+
+}  // namespace order_encoding
 
 void add_encoding_claims(std::vector<ClaimDef>& defs) {
   defs.push_back({"C8", c8});

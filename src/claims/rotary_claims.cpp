@@ -2,8 +2,12 @@
 // written, tested for the same two properties.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "claims/claim.h"
 #include "pelab/analysis/rotary_check.h"
+#include "pelab/claims/order_encoding_verdicts.h"
 #include "pelab/core/error.h"
 
 namespace pelab::claims {
@@ -37,14 +41,8 @@ RotarySettings read_settings(const ClaimContext& ctx, int64_t* dim_arg = nullptr
   return r;
 }
 
-// Both properties below `supported_below` → supported; either above `refuted_above` → refuted.
-Verdict rotary_verdict(const RotaryCheck& c, const RotarySettings& s) {
-  const double norm_error =
-      std::max(std::abs(c.max_norm_ratio - 1), std::abs(1 - c.min_norm_ratio));
-  if (c.max_score_change < s.supported_below && norm_error < s.supported_below)
-    return Verdict::Supported;
-  if (c.max_score_change > s.refuted_above || norm_error > s.refuted_above) return Verdict::Refuted;
-  return Verdict::Mixed;
+order_encoding::RotaryNumbers rotary_numbers(const RotaryCheck& c) {
+  return {c.max_score_change, c.min_norm_ratio, c.max_norm_ratio};
 }
 
 nlohmann::json check_json(const RotaryCheck& c) {
@@ -68,11 +66,10 @@ void c11(const ClaimContext& ctx, ClaimResult& r) {
   const RotaryCheck c =
       check_rotary(pelab_rotary(s.dim, 10000.0), s.dim, s.max_position, s.offsets, s.trials, 11);
   r.numbers = check_json(c);
-  r.verdict = rotary_verdict(c, s);
-  r.because = fmt::format(
-      "scores change by at most {} of ‖q‖‖k‖ when both positions shift; norms kept within {}",
-      fmt_number(c.max_score_change),
-      fmt_number(std::max(c.max_norm_ratio - 1, 1 - c.min_norm_ratio)));
+  const order_encoding::Judgement j =
+      order_encoding::judge_c11(rotary_numbers(c), {s.supported_below, s.refuted_above});
+  r.verdict = j.verdict;
+  r.because = j.because;
   r.details = fmt::format(
       "pelab's rotary op (one head of width {}, base 10000), {} random pairs q, k ~ N(0, I) at "
       "random positions m, n in [0, {}], each shifted by Δ ∈ {{{}}}; float32 arithmetic.\n\n{}{}",
@@ -103,12 +100,10 @@ void c12(const ClaimContext& ctx, ClaimResult& r) {
                {"note_dim_arg", dim_arg},
                {"note_construction", check_json(c)},
                {"pelab_rotary", check_json(reference)}};
-  r.verdict = rotary_verdict(c, s);
-  r.because = fmt::format(
-      "the example as written fails ({}); run with angles as wide as the embedding, scores "
-      "change by up to {} of ‖q‖‖k‖ under a common shift and norms scale by {} – {}",
-      as_written, fmt_number(c.max_score_change), fmt_number(c.min_norm_ratio),
-      fmt_number(c.max_norm_ratio));
+  const order_encoding::Judgement j = order_encoding::judge_c12(
+      rotary_numbers(c), as_written, {s.supported_below, s.refuted_above});
+  r.verdict = j.verdict;
+  r.because = j.because;
   r.details = fmt::format(
       "Note 003's `apply_rope` computes `x·cos θ + np.roll(x, 1)·sin θ` with "
       "`θ = concatenate(p·f, p·f)`. Its example passes `dim // 2` = {} to "
@@ -122,6 +117,46 @@ void c12(const ClaimContext& ctx, ClaimResult& r) {
 }
 
 }  // namespace
+
+namespace order_encoding {
+
+namespace {
+
+// The largest relative change of norm.
+double norm_error(const RotaryNumbers& n) {
+  return std::max(std::abs(n.max_norm_ratio - 1), std::abs(1 - n.min_norm_ratio));
+}
+
+// Both properties below `supported_below` → supported; either above `refuted_above` → refuted.
+Verdict rotary_verdict(const RotaryNumbers& n, const ErrorRule& rule) {
+  if (n.max_score_change < rule.supported_below && norm_error(n) < rule.supported_below)
+    return Verdict::Supported;
+  if (n.max_score_change > rule.refuted_above || norm_error(n) > rule.refuted_above)
+    return Verdict::Refuted;
+  return Verdict::Mixed;
+}
+
+}  // namespace
+
+Judgement judge_c11(const RotaryNumbers& n, const ErrorRule& rule) {
+  return {rotary_verdict(n, rule),
+          fmt::format("scores change by at most {} of ‖q‖‖k‖ when both positions shift; norms "
+                      "kept within {}",
+                      fmt_number(n.max_score_change), fmt_number(norm_error(n)))};
+}
+
+Judgement judge_c12(const RotaryNumbers& n, const std::string& as_written, const ErrorRule& rule) {
+  const std::string written = as_written == "runs"
+                                  ? std::string("the example runs as written")
+                                  : fmt::format("the example as written fails ({})", as_written);
+  return {rotary_verdict(n, rule),
+          fmt::format("{}; run with angles as wide as the embedding, scores change by up to {} "
+                      "of ‖q‖‖k‖ under a common shift and norms scale by {} – {}",
+                      written, fmt_number(n.max_score_change), fmt_number(n.min_norm_ratio),
+                      fmt_number(n.max_norm_ratio))};
+}
+
+}  // namespace order_encoding
 
 void add_rotary_claims(std::vector<ClaimDef>& defs) {
   defs.push_back({"C11", c11});
