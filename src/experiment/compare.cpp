@@ -633,6 +633,13 @@ std::string format_stat(const Stat& s, int decimals) {
   return fmt::format("{:.{}f} ± {:.{}f}", s.mean, decimals, s.std, decimals);
 }
 
+std::string group_label(const Group& g) {
+  const std::string label = g.label.empty() ? "all runs" : g.label;
+  if (g.all_learned()) return label;
+  if (g.learned_runs == 0) return label + " (did not learn)";
+  return fmt::format("{} (learned {} of {})", label, g.learned_runs, g.runs.size());
+}
+
 namespace {
 // How "learned" was judged, for the tables' captions.
 std::string learned_rule_text(const Comparison& c) {
@@ -641,13 +648,6 @@ std::string learned_rule_text(const Comparison& c) {
       "one) when its in-distribution validation {} reached {}; † marks the extrapolation of "
       "a group whose runs did not all learn: it is not comparable with the others'.",
       metric_name(c.metric), c.rule.learned_at);
-}
-
-// "rotary", "rotary (did not learn)" or "rotary (learned 2 of 3)".
-std::string group_label(const Group& g) {
-  if (g.all_learned()) return g.label;
-  if (g.learned_runs == 0) return g.label + " (did not learn)";
-  return fmt::format("{} (learned {} of {})", g.label, g.learned_runs, g.runs.size());
 }
 
 // The in-distribution and extrapolation scores over seeds: mean and interval, median, max.

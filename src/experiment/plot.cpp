@@ -85,13 +85,9 @@ std::string number(double x) {
   return std::isfinite(x) ? fmt::format("{:.6g}", x) : "0";
 }
 
-// The legend entry; a group whose runs did not all learn the task in distribution says so
-// (and is drawn dotted), so its extrapolation is not read as comparable.
+// The legend entry (a group whose runs did not all learn is also drawn dotted).
 std::string group_title(const Group& g) {
-  const std::string label = g.label.empty() ? "all runs" : g.label;
-  if (g.all_learned()) return label;
-  if (g.learned_runs == 0) return label + " (did not learn)";
-  return fmt::format("{} (learned {} of {})", label, g.learned_runs, g.runs.size());
+  return group_label(g);
 }
 
 // Wraps one plot command into a script drawing it once per output.

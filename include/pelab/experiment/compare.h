@@ -157,6 +157,10 @@ Comparison compare_runs(const std::vector<RunRecord>& runs, Metric metric,
 // Whether a run learned the task in distribution under `rule`, judged by `metric`.
 bool run_learned(const RunRecord& run, Metric metric, const CompareRule& rule);
 
+// A group's label as tables and plots show it: "rotary", "rotary (did not learn)" or "rotary
+// (learned 2 of 3)", so that its extrapolation is not read as comparable with the others'.
+std::string group_label(const Group& g);
+
 // "0.98 ± 0.01" ("0.98" when n = 1, "—" when n = 0).
 std::string format_stat(const Stat& s, int decimals = 2);
 // "0.98 [0.95, 1.00]": the mean and its 95% bootstrap interval ("0.98" when n = 1).
