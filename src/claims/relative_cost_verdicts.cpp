@@ -190,11 +190,18 @@ Judgement judge_c13(const C13Numbers& n) {
   const Verdict v = failing.empty() && costlier == m     ? Verdict::Supported
                     : !failing.empty() || not_slower > 0 ? Verdict::Refuted
                                                          : Verdict::Mixed;
-  return {v, fmt::format("{}; concatenating's step time over adding's at equal token width: {} "
-                         "(costlier by ≥ {:.0f}% for {} of {} schemes)",
-                         failing.empty() ? "every variant learned the task in distribution"
-                                         : "not learned in distribution: " + join(failing, ", "),
-                         join(listed, ", "), 100 * n.costlier_by, costlier, m)};
+  std::vector<std::string> total;
+  for (const C13Cost& c : n.equal_total_width)
+    if (c.add_ms.n >= 2 && c.concat_ms.n >= 2)
+      total.push_back(
+          fmt::format("{} {}", c.scheme, ratio_text(timing_ratio(c.concat_ms, c.add_ms))));
+  return {v, fmt::format(
+                 "{}; concatenating's step time over adding's at equal token width: {} "
+                 "(costlier by ≥ {:.0f}% for {} of {} schemes){}",
+                 failing.empty() ? "every variant learned the task in distribution"
+                                 : "not learned in distribution: " + join(failing, ", "),
+                 join(listed, ", "), 100 * n.costlier_by, costlier, m,
+                 total.empty() ? "" : "; at equal total width (not judged): " + join(total, ", "))};
 }
 
 }  // namespace pelab::claims

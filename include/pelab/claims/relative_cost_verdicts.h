@@ -94,6 +94,9 @@ struct C13Cost {
 struct C13Numbers {
   std::vector<C13Variant> variants;
   std::vector<C13Cost> costs;
+  // The same at equal total width (adding in a model as wide as concatenating's): shown in
+  // the reason, not judged, since the note's cost is that of the wider model.
+  std::vector<C13Cost> equal_total_width;
   double costlier_by = 0.05;
 };
 // Preconditions: the in-distribution values are not all at the floor (nothing learned: no
