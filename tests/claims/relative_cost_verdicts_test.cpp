@@ -146,6 +146,12 @@ TEST(RelativeCostVerdicts, C13SupportedRefutedMixed) {
   EXPECT_EQ(judge_c13(c13(0.99, 0.4, 13, kNotLearned)).verdict, Verdict::Refuted);
   EXPECT_EQ(judge_c13(c13(0.99, 0.98, 9)).verdict, Verdict::Refuted);
   EXPECT_EQ(judge_c13(c13(0.99, 0.98, 10.3)).verdict, Verdict::Mixed);
+  // The equal-total-width cost is said, not judged: the same verdict whatever it is.
+  C13Numbers n = c13(0.99, 0.98, 13);
+  n.equal_total_width = {{"sinusoidal", around(13), around(13)}};
+  const Judgement j = judge_c13(n);
+  EXPECT_EQ(j.verdict, Verdict::Supported);
+  EXPECT_TRUE(says(j, "at equal total width (not judged): sinusoidal 1.00×")) << j.because;
 }
 
 TEST(RelativeCostVerdicts, C13InconclusiveAtTheFloorOrWithinNoise) {
