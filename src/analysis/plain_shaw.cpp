@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "pelab/backend/gemm.h"
 #include "pelab/core/error.h"
 
 namespace pelab {
@@ -41,26 +40,22 @@ class PlainShawTerms : public AttentionTerms {
   bool has_bias() const override { return true; }
   bool has_values() const override { return true; }
 
-  // S[r, :] += EK[i] · q_r / √d_h: [T, d_h] · [d_h].
+  // S[r, :] += EK[i] · q_r / √d_h: [T, d_h] · [d_h]. Loops rather than one GEMM call per
+  // row, whose set-up would dominate products this small and overstate the plain way's cost.
   void add_bias(int64_t, int64_t, int64_t i0, int64_t i1, int64_t, const float* q, int64_t ldq,
                 float* S, int64_t lds) const override {
     for (int64_t i = i0; i < i1; ++i)
-      gemm(false, true, 1, T_, dh_, scale_, q + (i - i0) * ldq, ldq, row(ek_, i), dh_, 1.0f,
-           S + (i - i0) * lds, lds);
+      matvec(row(ek_, i), q + (i - i0) * ldq, scale_, S + (i - i0) * lds);
   }
 
   // dq_r += dS_r · EK[i] / √d_h; dEK[i, j] = dS[r, j] q_r / √d_h, summed into wK by bucket.
   void bias_backward(int64_t, int64_t, int64_t i0, int64_t i1, int64_t, const float* q, int64_t ldq,
                      const float* dS, int64_t lds, float* dq, int64_t lddq,
                      const GradBuffers& grads) const override {
-    std::vector<float>& dE = scratch();
     for (int64_t i = i0; i < i1; ++i) {
       const float* dS_i = dS + (i - i0) * lds;
-      const float* q_i = q + (i - i0) * ldq;
-      gemm(false, false, 1, dh_, T_, scale_, dS_i, lds, row(ek_, i), dh_, 1.0f,
-           dq + (i - i0) * lddq, lddq);
-      gemm(true, false, T_, dh_, 1, scale_, dS_i, lds, q_i, ldq, 0.0f, dE.data(), dh_);
-      scatter_rows(i, dE.data(), grads[0]);
+      vecmat(dS_i, row(ek_, i), scale_, dq + (i - i0) * lddq);
+      outer_into_buckets(i, dS_i, q + (i - i0) * ldq, scale_, grads[0]);
     }
   }
 
@@ -68,22 +63,17 @@ class PlainShawTerms : public AttentionTerms {
   void add_values(int64_t, int64_t, int64_t i0, int64_t i1, int64_t, const float* alpha,
                   int64_t lda, float* z, int64_t ldz) const override {
     for (int64_t i = i0; i < i1; ++i)
-      gemm(false, false, 1, dh_, T_, 1.0f, alpha + (i - i0) * lda, lda, row(ev_, i), dh_, 1.0f,
-           z + (i - i0) * ldz, ldz);
+      vecmat(alpha + (i - i0) * lda, row(ev_, i), 1.0f, z + (i - i0) * ldz);
   }
 
   // dα_r += EV[i] · dz_r; dEV[i, j] = α[r, j] dz_r, summed into wV by bucket.
   void values_backward(int64_t, int64_t, int64_t i0, int64_t i1, int64_t, const float* alpha,
                        int64_t lda, const float* dz, int64_t lddz, float* dalpha, int64_t ldda,
                        const GradBuffers& grads) const override {
-    std::vector<float>& dE = scratch();
     for (int64_t i = i0; i < i1; ++i) {
-      const float* a_i = alpha + (i - i0) * lda;
       const float* dz_i = dz + (i - i0) * lddz;
-      gemm(false, true, 1, T_, dh_, 1.0f, dz_i, lddz, row(ev_, i), dh_, 1.0f,
-           dalpha + (i - i0) * ldda, ldda);
-      gemm(true, false, T_, dh_, 1, 1.0f, a_i, lda, dz_i, lddz, 0.0f, dE.data(), dh_);
-      scatter_rows(i, dE.data(), grads[1]);
+      matvec(row(ev_, i), dz_i, 1.0f, dalpha + (i - i0) * ldda);
+      outer_into_buckets(i, alpha + (i - i0) * lda, dz_i, 1.0f, grads[1]);
     }
   }
 
@@ -109,18 +99,32 @@ class PlainShawTerms : public AttentionTerms {
     return table.data() + i * T_ * dh_;
   }
 
-  // grad[c(i, j)] += dE[j] for every key j.
-  void scatter_rows(int64_t i, const float* dE, float* grad) const {
+  // out[j] += scale · E[j, :] · x for the T rows of E [T, d_h].
+  void matvec(const float* E, const float* x, float scale, float* out) const {
     for (int64_t j = 0; j < T_; ++j) {
-      float* out = grad + static_cast<int64_t>(bucket_.values[i * T_ + j]) * dh_;
-      for (int64_t d = 0; d < dh_; ++d) out[d] += dE[j * dh_ + d];
+      float dot = 0;
+      for (int64_t d = 0; d < dh_; ++d) dot += E[j * dh_ + d] * x[d];
+      out[j] += scale * dot;
     }
   }
 
-  std::vector<float>& scratch() const {
-    thread_local std::vector<float> buffer;
-    if (static_cast<int64_t>(buffer.size()) < T_ * dh_) buffer.resize(T_ * dh_);
-    return buffer;
+  // out[:] += scale · Σ_j w[j] E[j, :].
+  void vecmat(const float* w, const float* E, float scale, float* out) const {
+    for (int64_t j = 0; j < T_; ++j) {
+      const float wj = scale * w[j];
+      for (int64_t d = 0; d < dh_; ++d) out[d] += wj * E[j * dh_ + d];
+    }
+  }
+
+  // grad[c(i, j), :] += scale · w[j] x for every key j: the row i of the [T, T, d_h] gradient,
+  // summed into the table rows it was gathered from.
+  void outer_into_buckets(int64_t i, const float* w, const float* x, float scale,
+                          float* grad) const {
+    for (int64_t j = 0; j < T_; ++j) {
+      float* out = grad + static_cast<int64_t>(bucket_.values[i * T_ + j]) * dh_;
+      const float wj = scale * w[j];
+      for (int64_t d = 0; d < dh_; ++d) out[d] += wj * x[d];
+    }
   }
 
   Tensor rel_k_, rel_v_;
