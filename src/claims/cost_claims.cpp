@@ -75,13 +75,13 @@ AttentionTimes time_relative_attention(const BenchConfig& c, const Batch& batch,
 // once per round, so a slow spell of the machine touches every scheme alike), summarised over
 // the rounds, plus "relative (plain)": relative's step with its attention terms built the
 // plain way, estimated per round as relative's step + layers × (plain − fused attention op).
-// Every case also goes to `cases`.
+// Every case also goes to `cases`; each scheme's most tensor memory during a step to `peak_mb`.
 std::map<std::string, Stat> time_schemes(const BenchConfig& c,
                                          const std::vector<std::string>& schemes, int64_t rounds,
-                                         const TrainCaseOptions& options, nlohmann::json& cases) {
+                                         const TrainCaseOptions& options, nlohmann::json& cases,
+                                         std::map<std::string, double>& peak_mb) {
   const Batch batch = bench_batch(c, 0);
   std::map<std::string, std::vector<double>> per_round;
-  std::map<std::string, double> peak_mb;
   for (int64_t round = 0; round < rounds; ++round) {
     for (const std::string& scheme : schemes) {
       const StepTiming t = time_training_steps(bench_model_config(c, scheme), batch, options);
@@ -158,13 +158,19 @@ void c7(const ClaimContext& ctx, ClaimResult& r) {
     rule += "--:|";
   }
   table += "\n" + rule + "\n";
+  std::string memory = "| length T × batch B |";
+  for (const std::string& scheme : set.schemes) memory += fmt::format(" {} |", scheme);
+  memory += " plain Shaw's [T, T, d_h] tensors per layer |\n|---|";
+  for (size_t i = 0; i <= set.schemes.size(); ++i) memory += "--:|";
+  memory += "\n";
   C7Numbers plain = set.rule, fused = set.rule;
   nlohmann::json cases = nlohmann::json::array();
   for (const int64_t T : set.lengths) {
     const BenchConfig c{
         "claim", set.d_model, set.layers, set.heads, T, std::max<int64_t>(1, set.tokens / T), 16};
+    std::map<std::string, double> peak_mb;
     const std::map<std::string, Stat> timing = time_schemes(
-        c, set.schemes, set.rounds, claim_timing(set.min_steps, set.max_seconds), cases);
+        c, set.schemes, set.rounds, claim_timing(set.min_steps, set.max_seconds), cases, peak_mb);
     C7Length length{T, timing.at("none"), timing.at("relative (plain)"), {}};
     for (const std::string& other : set.others) length.others.emplace_back(other, timing.at(other));
     plain.lengths.push_back(length);
@@ -175,6 +181,11 @@ void c7(const ClaimContext& ctx, ClaimResult& r) {
       table += fmt::format(" {} ms ({:.2f}×) |", format_interval(timing.at(name), 1),
                            timing.at(name).mean / timing.at("none").mean);
     table += "\n";
+    memory += fmt::format("| {} × {} |", T, c.B);
+    for (const std::string& scheme : set.schemes)
+      memory += fmt::format(" {} |", fmt_number(peak_mb.at(scheme)));
+    // Key and value embeddings, [T, T, d_h] floats each.
+    memory += fmt::format(" {} |\n", fmt_number(2.0 * T * T * (set.d_model / set.heads) * 4 / 1e6));
   }
   const Judgement j = judge_c7(plain);
   apply(j, r);
@@ -198,10 +209,12 @@ void c7(const ClaimContext& ctx, ClaimResult& r) {
       "the terms built each step), and \"relative (plain)\" is relative's step with the plain "
       "op in place of the fused one in each of its {} layers, estimated round by round. The "
       "verdict judges the plain one; the fused one's is given beside it. Times describe this "
-      "implementation on this machine.\n\n{}",
+      "implementation on this machine.\n\n{}\nThe most memory tensors held at once during a "
+      "step, MB, and what the plain implementation's two [T, T, d_h] tensors take per layer "
+      "(pelab's fused relative holds none):\n\n{}",
       set.d_model, set.layers, set.heads, relative.causal ? "causal" : "bidirectional",
       relative.positional.keys.integer("max_distance"), set.tokens, set.rounds, set.min_steps,
-      fmt::join(set.others, ", "), set.layers, table);
+      fmt::join(set.others, ", "), set.layers, table, memory);
 }
 
 // One trained variant of C13: its group, its model and the batch shape it trained on.
