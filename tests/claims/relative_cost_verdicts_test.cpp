@@ -1,0 +1,169 @@
+// The judgements of C6, C15, C7 and C13 on synthetic numbers: each verdict, and each
+// precondition that makes it inconclusive (at the ceiling, at the floor, within noise).
+#include "pelab/claims/relative_cost_verdicts.h"
+
+#include <gtest/gtest.h>
+
+namespace pelab::claims {
+namespace {
+
+const LearnedCount kLearned{3, 3};
+const LearnedCount kNotLearned{1, 3};
+
+bool says(const Judgement& j, const std::string& text) {
+  return j.because.find(text) != std::string::npos;
+}
+
+// Three seeds around `mean`, spread by `spread` either side.
+Stat around(double mean, double spread = 0.01) {
+  return summarize({mean - spread, mean, mean + spread}, {0, 1, 2});
+}
+
+C6Numbers c6(double a, double b, LearnedCount learned_b = kLearned) {
+  C6Numbers n;
+  n.ks = {{4, kLearned, around(a)}, {16, learned_b, around(b)}};
+  return n;
+}
+
+TEST(RelativeCostVerdicts, C6SupportedRefutedMixed) {
+  EXPECT_EQ(judge_c6(c6(0.9, 1.0)).verdict, Verdict::Supported);
+  EXPECT_EQ(judge_c6(c6(0.02, 0.05)).verdict, Verdict::Refuted);
+  EXPECT_EQ(judge_c6(c6(0.9, 0.05)).verdict, Verdict::Mixed);
+  // A k that did not learn is left out of the judgement, and named.
+  const Judgement j = judge_c6(c6(0.9, 0.05, kNotLearned));
+  EXPECT_EQ(j.verdict, Verdict::Supported);
+  EXPECT_TRUE(says(j, "not learned in distribution: k = 16 (1 of 3 runs)")) << j.because;
+}
+
+TEST(RelativeCostVerdicts, C6InconclusiveWhenNoKLearned) {
+  C6Numbers n = c6(0.0, 0.0, kNotLearned);
+  n.ks[0].learned = kNotLearned;
+  const Judgement j = judge_c6(n);
+  EXPECT_EQ(j.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(j, "no k learned the task in distribution")) << j.because;
+}
+
+C15Numbers c15(double sinusoidal, double learned, double relative, double rotary) {
+  C15Numbers n;
+  n.absolute = {{"sinusoidal", kLearned, around(sinusoidal)},
+                {"learned", kLearned, around(learned)}};
+  n.claimed = {{"relative", kLearned, around(relative)}, {"rotary", kLearned, around(rotary)}};
+  return n;
+}
+
+TEST(RelativeCostVerdicts, C15SupportedRefutedMixed) {
+  EXPECT_EQ(judge_c15(c15(0.3, 0.5, 0.9, 0.95)).verdict, Verdict::Supported);
+  EXPECT_EQ(judge_c15(c15(0.3, 0.9, 0.9, 0.5)).verdict, Verdict::Refuted);
+  const Judgement mixed = judge_c15(c15(0.3, 0.5, 0.9, 0.52));
+  EXPECT_EQ(mixed.verdict, Verdict::Mixed);
+  EXPECT_TRUE(says(mixed, "best absolute scheme learned")) << mixed.because;
+}
+
+TEST(RelativeCostVerdicts, C15InconclusiveAtTheCeilingTheFloorOrNotLearned) {
+  const Judgement top = judge_c15(c15(1.0, 0.99, 1.0, 0.995));
+  EXPECT_EQ(top.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(top, "ceiling")) << top.because;
+  const Judgement bottom = judge_c15(c15(0.0, 0.01, 0.015, 0.0));
+  EXPECT_EQ(bottom.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(bottom, "floor")) << bottom.because;
+  C15Numbers n = c15(0.3, 0.5, 0.9, 0.95);
+  n.claimed[1].learned = kNotLearned;
+  const Judgement unlearned = judge_c15(n);
+  EXPECT_EQ(unlearned.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(unlearned, "rotary learned the task in distribution in 1 of 3 runs"));
+}
+
+TEST(RelativeCostVerdicts, C15InconclusiveWhenTheMarginIsWithinNoise) {
+  C15Numbers n = c15(0.3, 0.5, 0.6, 0.9);
+  n.claimed[0].accuracy = summarize({0.3, 0.6, 0.9}, {0, 1, 2});  // 0.1 above, wide interval
+  const Judgement j = judge_c15(n);
+  EXPECT_EQ(j.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(j, "within their 95% intervals")) << j.because;
+}
+
+// Timings of one length: relative, the slowest other and rotary as given; none 10 ms.
+C7Length c7_length(int64_t T, double relative, double rotary, double spread = 0.1) {
+  C7Length l;
+  l.length = T;
+  l.none = around(10, spread);
+  l.relative = around(relative, spread);
+  l.others = {{"sinusoidal", around(10, spread)},
+              {"learned", around(10.2, spread)},
+              {"rotary", around(rotary, spread)}};
+  return l;
+}
+
+C7Numbers c7(double relative, double rotary, double spread = 0.1) {
+  C7Numbers n;
+  n.lengths = {c7_length(64, relative, rotary, spread), c7_length(256, relative, rotary, spread)};
+  return n;
+}
+
+TEST(RelativeCostVerdicts, C7SupportedRefutedMixed) {
+  EXPECT_EQ(judge_c7(c7(15, 10.5)).verdict, Verdict::Supported);
+  EXPECT_EQ(judge_c7(c7(10.3, 13)).verdict, Verdict::Refuted);
+  EXPECT_EQ(judge_c7(c7(15, 13)).verdict, Verdict::Mixed);
+  C7Numbers n = c7(15, 10.5);
+  n.lengths[1] = c7_length(256, 10.2, 10.5);  // relative slower at one length only
+  const Judgement j = judge_c7(n);
+  EXPECT_EQ(j.verdict, Verdict::Mixed);
+  EXPECT_TRUE(says(j, "at 1 of 2 lengths")) << j.because;
+}
+
+TEST(RelativeCostVerdicts, C7RatioIntervalTakesOppositeEnds) {
+  const RatioInterval r = timing_ratio(around(20, 1), around(10, 1));
+  EXPECT_DOUBLE_EQ(r.mean, 2.0);
+  EXPECT_LT(r.low, 2.0);
+  EXPECT_GT(r.high, 2.0);
+  EXPECT_DOUBLE_EQ(r.low, around(20, 1).ci_low / around(10, 1).ci_high);
+}
+
+TEST(RelativeCostVerdicts, C7InconclusiveWhenTheNoiseStraddlesAThreshold) {
+  // ±1.5 ms around 10 ms: relative at 11 ms cannot be told from 1.1 × the slowest other.
+  const Judgement j = judge_c7(c7(11.2, 10.2, 1.5));
+  EXPECT_EQ(j.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(j, "straddles its threshold")) << j.because;
+  C7Numbers single = c7(15, 10.5);
+  single.lengths[0].relative = summarize({15.0}, {0});
+  const Judgement one = judge_c7(single);
+  EXPECT_EQ(one.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(one, "fewer than two repeats")) << one.because;
+}
+
+C13Numbers c13(double add_accuracy, double concat_accuracy, double concat_ms,
+               LearnedCount concat_learned = kLearned) {
+  C13Numbers n;
+  n.variants = {{"sinusoidal, add", kLearned, add_accuracy},
+                {"sinusoidal, concat", concat_learned, concat_accuracy}};
+  n.costs = {{"sinusoidal", around(10), around(concat_ms)}};
+  return n;
+}
+
+TEST(RelativeCostVerdicts, C13SupportedRefutedMixed) {
+  EXPECT_EQ(judge_c13(c13(0.99, 0.98, 13)).verdict, Verdict::Supported);
+  // All at the ceiling is what "both work" means: not a reason to be inconclusive.
+  EXPECT_EQ(judge_c13(c13(1.0, 1.0, 13)).verdict, Verdict::Supported);
+  EXPECT_EQ(judge_c13(c13(0.99, 0.4, 13, kNotLearned)).verdict, Verdict::Refuted);
+  EXPECT_EQ(judge_c13(c13(0.99, 0.98, 9)).verdict, Verdict::Refuted);
+  EXPECT_EQ(judge_c13(c13(0.99, 0.98, 10.3)).verdict, Verdict::Mixed);
+  // The equal-total-width cost is said, not judged: the same verdict whatever it is.
+  C13Numbers n = c13(0.99, 0.98, 13);
+  n.equal_total_width = {{"sinusoidal", around(13), around(13)}};
+  const Judgement j = judge_c13(n);
+  EXPECT_EQ(j.verdict, Verdict::Supported);
+  EXPECT_TRUE(says(j, "at equal total width (not judged): sinusoidal 1.00×")) << j.because;
+}
+
+TEST(RelativeCostVerdicts, C13InconclusiveAtTheFloorOrWithinNoise) {
+  const Judgement floor = judge_c13(c13(0.0, 0.01, 13, kNotLearned));
+  EXPECT_EQ(floor.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(floor, "floor")) << floor.because;
+  C13Numbers n = c13(0.99, 0.98, 10.5);
+  n.costs[0].concat_ms = around(10.5, 1.0);
+  const Judgement noisy = judge_c13(n);
+  EXPECT_EQ(noisy.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(noisy, "straddles its threshold")) << noisy.because;
+}
+
+}  // namespace
+}  // namespace pelab::claims
