@@ -184,8 +184,10 @@ void c7(const ClaimContext& ctx, ClaimResult& r) {
     memory += fmt::format("| {} × {} |", T, c.B);
     for (const std::string& scheme : set.schemes)
       memory += fmt::format(" {} |", fmt_number(peak_mb.at(scheme)));
-    // Key and value embeddings, [T, T, d_h] floats each.
-    memory += fmt::format(" {} |\n", fmt_number(2.0 * T * T * (set.d_model / set.heads) * 4 / 1e6));
+    // Key and value embeddings, [T, T, d_h] floats each (d_h: heads divide d_model).
+    const int64_t head_width = set.d_model / set.heads;
+    memory +=
+        fmt::format(" {} |\n", fmt_number(2.0 * T * T * static_cast<double>(head_width) * 4 / 1e6));
   }
   const Judgement j = judge_c7(plain);
   apply(j, r);

@@ -136,7 +136,7 @@ json read_summary(const fs::path& path) {
   const std::optional<std::string> text =
       read_regular_file_if_any(path.string(), run_files::kMaxRunFileBytes);
   if (!text) return json(json::value_t::discarded);
-  const json summary = json::parse(*text, nullptr, false);
+  json summary = json::parse(*text, nullptr, false);
   PELAB_CHECK(!summary.is_discarded() && summary.is_object(), "{}: not {}; {}", path.string(),
               summary.is_discarded() ? "valid JSON" : "a JSON object", kDamaged);
   return summary;
