@@ -46,14 +46,23 @@ enum class Hurt { Yes, No, Undecided };
 Hurt c2_hurt(const C2Scheme& g, const C2Scheme& ref, const C2Rule& rule, std::string& why) {
   const double steps_bound = rule.slower_factor * ref.steps.mean;
   const double accuracy_bound = ref.in_distribution.mean - rule.gap;
-  const Side steps = side_of(g.steps, steps_bound);
+  // A run that never reached the target counts its budget, a lower bound: below the bound it
+  // says nothing about which side the true steps lie.
+  Side steps = side_of(g.steps, steps_bound);
+  if (g.not_reached > 0 && steps != Side::Above) steps = Side::Straddles;
   // Lower accuracy is worse: "above" the bound in badness is below it in accuracy.
   const Side accuracy = side_of(g.in_distribution, accuracy_bound);
   if (steps == Side::Above || accuracy == Side::Below) return Hurt::Yes;
   if (steps == Side::Below && accuracy == Side::Above) return Hurt::No;
-  why = steps == Side::Straddles
-            ? straddles(g.name + "'s steps", g.steps, steps_bound)
-            : straddles(g.name + "'s accuracy", g.in_distribution, accuracy_bound);
+  if (steps == Side::Straddles && g.not_reached > 0)
+    why = fmt::format(
+        "{}'s steps are a lower bound ({} of {} runs never reached the loss "
+        "target), under {:.0f}, the bound that decides",
+        g.name, g.not_reached, g.steps.n, steps_bound);
+  else if (steps == Side::Straddles)
+    why = straddles(g.name + "'s steps", g.steps, steps_bound);
+  else
+    why = straddles(g.name + "'s accuracy", g.in_distribution, accuracy_bound);
   return Hurt::Undecided;
 }
 

@@ -90,6 +90,15 @@ TEST(AbsoluteVerdicts, C2InconclusiveWhenAGuessStraddlesTheSlowdownBound) {
   EXPECT_TRUE(says(j, "index's steps")) << j.because;
 }
 
+TEST(AbsoluteVerdicts, C2AGuessThatNeverGotThereUnderItsBoundCannotTell) {
+  // Index's budget ran out below twice sinusoidal's steps: a lower bound, not a measurement.
+  C2Length l = length(24, {150, 160, 170}, 1.0, {900, 910, 920}, 1.0);
+  l.guesses[0].not_reached = 1;
+  const Judgement j = judge_c2({l}, {});
+  EXPECT_EQ(j.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(j, "index's steps")) << j.because;
+}
+
 // ---- C3 ----
 
 C3Numbers c3(std::vector<double> at_one, std::vector<double> largest, int64_t learned = 3) {
