@@ -89,6 +89,8 @@ Judgement judge_c2(const std::vector<C2Length>& lengths, const C2Rule& rule) {
   };
   std::vector<PerLength> per;
   std::string because;
+  int64_t longest_length = 0;
+  for (const C2Length& l : lengths) longest_length = std::max(longest_length, l.max_length);
   for (const C2Length& l : lengths) {
     const C2Scheme& ref = l.reference;
     const std::string unlearned = learned_reason({ref.learned});
@@ -107,7 +109,7 @@ Judgement judge_c2(const std::vector<C2Length>& lengths, const C2Rule& rule) {
       because += fmt::format("{}n ≤ {}: {} {:.0f} steps vs {:.0f}, accuracy {:.2f} vs {:.2f}",
                              because.empty() ? "" : "; ", l.max_length, g.name, g.steps.mean,
                              ref.steps.mean, g.in_distribution.mean, ref.in_distribution.mean);
-      if (p.hurt.back() == Hurt::Undecided && l.max_length == lengths.back().max_length)
+      if (p.hurt.back() == Hurt::Undecided && l.max_length == longest_length)
         return inconclusive(fmt::format("at length {}, {}", l.max_length, why));
     }
     per.push_back(p);

@@ -45,6 +45,12 @@ TEST(AbsoluteVerdicts, C2SupportedWhenBothHurtAndIndexWorsensWithLength) {
                                 length(24, {900, 910, 920}, 1.0, {100, 110, 120}, 0.5)},
                                rule);
   EXPECT_EQ(j.verdict, Verdict::Supported) << j.because;
+  // The order the lengths come in does not matter.
+  EXPECT_EQ(judge_c2({length(24, {900, 910, 920}, 1.0, {100, 110, 120}, 0.5),
+                      length(8, {300, 310, 320}, 1.0, {100, 110, 120}, 0.5)},
+                     rule)
+                .verdict,
+            Verdict::Supported);
 }
 
 TEST(AbsoluteVerdicts, C2RefutedWhenNeitherIsHurtAtAnyLength) {
