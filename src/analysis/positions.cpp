@@ -134,12 +134,19 @@ std::vector<PositionCount> training_position_counts(const ExperimentConfig& conf
 }
 
 std::optional<SubspaceOverlap> subspace_overlap(const Encoder& model, int64_t positions,
-                                                double energy) {
+                                                double energy, bool centred) {
   const ModelConfig& m = model.config();
   if (!has_absolute_encoding(model) || model.scheme().token_width(m.d_model) != m.d_model)
     return std::nullopt;
   PELAB_CHECK(energy > 0 && energy <= 1, "the energy share must be in (0, 1], got {}", energy);
-  const Matrix P = absolute_encoding(model, positions);     // [positions, d]
+  Matrix P = absolute_encoding(model, positions);  // [positions, d]
+  if (centred)
+    for (int64_t c = 0; c < P.cols; ++c) {
+      double mean = 0;
+      for (int64_t r = 0; r < P.rows; ++r) mean += P.at(r, c);
+      mean /= static_cast<double>(P.rows);
+      for (int64_t r = 0; r < P.rows; ++r) P.at(r, c) -= mean;
+    }
   const Tensor embed = model.params().get("embed.weight");  // [V_in, d]
   const std::vector<float> e = embed.to_vector();
   Matrix E(embed.shape()[0], embed.shape()[1]);
@@ -168,6 +175,7 @@ std::optional<SubspaceOverlap> subspace_overlap(const Encoder& model, int64_t po
     position_basis.push_back(vectors[i]);
   }
   o.position_rank = static_cast<int64_t>(position_basis.size());
+  o.position_basis = position_basis;
   o.tokens_in_position = energy_in_span(E, position_basis);
   o.tokens_in_position_chance = static_cast<double>(o.position_rank) / static_cast<double>(o.width);
   return o;

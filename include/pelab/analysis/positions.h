@@ -35,11 +35,14 @@ struct SubspaceOverlap {
   double position_in_tokens_chance = 0;  // token_rank / d
   double tokens_in_position = 0;         // ‖E·Q_pos‖² / ‖E‖²
   double tokens_in_position_chance = 0;  // position_rank / d
+  // P's principal directions: position_rank orthonormal rows of width d.
+  std::vector<std::vector<double>> position_basis;
 };
 // For schemes that add an absolute encoding (not concat: there the subspaces are disjoint by
-// construction); nullopt otherwise.
+// construction); nullopt otherwise. `centred`: P's mean over positions is subtracted first, so
+// the part every position shares (which acts like content) does not dominate PᵀP.
 std::optional<SubspaceOverlap> subspace_overlap(const Encoder& model, int64_t positions,
-                                                double energy = 0.9);
+                                                double energy = 0.9, bool centred = false);
 
 struct PositionRow {
   int64_t length = 0;    // problem size n
