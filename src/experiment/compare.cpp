@@ -634,7 +634,7 @@ std::string format_stat(const Stat& s, int decimals) {
 }
 
 std::string group_label(const Group& g) {
-  const std::string label = g.label.empty() ? "all runs" : g.label;
+  std::string label = g.label.empty() ? "all runs" : g.label;
   if (g.all_learned()) return label;
   if (g.learned_runs == 0) return label + " (did not learn)";
   return fmt::format("{} (learned {} of {})", label, g.learned_runs, g.runs.size());
