@@ -1,6 +1,7 @@
 #include "pelab/config/yaml_reader.h"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -67,9 +68,8 @@ int64_t check_tree(const YAML::Node& node, const Place& place, int depth) {
 }
 
 // The line of the '---' that starts the second document of `text`: the last one at or before
-// the document's first node (an empty document has no position: the last one of all).
-int second_document_line(const std::string& text, const YAML::Node& second) {
-  const int node_line = second.Mark().is_null() ? std::numeric_limits<int>::max() : line_of(second);
+// the line (1-based) where the parser found the document.
+int second_document_line(const std::string& text, int node_line) {
   int line = 1, separator = 1;
   for (size_t at = 0; at < text.size() && line <= node_line; ++line) {
     if (text.compare(at, 3, "---") == 0) separator = line;
@@ -80,18 +80,50 @@ int second_document_line(const std::string& text, const YAML::Node& second) {
   return separator;
 }
 
+// Where the documents of a YAML text start, as the parser meets them.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// The line (1-based) where a second document of `text` starts, or 0 if there is none. At most
+// two documents are read: yaml-cpp 0.7's parser reports an endless run of documents at one
+// place on some malformed texts (',' is one), which LoadAll never leaves; a document that
+// starts where the previous one did is that, not a second document.
+int second_document_at(const std::string& text) {
+  std::stringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts documents;
+  while (documents.starts.size() < 2 && parser.HandleNextDocument(documents)) {
+  }
+  if (documents.starts.size() < 2 || documents.starts[1].pos <= documents.starts[0].pos) return 0;
+  return second_document_line(text, documents.starts[1].line + 1);
+}
+
 // Parses and checks; `what` starts the message of a syntax error, `one` names what holds a
 // single document ("a config file", "a value"). yaml-cpp's Load() would silently drop every
-// document after the first, so they are all parsed and a second one is an error.
+// document after the first, so a second one is looked for and is an error.
 YAML::Node parse_checked(const std::string& text, const Place& place, const char* what,
                          const char* one) {
   YAML::Node root;
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1)
+    const int second = second_document_at(text);
+    if (second > 0)
       throw Error(fmt::format("{}: a second YAML document ('---'); {} holds one document",
-                              place.at(second_document_line(text, documents[1])), one));
-    if (!documents.empty()) root = documents.front();
+                              place.at(second), one));
+    root = YAML::Load(text);
     check_tree(root, place, 0);
   } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own guard, with a vague message
     throw Error(
