@@ -17,14 +17,7 @@
 
 namespace {
 
-const std::string kBase = pelab::testing::tiny_config("fuzz", R"(training:
-  steps: 10
-  batch_size: 4
-  warmup: 2
-evaluation:
-  lengths: [4, 8, 16]
-  examples: 8
-)");
+const std::string kBase = pelab::fuzz::base_config();
 
 // The overrides the innermost parsed command was given, if it takes any.
 std::vector<std::string> overrides_of(const CLI::App& app) {

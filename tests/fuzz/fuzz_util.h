@@ -1,10 +1,12 @@
-// Shared by the libFuzzer targets: what an error must look like.
+// Shared by the libFuzzer targets: what an error must look like, and the valid config the
+// override and command-line targets apply their overrides to.
 #pragma once
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "../pelab_process.h"
 #include "pelab/core/error.h"
 
 namespace pelab::fuzz {
@@ -24,6 +26,18 @@ inline void check_error(const Error& e) {
     std::fprintf(stderr, "bad error message: %s\n", what.c_str());
     std::abort();
   }
+}
+
+// A small valid experiment (with an evaluation section) for overrides to change.
+inline std::string base_config() {
+  return testing::tiny_config("fuzz", R"(training:
+  steps: 10
+  batch_size: 4
+  warmup: 2
+evaluation:
+  lengths: [4, 8, 16]
+  examples: 8
+)");
 }
 
 }  // namespace pelab::fuzz

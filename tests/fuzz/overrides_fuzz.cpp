@@ -10,14 +10,7 @@
 #include "pelab/experiment/config.h"
 
 namespace {
-const std::string kBase = pelab::testing::tiny_config("fuzz", R"(training:
-  steps: 10
-  batch_size: 4
-  warmup: 2
-evaluation:
-  lengths: [4, 8, 16]
-  examples: 8
-)");
+const std::string kBase = pelab::fuzz::base_config();
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
