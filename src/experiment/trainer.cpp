@@ -258,11 +258,6 @@ void check_new_run_directory(const std::string& dir, const std::string& config_y
   PELAB_CHECK(!ec, "{}: cannot list the directory ({})", dir, ec.message());
 }
 
-// How training.stop_when ended a run: whether the criterion was met (at the run's last step).
-struct StopOutcome {
-  bool met = false;
-};
-
 // A run's directory: the files a run starts with, its checkpoint, and resuming from it.
 class RunDirectory {
  public:
@@ -395,7 +390,7 @@ class RunDirectory {
   // The final evaluation: eval.csv, per_position.csv and summary.json (which marks the run
   // completed).
   void write_results(const ExperimentConfig& c, const Encoder& model, const Evaluation& e,
-                     const Validation& validation, const StopOutcome& stop, int64_t step,
+                     const Validation& validation, std::optional<int64_t> stop_streak, int64_t step,
                      double final_loss) const {
     write_run_file(dir_, "eval.csv", eval_csv(e));
     write_run_file(dir_, "per_position.csv", per_position_csv(e));
@@ -431,9 +426,11 @@ class RunDirectory {
                              {"sequence_accuracy", validation.sequence_accuracy}};
     if (c.training.stop_when.enabled()) {
       const StopWhen& w = c.training.stop_when;
-      summary["stop_when"] = {{"accuracy", w.accuracy}, {"metric", w.metric},
-                              {"patience", w.patience}, {"every", w.every},
-                              {"met", stop.met},        {"step", stop.met ? json(step) : json()}};
+      // Met when the run stopped on it: training stops at the check that completes the streak.
+      const bool met = stop_streak && *stop_streak >= w.patience;
+      summary["stop_when"] = {
+          {"accuracy", w.accuracy}, {"metric", w.metric}, {"patience", w.patience},
+          {"every", w.every},       {"met", met},         {"step", met ? json(step) : json()}};
     }
     summary["status"] = "completed";
     write_run_file(dir_, "summary.json", summary.dump(2) + "\n");
@@ -686,7 +683,6 @@ struct Training {
   TrainingStream stream;
   // training.stop_when's checks in a row at or above the threshold (nullopt when it is off).
   std::optional<int64_t> stop_streak;
-  StopOutcome stop;
 };
 
 // A training.stop_when check: true once the validation score has been at or above the
@@ -718,7 +714,6 @@ bool train_steps(const ExperimentConfig& c, const TrainOptions& options, Trainin
       report.evaluation(step, evaluate(*t.model, *t.task, c));
     if (t.stop_streak && step % c.training.stop_when.every == 0 &&
         criterion_met(c, t, report, step)) {
-      t.stop.met = true;
       report.end_bar();
       report.log().info("step {}: training.stop_when is met; stopping", step);
       return true;
@@ -777,7 +772,7 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
 
   dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step, t.stop_streak);
   const Evaluation e = evaluate(*t.model, *t.task, c);
-  dir.write_results(c, *t.model, e, validate(*t.model, *t.task, c), t.stop, step, last_loss);
+  dir.write_results(c, *t.model, e, validate(*t.model, *t.task, c), t.stop_streak, step, last_loss);
   report.final_evaluation(e);
   return result;
 }
