@@ -606,7 +606,7 @@ void resolve_model(ExperimentConfig& c, const Task& task, const KeyPlaces& at,
   try {
     resolve_run_facts(c.model.positional, {longest, std::max(longest, rnd.max_position)});
     validate_model_config(c.model);
-    Encoder probe(c.model, 0);
+    const Encoder probe(c.model, 0, ParameterStore::Values::Unset);
   } catch (const Error& e) {
     throw located(e, at);
   }

@@ -24,8 +24,9 @@ void check_budget(const std::string& name, const Shape& shape, int64_t so_far) {
 }  // namespace
 
 Tensor ParameterStore::add(const std::string& name, Tensor t) {
-  PELAB_CHECK(!contains(name), "internal error: parameter '{}' registered twice", name);
+  PELAB_CHECK(names_.insert(name).second, "internal error: parameter '{}' registered twice", name);
   t.set_name(name).set_requires_grad(true);
+  count_ += t.numel();
   params_.push_back(t);
   return t;
 }
@@ -34,6 +35,7 @@ Tensor ParameterStore::add_normal(const std::string& name, const Shape& shape, f
   check_budget(name, shape, count());
   Generator named(derive_seed(seed_, name.c_str()));
   Tensor t = Tensor::empty(shape);
+  if (values_ == Values::Unset) return add(name, t);
   float* p = t.data();
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = stddev == 0.0f ? 0.0f : named.normal(0.0f, stddev);
   return add(name, t);
@@ -41,7 +43,7 @@ Tensor ParameterStore::add_normal(const std::string& name, const Shape& shape, f
 
 Tensor ParameterStore::add_constant(const std::string& name, const Shape& shape, float value) {
   check_budget(name, shape, count());
-  return add(name, Tensor::full(shape, value));
+  return add(name, values_ == Values::Unset ? Tensor::empty(shape) : Tensor::full(shape, value));
 }
 
 Tensor ParameterStore::get(const std::string& name) const {
@@ -51,15 +53,11 @@ Tensor ParameterStore::get(const std::string& name) const {
 }
 
 bool ParameterStore::contains(const std::string& name) const {
-  for (const Tensor& t : params_)
-    if (t.name() == name) return true;
-  return false;
+  return names_.count(name) > 0;
 }
 
 int64_t ParameterStore::count() const {
-  int64_t n = 0;
-  for (const Tensor& t : params_) n += t.numel();
-  return n;
+  return count_;
 }
 
 }  // namespace pelab

@@ -220,6 +220,26 @@ TEST_P(EveryScheme, CausalOutputsIgnoreLaterTokens) {
   EXPECT_GT(max_abs_diff(y, yc), kDiffers) << "later outputs must see the change";
 }
 
+// A config check builds the model without drawing its values: the same names, shapes and
+// count as the real model, so every construction-time check sees the same parameters.
+TEST_P(EveryScheme, UnsetValuesBuildTheSameParameters) {
+  const ModelConfig config = tiny_config(GetParam());
+  const Encoder drawn(config, 1), unset(config, 1, ParameterStore::Values::Unset);
+  ASSERT_EQ(drawn.params().all().size(), unset.params().all().size());
+  int64_t total = 0;
+  for (size_t i = 0; i < drawn.params().all().size(); ++i) {
+    const Tensor& a = drawn.params().all()[i];
+    const Tensor& b = unset.params().all()[i];
+    EXPECT_EQ(a.name(), b.name());
+    EXPECT_EQ(a.shape(), b.shape());
+    EXPECT_TRUE(unset.params().contains(a.name()));
+    total += a.numel();
+  }
+  EXPECT_EQ(drawn.params().count(), total);
+  EXPECT_EQ(unset.params().count(), total);
+  EXPECT_FALSE(unset.params().contains("no.such.parameter"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Schemes, EveryScheme, ::testing::ValuesIn(scheme_names()),
                          [](const auto& p) { return p.param; });
 

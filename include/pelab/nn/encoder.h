@@ -21,8 +21,10 @@ void validate_model_config(const ModelConfig& config);
 
 class Encoder {
  public:
-  // Builds the model and initialises its parameters from `init_seed` (docs/model.md).
-  Encoder(const ModelConfig& config, uint64_t init_seed);
+  // Builds the model and initialises its parameters from `init_seed` (docs/model.md);
+  // `Values::Unset` builds it without drawing the values, to check a config.
+  Encoder(const ModelConfig& config, uint64_t init_seed,
+          ParameterStore::Values values = ParameterStore::Values::Drawn);
 
   struct Output {
     Tensor logits;  // [B, T, V_out]

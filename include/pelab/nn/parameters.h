@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "pelab/core/rng.h"
@@ -14,7 +15,11 @@ class ParameterStore {
  public:
   // Parameters are initialised from streams derived from `init_seed` and their own names,
   // so a parameter's initial values do not depend on the order modules are built in.
-  explicit ParameterStore(uint64_t init_seed) : seed_(init_seed) {}
+  // `Values::Unset` registers the same names and shapes but draws nothing: a config check
+  // builds the model that way, so refusing or accepting a large model costs no init time.
+  enum class Values { Drawn, Unset };
+  explicit ParameterStore(uint64_t init_seed, Values values = Values::Drawn)
+      : seed_(init_seed), values_(values) {}
 
   // Registers a new parameter drawn from N(0, stddev²) (stddev = 0 gives zeros).
   Tensor add_normal(const std::string& name, const Shape& shape, float stddev);
@@ -28,7 +33,10 @@ class ParameterStore {
  private:
   Tensor add(const std::string& name, Tensor t);
   uint64_t seed_;
+  Values values_;
   std::vector<Tensor> params_;
+  std::unordered_set<std::string> names_;  // of params_, for the duplicate check
+  int64_t count_ = 0;                      // scalars in params_
 };
 
 }  // namespace pelab
