@@ -2,13 +2,56 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <vector>
 
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/build_info.h"
 #include "pelab/core/strings.h"
+#include "pelab/experiment/config.h"
+
+#ifndef PELAB_SHIPPED_CONFIGS
+#define PELAB_SHIPPED_CONFIGS ""
+#endif
 
 namespace pelab::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The configs shipped with pelab: installed beside it (<prefix>/share/pelab/configs for
+// <prefix>/bin/pelab), else the source tree's, for a pelab run from its build directory.
+std::string shipped_configs_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "share" / "pelab" / "configs";
+    if (fs::is_directory(installed, ec)) return installed.string();
+  }
+  const fs::path built = PELAB_SHIPPED_CONFIGS;
+  return !built.empty() && fs::is_directory(built, ec) ? built.string() : "";
+}
+
+}  // namespace
+
+void use_config_search_path(const std::vector<std::string>& config_path) {
+  std::vector<std::string> dirs;
+  for (const std::string& d : config_path) dirs.push_back(fs::absolute(d).string());
+  const char* env = std::getenv("PELAB_CONFIG_PATH");
+  for (std::string rest = env ? env : ""; !rest.empty();) {
+    const size_t colon = rest.find(':');
+    const std::string d = rest.substr(0, colon);
+    if (!d.empty()) dirs.push_back(fs::absolute(d).string());
+    rest = colon == std::string::npos ? "" : rest.substr(colon + 1);
+  }
+  // The runs a sweep starts (pelab processes) look where this one looks.
+  if (!dirs.empty()) ::setenv("PELAB_CONFIG_PATH", join(dirs, ":").c_str(), 1);
+  const std::string shipped = shipped_configs_dir();
+  if (!shipped.empty()) dirs.push_back(shipped);
+  set_config_search_path(dirs);
+}
 
 CommandLine::CommandLine()
     : app_(
@@ -25,12 +68,27 @@ CommandLine::CommandLine()
   add_reproduce_command(app_, action_);
   add_dump_command(app_, action_);
   add_init_command(app_, action_);
+  for (CLI::App* reads_config : {app_.get_subcommand("train"), app_.get_subcommand("print-config"),
+                                 app_.get_subcommand("init"), app_.get_subcommand("sweep"),
+                                 app_.get_subcommand("analyze")->get_subcommand("encoding")})
+    reads_config
+        ->add_option("--config-path", config_path_,
+                     "also look for config groups in DIR (after the config's own configs/; "
+                     "repeatable; then PELAB_CONFIG_PATH, then pelab's shipped configs)")
+        ->type_name("DIR")
+        ->expected(1)
+        ->take_all();
 }
 
 Action CommandLine::parse(int argc, const char* const* argv) {
   action_ = nullptr;
+  config_path_.clear();
   app_.parse(argc, argv);
-  return action_;
+  if (!action_) return action_;
+  return [action = action_, dirs = config_path_] {
+    use_config_search_path(dirs);
+    return action();
+  };
 }
 
 std::string CommandLine::describe(const CLI::ParseError& e, int argc,

@@ -5,10 +5,16 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 #include "commands.h"
 
 namespace pelab::cli {
+
+// Sets where config groups are looked up (pelab/experiment/config.h): `config_path`
+// (--config-path), then PELAB_CONFIG_PATH (colon-separated), then the configs shipped with
+// pelab.
+void use_config_search_path(const std::vector<std::string>& config_path);
 
 class CommandLine {
  public:
@@ -31,6 +37,7 @@ class CommandLine {
  private:
   CLI::App app_;
   Action action_;
+  std::vector<std::string> config_path_;  // --config-path, of the commands that read a config
 };
 
 }  // namespace pelab::cli

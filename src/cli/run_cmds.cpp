@@ -141,7 +141,11 @@ void add_run_commands(CLI::App& app, Action& action) {
   print->add_option("overrides", pa->overrides, "key=value overrides");
   print->callback([pa, &action] {
     action = [pa] {
-      std::cout << to_yaml(load_experiment(pa->config, pa->overrides));
+      const ExperimentConfig c = load_experiment(pa->config, pa->overrides);
+      // Where each group came from, as comments: the output still loads as the config.
+      for (const auto& [section, file] : c.group_files)
+        std::cout << "# " << section << ": " << file << "\n";
+      std::cout << to_yaml(c);
       return 0;
     };
   });
