@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
 
+#include "pelab/backend/gemm.h"
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/build_info.h"
+#include "pelab/core/error.h"
 #include "pelab/core/strings.h"
 #include "pelab/experiment/config.h"
 
@@ -20,6 +23,8 @@ namespace pelab::cli {
 namespace fs = std::filesystem;
 
 namespace {
+
+const std::vector<std::string> kGemmBackends = {"auto", "onednn", "openblas", "packed"};
 
 // The configs shipped with pelab: installed beside it (<prefix>/share/pelab/configs for
 // <prefix>/bin/pelab), else the source tree's, for a pelab run from its build directory.
@@ -35,6 +40,16 @@ std::string shipped_configs_dir() {
 }
 
 }  // namespace
+
+void use_gemm_backend(const std::string& option) {
+  const char* env = std::getenv("PELAB_GEMM");
+  const std::string name = !option.empty() ? option : env && *env ? env : "auto";
+  PELAB_CHECK(std::find(kGemmBackends.begin(), kGemmBackends.end(), name) != kGemmBackends.end(),
+              "PELAB_GEMM: '{}' is not a GEMM backend (valid: {})", message_text(name),
+              join(kGemmBackends));
+  set_gemm_backend(parse_gemm_backend(name));
+  if (name != "auto" || env) ::setenv("PELAB_GEMM", name.c_str(), 1);
+}
 
 void use_config_search_path(const std::vector<std::string>& config_path) {
   std::vector<std::string> dirs;
@@ -78,14 +93,27 @@ CommandLine::CommandLine()
         ->type_name("DIR")
         ->expected(1)
         ->take_all();
+  add_gemm_option(&app_);
+}
+
+// --gemm on pelab itself and every command (bench has its own, with the same values).
+void CommandLine::add_gemm_option(CLI::App* app) {
+  if (app->get_name() == "bench") return;
+  app->add_option("--gemm", gemm_,
+                  "the GEMM backend of every matmul: auto (the default), onednn, openblas or "
+                  "packed (pelab's own kernel); default $PELAB_GEMM, else auto")
+      ->check(CLI::IsMember(kGemmBackends));
+  for (CLI::App* sub : app->get_subcommands({})) add_gemm_option(sub);
 }
 
 Action CommandLine::parse(int argc, const char* const* argv) {
   action_ = nullptr;
   config_path_.clear();
+  gemm_.clear();
   app_.parse(argc, argv);
   if (!action_) return action_;
-  return [action = action_, dirs = config_path_] {
+  return [action = action_, dirs = config_path_, gemm = gemm_] {
+    use_gemm_backend(gemm);
     use_config_search_path(dirs);
     return action();
   };
