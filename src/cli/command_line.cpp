@@ -135,6 +135,10 @@ std::string CommandLine::describe(const CLI::ParseError& e, int argc,
   std::vector<std::string> commands;
   for (const CLI::App* sub : app_.get_subcommands({})) commands.push_back(sub->get_name());
   const std::string word = message_text(argv[1]);
+  // pelab's own option (--gemm) with no command after it.
+  if (argv[1][0] == '-' && app_.get_option_no_throw(word.substr(0, word.find('='))) != nullptr)
+    return fmt::format("a command is required after {} (valid: {}; see {})", word, join(commands),
+                       help);
   if (argv[1][0] == '-')
     return fmt::format("unknown option '{}' (pelab takes a command first; valid: {}; see {})", word,
                        join(commands), help);

@@ -79,6 +79,10 @@ TEST_F(GemmOption, ABadValueIsOneErrorAndWritesNothing) {
             "pelab: error: PELAB_GEMM: 'fast' is not a GEMM backend (valid: auto, onednn, "
             "openblas, packed)\n");
   EXPECT_EQ(listing(dir_.path()), before);
+  // pelab's own option without a command is not an unknown option.
+  EXPECT_EQ(user_error_problem(run_pelab({"--gemm", "packed"}, dir_.path()),
+                               {"a command is required after --gemm (valid: train, eval,"}),
+            "");
 }
 
 }  // namespace
