@@ -2,6 +2,7 @@
 // speed of the reference configs, every case in a child process of its own, optionally side
 // by side with the PyTorch reference script; `pelab bench gemm`: pelab's matmul path vs the
 // bare library call). It only parses options; the library runs and prints the benchmarks.
+#include <cstdlib>
 #include <memory>
 
 #include "commands.h"
@@ -103,7 +104,12 @@ void add_bench_commands(CLI::App& app, Action& action) {
   // after the subcommand's).
   bench->callback([bench, gemm_cmd, ta, &action] {
     if (bench->got_subcommand(gemm_cmd)) return;
-    action = [ta] { return run_train_bench(*ta); };
+    action = [bench, ta] {
+      // PELAB_GEMM (checked before any command runs) stands in for a --gemm not given.
+      const char* env = std::getenv("PELAB_GEMM");
+      if (bench->count("--gemm") == 0 && env && *env) ta->gemm = env;
+      return run_train_bench(*ta);
+    };
   });
 }
 

@@ -2,13 +2,71 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <vector>
 
+#include "pelab/backend/gemm.h"
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/build_info.h"
+#include "pelab/core/error.h"
 #include "pelab/core/strings.h"
+#include "pelab/experiment/config.h"
+
+#ifndef PELAB_SHIPPED_CONFIGS
+#define PELAB_SHIPPED_CONFIGS ""
+#endif
 
 namespace pelab::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> kGemmBackends = {"auto", "onednn", "openblas", "packed"};
+
+// The configs shipped with pelab: installed beside it (<prefix>/share/pelab/configs for
+// <prefix>/bin/pelab), else the source tree's, for a pelab run from its build directory.
+std::string shipped_configs_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "share" / "pelab" / "configs";
+    if (fs::is_directory(installed, ec)) return installed.string();
+  }
+  const fs::path built = PELAB_SHIPPED_CONFIGS;
+  return !built.empty() && fs::is_directory(built, ec) ? built.string() : "";
+}
+
+}  // namespace
+
+void use_gemm_backend(const std::string& option) {
+  const char* env = std::getenv("PELAB_GEMM");
+  const std::string name = !option.empty() ? option : env && *env ? env : "auto";
+  PELAB_CHECK(std::find(kGemmBackends.begin(), kGemmBackends.end(), name) != kGemmBackends.end(),
+              "PELAB_GEMM: '{}' is not a GEMM backend (valid: {})", message_text(name),
+              join(kGemmBackends));
+  set_gemm_backend(parse_gemm_backend(name));
+  if (name != "auto" || env) ::setenv("PELAB_GEMM", name.c_str(), 1);
+}
+
+void use_config_search_path(const std::vector<std::string>& config_path) {
+  std::vector<std::string> dirs;
+  for (const std::string& d : config_path) dirs.push_back(fs::absolute(d).string());
+  const char* env = std::getenv("PELAB_CONFIG_PATH");
+  for (std::string rest = env ? env : ""; !rest.empty();) {
+    const size_t colon = rest.find(':');
+    const std::string d = rest.substr(0, colon);
+    if (!d.empty()) dirs.push_back(fs::absolute(d).string());
+    rest = colon == std::string::npos ? "" : rest.substr(colon + 1);
+  }
+  // The runs a sweep starts (pelab processes) look where this one looks.
+  if (!dirs.empty()) ::setenv("PELAB_CONFIG_PATH", join(dirs, ":").c_str(), 1);
+  const std::string shipped = shipped_configs_dir();
+  if (!shipped.empty()) dirs.push_back(shipped);
+  set_config_search_path(dirs);
+}
 
 CommandLine::CommandLine()
     : app_(
@@ -25,12 +83,40 @@ CommandLine::CommandLine()
   add_reproduce_command(app_, action_);
   add_dump_command(app_, action_);
   add_init_command(app_, action_);
+  for (CLI::App* reads_config : {app_.get_subcommand("train"), app_.get_subcommand("print-config"),
+                                 app_.get_subcommand("init"), app_.get_subcommand("sweep"),
+                                 app_.get_subcommand("analyze")->get_subcommand("encoding")})
+    reads_config
+        ->add_option("--config-path", config_path_,
+                     "also look for config groups in DIR (after the config's own configs/; "
+                     "repeatable; then PELAB_CONFIG_PATH, then pelab's shipped configs)")
+        ->type_name("DIR")
+        ->expected(1)
+        ->take_all();
+  add_gemm_option(&app_);
+}
+
+// --gemm on pelab itself and every command (bench has its own, with the same values).
+void CommandLine::add_gemm_option(CLI::App* app) {
+  if (app->get_name() == "bench") return;
+  app->add_option("--gemm", gemm_,
+                  "the GEMM backend of every matmul: auto (the default), onednn, openblas or "
+                  "packed (pelab's own kernel); default $PELAB_GEMM, else auto")
+      ->check(CLI::IsMember(kGemmBackends));
+  for (CLI::App* sub : app->get_subcommands({})) add_gemm_option(sub);
 }
 
 Action CommandLine::parse(int argc, const char* const* argv) {
   action_ = nullptr;
+  config_path_.clear();
+  gemm_.clear();
   app_.parse(argc, argv);
-  return action_;
+  if (!action_) return action_;
+  return [action = action_, dirs = config_path_, gemm = gemm_] {
+    use_gemm_backend(gemm);
+    use_config_search_path(dirs);
+    return action();
+  };
 }
 
 std::string CommandLine::describe(const CLI::ParseError& e, int argc,
@@ -49,6 +135,10 @@ std::string CommandLine::describe(const CLI::ParseError& e, int argc,
   std::vector<std::string> commands;
   for (const CLI::App* sub : app_.get_subcommands({})) commands.push_back(sub->get_name());
   const std::string word = message_text(argv[1]);
+  // pelab's own option (--gemm) with no command after it.
+  if (argv[1][0] == '-' && app_.get_option_no_throw(word.substr(0, word.find('='))) != nullptr)
+    return fmt::format("a command is required after {} (valid: {}; see {})", word, join(commands),
+                       help);
   if (argv[1][0] == '-')
     return fmt::format("unknown option '{}' (pelab takes a command first; valid: {}; see {})", word,
                        join(commands), help);

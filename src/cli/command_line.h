@@ -5,10 +5,20 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 #include "commands.h"
 
 namespace pelab::cli {
+
+// Sets where config groups are looked up (pelab/experiment/config.h): `config_path`
+// (--config-path), then PELAB_CONFIG_PATH (colon-separated), then the configs shipped with
+// pelab.
+void use_config_search_path(const std::vector<std::string>& config_path);
+
+// Sets the GEMM backend every command's matmuls use: `option` (--gemm) if given, else
+// PELAB_GEMM, else auto. Exported as PELAB_GEMM so the runs a sweep starts use it too.
+void use_gemm_backend(const std::string& option);
 
 class CommandLine {
  public:
@@ -29,8 +39,12 @@ class CommandLine {
   const CLI::App& app() const { return app_; }
 
  private:
+  void add_gemm_option(CLI::App* app);
+
   CLI::App app_;
   Action action_;
+  std::vector<std::string> config_path_;  // --config-path, of the commands that read a config
+  std::string gemm_;                      // --gemm, of every command but bench's own
 };
 
 }  // namespace pelab::cli

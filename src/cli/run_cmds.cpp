@@ -23,6 +23,33 @@ void check_lengths_for_task(const std::vector<int64_t>& lengths, const Task& tas
                 n, task.min_length(), kMaxProblemSize);
 }
 
+namespace {
+
+// `pelab eval --out DIR` writes two new files into a directory; it never overwrites results
+// (the run's own eval.csv, say), and it checks before evaluating, which can take long.
+void check_eval_out(const std::string& out) {
+  if (out.empty()) return;
+  PELAB_CHECK(!fs::exists(out) || fs::is_directory(out),
+              "--out {}: not a directory; pelab eval writes eval.csv and per_position.csv into a "
+              "directory",
+              out);
+  for (const char* name : {"eval.csv", "per_position.csv"})
+    PELAB_CHECK(!fs::exists(fs::path(out) / name),
+                "--out {}: it already holds {}; choose another --out or delete it", out, name);
+}
+
+// The table `pelab eval` prints: six decimals, enough to tell two runs apart (eval.csv of a
+// run has the same); `--out` keeps every digit.
+void print_evaluation(const Evaluation& e) {
+  fmt::print("{:>7} {:>7} {:>10} {:>10} {:>10} {:>8}\n", "length", "tokens", "token_acc", "seq_acc",
+             "loss", "trained");
+  for (const LengthResult& r : e.by_length)
+    fmt::print("{:>7} {:>7} {:>10.6f} {:>10.6f} {:>10.6f} {:>8}\n", r.length, r.tokens,
+               r.token_accuracy, r.sequence_accuracy, r.loss, r.in_training ? "yes" : "no");
+}
+
+}  // namespace
+
 void add_run_commands(CLI::App& app, Action& action) {
   // ---- train ------------------------------------------------------------------------
   struct TrainArgs {
@@ -65,6 +92,7 @@ void add_run_commands(CLI::App& app, Action& action) {
     std::string run;
     std::vector<int64_t> lengths;
     int64_t examples = 0;
+    std::string out;
   };
   auto ea = std::make_shared<EvalArgs>();
   CLI::App* eval = app.add_subcommand("eval", "Evaluate a trained run at chosen lengths");
@@ -74,6 +102,8 @@ void add_run_commands(CLI::App& app, Action& action) {
   // The config's own bound on evaluation.examples.
   add_integer(eval, "--examples", ea->examples, range_of<int64_t>(1, kMaxEvalExamples),
               "examples per length (default: the config's)");
+  eval->add_option("--out", ea->out,
+                   "also write eval.csv and per_position.csv (every digit) into this directory");
   eval->callback([ea, &action] {
     action = [ea] {
       RunCheckpoint run = open_run_checkpoint(ea->run);
@@ -90,12 +120,16 @@ void add_run_commands(CLI::App& app, Action& action) {
             "--lengths: {} needs positions up to {}, but the learned table of this run "
             "stops at {} (positional.max_len)",
             n, task->sequence_length(static_cast<int>(n)) - 1, max_position);
+      check_eval_out(ea->out);
       const Evaluation e = evaluate(*model, *task, c, ea->lengths);
-      fmt::print("{:>7} {:>7} {:>9} {:>9} {:>9} {:>9}\n", "length", "tokens", "token_acc",
-                 "seq_acc", "loss", "trained");
-      for (const LengthResult& r : e.by_length)
-        fmt::print("{:>7} {:>7} {:>9.4f} {:>9.4f} {:>9.4f} {:>9}\n", r.length, r.tokens,
-                   r.token_accuracy, r.sequence_accuracy, r.loss, r.in_training ? "yes" : "no");
+      print_evaluation(e);
+      if (!ea->out.empty()) {
+        fs::create_directories(ea->out);
+        write_run_file(ea->out, "eval.csv", eval_csv(e, CsvDigits::full));
+        write_run_file(ea->out, "per_position.csv", per_position_csv(e, CsvDigits::full));
+        fmt::print("wrote {} and {}\n", (fs::path(ea->out) / "eval.csv").string(),
+                   (fs::path(ea->out) / "per_position.csv").string());
+      }
       return 0;
     };
   });
@@ -107,7 +141,11 @@ void add_run_commands(CLI::App& app, Action& action) {
   print->add_option("overrides", pa->overrides, "key=value overrides");
   print->callback([pa, &action] {
     action = [pa] {
-      std::cout << to_yaml(load_experiment(pa->config, pa->overrides));
+      const ExperimentConfig c = load_experiment(pa->config, pa->overrides);
+      // Where each group came from, as comments: the output still loads as the config.
+      for (const auto& [section, file] : c.group_files)
+        std::cout << "# " << section << ": " << file << "\n";
+      std::cout << to_yaml(c);
       return 0;
     };
   });

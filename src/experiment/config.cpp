@@ -75,12 +75,42 @@ YAML::Node checked_group(const YAML::Node& node, const std::string& section,
   return node;
 }
 
+// The directories after a config's own that groups are looked up in (set_config_search_path).
+std::vector<std::string>& extra_config_dirs() {
+  static std::vector<std::string> dirs;
+  return dirs;
+}
+
+// Where a config's groups are looked up, in order: its own configs directory, then the
+// search path; a directory given twice is looked in once.
+std::vector<std::string> search_path_of(const std::string& configs_dir) {
+  std::vector<std::string> dirs;
+  std::vector<fs::path> seen;
+  for (const std::string& d : config_search_path(configs_dir)) {
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(d, ec);
+    const fs::path key = ec ? fs::path(d).lexically_normal() : canonical;
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    dirs.push_back(d);
+  }
+  return dirs;
+}
+
 Group load_group(const std::string& configs_dir, const std::string& section,
                  const std::string& name, const std::string& where) {
-  std::string valid;
-  for (const std::string& n : group_names(configs_dir, section))
-    valid += (valid.empty() ? "" : ", ") + n;
-  if (valid.empty()) valid = "none";
+  const std::vector<std::string> dirs = search_path_of(configs_dir);
+  std::vector<std::string> names;
+  for (const std::string& dir : dirs)
+    for (const std::string& n : group_names(dir, section))
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> shown;  // the directories as a message names them
+  for (const std::string& dir : dirs) shown.push_back(dir.empty() ? "." : dir);
+  // "valid: none" would read as the scheme named none.
+  const std::string valid = names.empty() ? fmt::format("no {} groups found on the search path: {}",
+                                                        section, message_text(join(shown)))
+                                          : "valid: " + join(names);
   // A group is a file's stem in configs/<section>/: a plain name, never a path (no '/', no
   // leading '.'), and short enough to be a file name at all.
   const bool plain_name =
@@ -88,14 +118,20 @@ Group load_group(const std::string& configs_dir, const std::string& section,
       std::all_of(name.begin(), name.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
       });
-  PELAB_CHECK(plain_name, "{}: '{}' is not a config group name (valid: {})", where,
-              message_text(name), valid);
-  const std::string path = group_path(configs_dir, section, name);
-  std::error_code ec;
-  if (!fs::exists(path, ec))
-    throw Error(fmt::format("{}: no config group '{}' ({} does not exist; valid: {})", where,
-                            message_text(name), message_text(path), valid));
-  return {checked_group(load_yaml_file(path), section, path), path};
+  PELAB_CHECK(plain_name, "{}: '{}' is not a config group name ({})", where, message_text(name),
+              valid);
+  for (const std::string& dir : dirs) {
+    const std::string path = group_path(dir, section, name);
+    std::error_code ec;
+    if (fs::exists(path, ec)) return {checked_group(load_yaml_file(path), section, path), path};
+  }
+  const std::string missing =
+      dirs.size() == 1
+          ? fmt::format("{} does not exist", message_text(group_path(dirs[0], section, name)))
+          : fmt::format("no {}/{}.yaml in {}", section, message_text(name),
+                        message_text(join(shown)));
+  throw Error(
+      fmt::format("{}: no config group '{}' ({}; {})", where, message_text(name), missing, valid));
 }
 
 // The parts of a dotted key path ("model.heads" → model, heads), each a name of letters,
@@ -639,6 +675,8 @@ ExperimentConfig parse_one(const std::string& text, const std::string& source,
 
   ExperimentConfig c;
   c.source = source;
+  for (const auto& [section, file] : sources)
+    if (file != source) c.group_files[section] = file;
   read_sections(root, sources, overrides, locations, c);
 
   const KeyPlaces at{source, locations, overrides.origins};
@@ -712,6 +750,16 @@ std::string configs_dir_of(const std::string& path) {
 }
 
 }  // namespace
+
+void set_config_search_path(std::vector<std::string> dirs) {
+  extra_config_dirs() = std::move(dirs);
+}
+
+std::vector<std::string> config_search_path(const std::string& configs_dir) {
+  std::vector<std::string> dirs = {configs_dir};
+  for (const std::string& d : extra_config_dirs()) dirs.push_back(d);
+  return dirs;
+}
 
 ExperimentConfig load_experiment(const std::string& path,
                                  const std::vector<std::string>& overrides) {

@@ -1,5 +1,7 @@
 #include "pelab/experiment/evaluate.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "pelab/autograd/autograd.h"
@@ -141,21 +143,31 @@ Validation validate(const Encoder& model, const Task& task, const ExperimentConf
   return out;
 }
 
-std::string eval_csv(const Evaluation& e) {
+namespace {
+
+// A number of a CSV cell, to six decimals or with every digit.
+std::string csv_number(double v, CsvDigits digits) {
+  return digits == CsvDigits::full ? fmt::format("{}", v) : fmt::format("{:.6f}", v);
+}
+
+}  // namespace
+
+std::string eval_csv(const Evaluation& e, CsvDigits digits) {
   std::string s =
       "length,tokens,examples,scored,token_accuracy,sequence_accuracy,loss,in_training\n";
   for (const LengthResult& r : e.by_length)
-    s += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{}\n", r.length, r.tokens, r.examples,
-                     r.scored, r.token_accuracy, r.sequence_accuracy, r.loss,
-                     r.in_training ? "true" : "false");
+    s += fmt::format("{},{},{},{},{},{},{},{}\n", r.length, r.tokens, r.examples, r.scored,
+                     csv_number(r.token_accuracy, digits), csv_number(r.sequence_accuracy, digits),
+                     csv_number(r.loss, digits), r.in_training ? "true" : "false");
   return s;
 }
 
-std::string per_position_csv(const Evaluation& e) {
+std::string per_position_csv(const Evaluation& e, CsvDigits digits) {
   std::string s = "length,position,scored,accuracy,loss\n";
   for (const PositionResult& p : e.by_position)
-    s += fmt::format("{},{},{},{:.6f},{:.6f}\n", p.length, p.position, p.scored,
-                     static_cast<double>(p.correct) / p.scored, p.loss_sum / p.scored);
+    s += fmt::format("{},{},{},{},{}\n", p.length, p.position, p.scored,
+                     csv_number(static_cast<double>(p.correct) / p.scored, digits),
+                     csv_number(p.loss_sum / p.scored, digits));
   return s;
 }
 

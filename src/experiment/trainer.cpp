@@ -26,6 +26,7 @@
 
 #include "experiment/run_files.h"
 #include "pelab/autograd/autograd.h"
+#include "pelab/backend/gemm.h"
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
@@ -191,6 +192,7 @@ std::string environment_json(const ExperimentConfig& c) {
       {"cpu", cpu_model_name()},
       {"isa", cpu_vector_isa()},
       {"threads", c.threads},
+      {"gemm", to_string(gemm_backend())},
       {"seed", c.seed}};
   return env.dump(2) + "\n";
 }

@@ -4,7 +4,10 @@
 // that is not the run's checkpoint is a one-line error naming the files; nothing is written.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -113,6 +116,52 @@ TEST_F(EvalTrust, AMissingCheckpointIsNamedAsOne) {
 
 TEST_F(EvalTrust, NotARegularFileIsRefused) {
   expect_user_error({"eval", "/dev/null"}, {"/dev/null: not a regular file or directory"});
+}
+
+// A CSV text with the cells of the columns from `first` on rounded to six decimals, as a run
+// writes them (the header is kept).
+std::string rounded_to_six_decimals(const std::string& csv, size_t first, size_t last) {
+  std::string out;
+  for (const std::string& line : lines_of(csv)) {
+    std::string row;
+    size_t column = 0;
+    for (size_t start = 0, end = 0; end != std::string::npos; start = end + 1, ++column) {
+      end = line.find(',', start);
+      const std::string cell = line.substr(start, end == std::string::npos ? end : end - start);
+      const bool number = !out.empty() && column >= first && column <= last;
+      row += (column ? "," : "") + (number ? fmt::format("{:.6f}", std::stod(cell)) : cell);
+    }
+    out += row + "\n";
+  }
+  return out;
+}
+
+// `pelab eval --out` repeats the run's final evaluation: the same rows, with every digit
+// (rounded, they are the run's own files byte for byte), and the table prints six decimals.
+TEST_F(EvalTrust, EvalOutWritesTheRunsFilesWithEveryDigit) {
+  const Outcome o = run_pelab({"eval", "run", "--out", "again"}, dir_.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(rounded_to_six_decimals(read_file(dir_.path() / "again/eval.csv"), 4, 6),
+            read_file(dir_.path() / "run/eval.csv"));
+  EXPECT_EQ(rounded_to_six_decimals(read_file(dir_.path() / "again/per_position.csv"), 3, 4),
+            read_file(dir_.path() / "run/per_position.csv"));
+  // Some value has more digits than six decimals (a mean loss does).
+  EXPECT_NE(read_file(dir_.path() / "again/eval.csv"), read_file(dir_.path() / "run/eval.csv"));
+  const std::vector<std::string> table = lines_of(o.out);
+  ASSERT_GE(table.size(), 3u);
+  EXPECT_TRUE(std::regex_search(table[1], std::regex(R"( \d+\.\d{6} +\d+\.\d{6} +\d+\.\d{6} )")))
+      << table[1];
+  // Without --out nothing is written.
+  const std::vector<std::string> before = listing(dir_.path());
+  ASSERT_EQ(run_pelab({"eval", "run"}, dir_.path()).exit_code, 0);
+  EXPECT_EQ(listing(dir_.path()), before);
+}
+
+TEST_F(EvalTrust, EvalOutNeverOverwritesResults) {
+  expect_user_error({"eval", "run", "--out", "run"},
+                    {"--out run: it already holds eval.csv; choose another --out or delete it"});
+  expect_user_error({"eval", "run", "--out", "run/config.yaml"},
+                    {"--out run/config.yaml: not a directory"});
 }
 
 }  // namespace

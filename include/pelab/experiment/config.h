@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,6 +95,9 @@ struct ExperimentConfig {
   EvaluationConfig evaluation;
   SweepConfig sweep;
   std::string source;  // the file it came from
+  // Each section given as a config group (`positional: rotary`) → the group file it was read
+  // from (print-config shows them).
+  std::map<std::string, std::string> group_files;
 };
 
 // Loads, applies groups and overrides ("key=value"), validates and resolves. Every section
@@ -109,6 +113,15 @@ ExperimentConfig load_run_config(const std::string& path);
 ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
                                   const std::vector<std::string>& overrides,
                                   const std::string& configs_dir);
+// Config groups (`positional: rotary` → <dir>/positional/rotary.yaml) are looked up in the
+// config's own configs directory first, then in `dirs`, in order (the command line's
+// --config-path, PELAB_CONFIG_PATH, then the configs shipped with pelab). Process-wide: set
+// once, before configs are read.
+void set_config_search_path(std::vector<std::string> dirs);
+// The directories groups of a config whose own configs directory is `configs_dir` are looked
+// up in, in order.
+std::vector<std::string> config_search_path(const std::string& configs_dir);
+
 // Every key, resolved. Reloading it gives the same config.
 std::string to_yaml(const ExperimentConfig& config);
 

@@ -58,8 +58,11 @@ struct Validation {
 std::vector<int64_t> validation_lengths(const Task& task, const ExperimentConfig& config);
 Validation validate(const Encoder& model, const Task& task, const ExperimentConfig& config);
 
-// CSV texts for a run directory.
-std::string eval_csv(const Evaluation& e);
-std::string per_position_csv(const Evaluation& e);
+// CSV texts for a run directory. A run's own files round to six decimals (their bytes are part
+// of what a run reproduces); `pelab eval --out` writes every digit (the shortest text that
+// reads back as the same double), so two evaluations can be compared exactly.
+enum class CsvDigits { six_decimals, full };
+std::string eval_csv(const Evaluation& e, CsvDigits digits = CsvDigits::six_decimals);
+std::string per_position_csv(const Evaluation& e, CsvDigits digits = CsvDigits::six_decimals);
 
 }  // namespace pelab
