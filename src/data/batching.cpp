@@ -68,7 +68,7 @@ std::vector<Example> sample_examples(const Task& task, int64_t count, int64_t mi
   std::vector<Example> out;
   out.reserve(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i)
-    out.push_back(task.sample(rng, static_cast<int>(rng.uniform_int(min_length, max_length))));
+    out.push_back(task.sample_training(rng, min_length, max_length));
   return out;
 }
 

@@ -92,10 +92,19 @@ std::vector<int> sizes_of(const std::vector<std::pair<int, std::vector<int32_t>>
 }
 }  // namespace
 
-FileTask::FileTask(std::shared_ptr<const FileTaskData> data) : data_(std::move(data)) {
+FileTask::FileTask(std::shared_ptr<const FileTaskData> data, const std::string& sampling)
+    : data_(std::move(data)), over_examples_(sampling == "examples") {
   PELAB_ASSERT(data_ && !data_->train.empty() && !data_->eval.empty());
+  PELAB_CHECK(sampling == "sizes" || sampling == "examples",
+              "task.sampling: '{}' is not valid (valid: {})", sampling, join(kSizeSamplings));
   train_by_size_ = by_size(data_->train);
   eval_by_size_ = by_size(data_->eval);
+  int64_t before = 0;
+  for (const auto& entry : train_by_size_) {
+    train_before_.push_back(before);
+    before += static_cast<int64_t>(entry.second.size());
+  }
+  train_before_.push_back(before);
   std::map<int, int> longest;
   for (const auto* set : {&data_->train, &data_->eval})
     for (const Example& e : *set) {
@@ -129,6 +138,30 @@ Example FileTask::sample(Generator& rng, int length) const {
               data_->train_source, length, describe_sizes(train_sizes()));
   const int64_t pick = rng.uniform_int(0, static_cast<int64_t>(ids->size()) - 1);
   return data_->train[static_cast<size_t>((*ids)[static_cast<size_t>(pick)])];
+}
+
+Example FileTask::sample_training(Generator& rng, int64_t min_size, int64_t max_size) const {
+  const auto size_below = [](const auto& entry, int64_t s) { return entry.first < s; };
+  const auto first =
+      std::lower_bound(train_by_size_.begin(), train_by_size_.end(), min_size, size_below);
+  const auto last = std::lower_bound(first, train_by_size_.end(), max_size + 1, size_below);
+  const int64_t lo = first - train_by_size_.begin(), hi = last - train_by_size_.begin();
+  PELAB_CHECK(lo < hi,
+              "task 'file': {} has no training example of size in [{}, {}] (its sizes: {})",
+              data_->train_source, min_size, max_size, describe_sizes(train_sizes()));
+  if (!over_examples_) {
+    // One of the sizes present, uniformly: with every size of the range present this is the
+    // same draw as a generated task's uniform_int(min_size, max_size).
+    const int64_t entry = lo + rng.uniform_int(0, hi - lo - 1);
+    return sample(rng, train_by_size_[static_cast<size_t>(entry)].first);
+  }
+  // Uniformly among the examples of all sizes in range: train_before_ counts them by entry.
+  const int64_t pick =
+      train_before_[lo] + rng.uniform_int(0, train_before_[hi] - train_before_[lo] - 1);
+  const auto in =
+      std::upper_bound(train_before_.begin() + lo, train_before_.begin() + hi, pick) - 1;
+  const auto& ids = train_by_size_[static_cast<size_t>(in - train_before_.begin())].second;
+  return data_->train[static_cast<size_t>(ids[static_cast<size_t>(pick - *in)])];
 }
 
 std::vector<Example> FileTask::evaluation_set(int64_t length, int64_t count, uint64_t seed) const {
@@ -177,21 +210,12 @@ std::string FileTask::describe_sizes(const std::vector<int>& sizes) {
 }
 
 std::string FileTask::check_training_range(int64_t min_length, int64_t max_length) const {
-  std::vector<int64_t> missing;
-  int64_t present = 0;
-  for (const auto& [size, ids] : train_by_size_)
-    if (size >= min_length && size <= max_length) ++present;
-  if (present == max_length - min_length + 1) return "";
-  for (int64_t n = min_length; n <= max_length && missing.size() < 6; ++n)
-    if (!find_size(train_by_size_, n)) missing.push_back(n);
-  std::string list;
-  for (size_t i = 0; i < missing.size() && i < 5; ++i)
-    list += (i ? ", " : "") + std::to_string(missing[i]);
-  if (missing.size() > 5) list += ", ...";
+  for (const auto& entry : train_by_size_)
+    if (entry.first >= min_length && entry.first <= max_length) return "";
   return fmt::format(
-      "the training file {} has no examples of size {} (its sizes: {}); every size "
-      "in [task.min_length, task.max_length] = [{}, {}] needs some",
-      data_->train_source, list, describe_sizes(train_sizes()), min_length, max_length);
+      "the training file {} has no examples of size in [task.min_length, task.max_length] = "
+      "[{}, {}] (its sizes: {})",
+      data_->train_source, min_length, max_length, describe_sizes(train_sizes()));
 }
 
 std::string FileTask::check_evaluation_lengths(const std::vector<int64_t>& lengths) const {
@@ -203,11 +227,12 @@ std::string FileTask::check_evaluation_lengths(const std::vector<int64_t>& lengt
 }
 
 std::unique_ptr<FileTask> make_file_task(const std::string& train_path,
-                                         const std::string& eval_path) {
+                                         const std::string& eval_path,
+                                         const std::string& sampling) {
   const ParsedDataset train = read_dataset_file(train_path);
   const ParsedDataset eval =
       read_dataset_file(eval_path, DatasetDefaults{train.layout, train.unscored});
-  return std::make_unique<FileTask>(build_file_task_data(train, eval));
+  return std::make_unique<FileTask>(build_file_task_data(train, eval), sampling);
 }
 
 // ---- loading, with errors at the config line that names each file -----------------------
@@ -215,7 +240,8 @@ std::unique_ptr<FileTask> make_file_task(const std::string& train_path,
 std::unique_ptr<FileTask> load_file_task(const std::string& train_path,
                                          const std::string& eval_path,
                                          const std::string& train_where,
-                                         const std::string& eval_where) {
+                                         const std::string& eval_where,
+                                         const std::string& sampling) {
   ParsedDataset train;
   try {
     train = read_dataset_file(train_path);
@@ -225,7 +251,7 @@ std::unique_ptr<FileTask> load_file_task(const std::string& train_path,
   try {
     const ParsedDataset eval =
         read_dataset_file(eval_path, DatasetDefaults{train.layout, train.unscored});
-    return std::make_unique<FileTask>(build_file_task_data(train, eval));
+    return std::make_unique<FileTask>(build_file_task_data(train, eval), sampling);
   } catch (const Error& e) {
     throw Error(eval_where + ": " + e.what());
   }

@@ -114,7 +114,8 @@ std::unique_ptr<Task> make_task(const TaskConfig& config) {
   if (config.name != kFileTaskName) return make_task(config.name, config.params);
   PELAB_CHECK(config.params.empty(), "task 'file' takes no parameters; got '{}'",
               config.params.empty() ? "" : config.params.all().begin()->first);
-  return load_file_task(config.train_file, config.eval_file, config.train_file, config.eval_file);
+  return load_file_task(config.train_file, config.eval_file, config.train_file, config.eval_file,
+                        config.sampling);
 }
 
 }  // namespace pelab

@@ -29,8 +29,8 @@ const std::vector<std::string> kSections = {"model",    "positional", "task",
                                             "training", "evaluation", "sweep"};
 const std::vector<std::string> kTopKeys = {"name", "seed",     "threads",    "model", "positional",
                                            "task", "training", "evaluation", "sweep"};
-const std::vector<std::string> kTaskKeys = {"name", "min_length", "max_length", "train_file",
-                                            "eval_file"};
+const std::vector<std::string> kTaskKeys = {"name",       "min_length", "max_length",
+                                            "train_file", "eval_file",  "sampling"};
 // Bounds that keep a typo (batch_size: 320000) from exhausting memory, far above real use.
 constexpr int64_t kMaxBatch = 65536;  // sequences per batch
 constexpr int64_t kMaxExamples = kMaxEvalExamples;
@@ -269,6 +269,10 @@ void read_task_section(MapReader& task, TaskConfig& c) {
   task.read("max_length", c.max_length);
   task.read("train_file", c.train_file);
   task.read("eval_file", c.eval_file);
+  task.read("sampling", c.sampling);
+  if (std::find(kSizeSamplings.begin(), kSizeSamplings.end(), c.sampling) == kSizeSamplings.end())
+    task.fail("sampling",
+              fmt::format("'{}' is not valid (valid: {})", c.sampling, join(kSizeSamplings)));
   std::vector<std::string> valid = kTaskKeys;
   std::vector<TaskParam> params;
   try {
@@ -488,6 +492,11 @@ void resolve_task_files(TaskConfig& task, const std::string& task_source, const 
     const std::string key = path == &task.train_file ? "task.train_file" : "task.eval_file";
     if (!from_files && !path->empty())
       throw Error(fmt::format("{}: only read when task.name is 'file'", at(key)));
+    if (!from_files && task.sampling != "sizes")
+      throw Error(
+          fmt::format("{}: '{}' is only for task.name: file (a generated task draws "
+                      "each size uniformly, then an example of it)",
+                      at("task.sampling"), task.sampling));
     if (!from_files) continue;
     if (path->empty())
       throw Error(
@@ -507,7 +516,7 @@ std::unique_ptr<Task> resolve_task(ExperimentConfig& c, const std::string& task_
   std::unique_ptr<Task> task;
   if (c.task.name == kFileTaskName) {
     task = load_file_task(c.task.train_file, c.task.eval_file, at("task.train_file"),
-                          at("task.eval_file"));
+                          at("task.eval_file"), c.task.sampling);
   } else {
     try {
       task = make_task(c.task);
@@ -791,6 +800,8 @@ std::string to_yaml(const ExperimentConfig& c) {
     rest << YAML::Key << "train_file" << YAML::Value << c.task.train_file;
   if (!c.task.eval_file.empty())
     rest << YAML::Key << "eval_file" << YAML::Value << c.task.eval_file;
+  if (c.task.name == kFileTaskName)
+    rest << YAML::Key << "sampling" << YAML::Value << c.task.sampling;
   rest << YAML::EndMap;
   const TrainingConfig& t = c.training;
   rest << YAML::Key << "training" << YAML::Value << YAML::BeginMap;

@@ -391,9 +391,9 @@ class RunDirectory {
 
   // The final evaluation: eval.csv, per_position.csv and summary.json (which marks the run
   // completed).
-  void write_results(const ExperimentConfig& c, const Encoder& model, const Evaluation& e,
-                     const Validation& validation, std::optional<int64_t> stop_streak, int64_t step,
-                     double final_loss) const {
+  void write_results(const ExperimentConfig& c, const Task& task, const Encoder& model,
+                     const Evaluation& e, const Validation& validation,
+                     std::optional<int64_t> stop_streak, int64_t step, double final_loss) const {
     write_run_file(dir_, "eval.csv", eval_csv(e));
     write_run_file(dir_, "per_position.csv", per_position_csv(e));
     json summary = {{"name", c.name},
@@ -404,7 +404,13 @@ class RunDirectory {
                     {"final_loss", final_loss},
                     {"parameters", model.params().count()},
                     {"train_lengths", {c.task.min_length, c.task.max_length}},
+                    {"train_sampling", c.task.sampling},
                     {"eval", json::array()}};
+    // A task with examples of its own trains on the sizes its file has in the range.
+    std::vector<int> drawn_sizes;
+    for (int n : task.train_sizes())
+      if (n >= c.task.min_length && n <= c.task.max_length) drawn_sizes.push_back(n);
+    if (!drawn_sizes.empty()) summary["train_sizes"] = drawn_sizes;
     double in_sum = 0, out_sum = 0;
     int in_n = 0, out_n = 0;
     for (const LengthResult& r : e.by_length) {
@@ -774,7 +780,8 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
 
   dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step, t.stop_streak);
   const Evaluation e = evaluate(*t.model, *t.task, c);
-  dir.write_results(c, *t.model, e, validate(*t.model, *t.task, c), t.stop_streak, step, last_loss);
+  dir.write_results(c, *t.task, *t.model, e, validate(*t.model, *t.task, c), t.stop_streak, step,
+                    last_loss);
   report.final_evaluation(e);
   return result;
 }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "pelab/core/error.h"
@@ -641,6 +642,77 @@ TEST(FileTaskSampling, DrawsTheSizeAskedAndEvaluatesTheFile) {
   EXPECT_EQ(FileTask::describe_sizes({1, 2, 3, 5, 7, 8, 10}), "1-3, 5, 7, 8, 10");
 }
 
+// Training files whose sizes are not contiguous: the range filters the file, and training
+// draws among the sizes it has there ("sizes": each size alike) or among all its examples
+// ("examples": sizes weigh by their counts).
+std::string sizes_file(const std::vector<std::pair<int, int>>& size_counts) {
+  std::string text;
+  for (const auto& [size, count] : size_counts)
+    for (int i = 0; i < count; ++i) {
+      std::string input, target;
+      for (int t = 0; t < size; ++t) {
+        input += t ? " a" : "a";
+        target += t ? " x" : std::to_string(i % 10);
+      }
+      text += input + "\t" + target + "\n";
+    }
+  return text;
+}
+
+std::map<int, double> size_shares(const FileTask& task, int64_t lo, int64_t hi) {
+  Generator rng(11);
+  std::map<int, double> shares;
+  const int draws = 6000;
+  for (int i = 0; i < draws; ++i) shares[task.sample_training(rng, lo, hi).length] += 1.0 / draws;
+  return shares;
+}
+
+TEST(FileTaskSampling, NonContiguousSizesByTheirSizesOrByTheirExamples) {
+  const ParsedDataset train = parse_dataset_text(sizes_file({{2, 1}, {4, 1}, {6, 8}}), "t.tsv");
+  const ParsedDataset eval = parse_dataset_text(sizes_file({{2, 1}}), "e.tsv");
+  const FileTask by_sizes(build_file_task_data(train, eval));
+  const FileTask by_examples(build_file_task_data(train, eval), "examples");
+  EXPECT_EQ(by_sizes.check_training_range(1, 7), "");
+  EXPECT_EQ(by_sizes.check_training_range(3, 3),
+            "the training file t.tsv has no examples of size in [task.min_length, "
+            "task.max_length] = [3, 3] (its sizes: 2, 4, 6)");
+
+  std::map<int, double> s = size_shares(by_sizes, 1, 7);
+  ASSERT_EQ(s.size(), 3u);  // only the sizes the file has
+  for (int n : {2, 4, 6}) EXPECT_NEAR(s[n], 1.0 / 3, 0.03) << n;
+  s = size_shares(by_examples, 1, 7);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_NEAR(s[2], 0.1, 0.02);
+  EXPECT_NEAR(s[4], 0.1, 0.02);
+  EXPECT_NEAR(s[6], 0.8, 0.03);
+  // The range filters: [3, 6] holds sizes 4 and 6 only.
+  s = size_shares(by_sizes, 3, 6);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_NEAR(s[4], 0.5, 0.03);
+  s = size_shares(by_examples, 3, 6);
+  EXPECT_NEAR(s[4], 1.0 / 9, 0.02);
+  EXPECT_HAS(error_of([&] {
+               Generator rng(1);
+               by_sizes.sample_training(rng, 7, 9);
+             }),
+             "t.tsv has no training example of size in [7, 9] (its sizes: 2, 4, 6)");
+}
+
+// With every size of the range present, "sizes" is a generated task's draw, bit for bit: the
+// size uniform in [min, max], then an example of it.
+TEST(FileTaskSampling, ContiguousSizesDrawAsAGeneratedTask) {
+  const ParsedDataset train =
+      parse_dataset_text(sizes_file({{1, 3}, {2, 5}, {3, 2}, {4, 7}}), "t.tsv");
+  const FileTask task(build_file_task_data(train, train));
+  Generator a(3), b(3);
+  for (int i = 0; i < 500; ++i) {
+    const Example drawn = task.sample_training(a, 2, 4);
+    const Example expected = task.sample(b, static_cast<int>(b.uniform_int(2, 4)));
+    ASSERT_TRUE(same(drawn, expected)) << i;
+  }
+  EXPECT_EQ(a.next_u64(), b.next_u64());
+}
+
 // A run's task config makes the file task from its files, each time afresh: there is no
 // process-wide registry of loaded files. By name alone, 'file' is an error that says how.
 TEST(FileTaskBinding, MakeTaskReadsTheConfigsFiles) {
@@ -756,9 +828,17 @@ TEST(FileTaskConfig, ErrorsNameTheKeyAndTheFile) {
   EXPECT_HAS(message, "task.eval_file: ");
   EXPECT_HAS(message, "bad.tsv:2: unknown input symbol 'c'");
 
-  message = error_of([&] { load_experiment(path, {"task.max_length=5"}); });
+  message = error_of([&] { load_experiment(path, {"task.min_length=4", "task.max_length=5"}); });
   EXPECT_HAS(message, "task.max_length: the training file");
-  EXPECT_HAS(message, "has no examples of size 4, 5 (its sizes: 1-3)");
+  EXPECT_HAS(message,
+             "has no examples of size in [task.min_length, task.max_length] = [4, 5] (its sizes: "
+             "1-3)");
+  EXPECT_HAS(error_of([&] { load_experiment(path, {"task.sampling=tokens"}); }),
+             "task.sampling: 'tokens' is not valid (valid: sizes, examples)");
+  const std::string generated =
+      dir.write("configs/generated.yaml", "task:\n  name: copy\n  sampling: examples\n");
+  EXPECT_HAS(error_of([&] { load_experiment(generated); }),
+             "generated.yaml:3: task.sampling: 'examples' is only for task.name: file");
 
   message = error_of([&] { load_experiment(path, {"evaluation.lengths=[1,2]"}); });
   EXPECT_HAS(message, "evaluation.lengths: the evaluation file");
@@ -775,6 +855,22 @@ TEST(FileTaskConfig, ErrorsNameTheKeyAndTheFile) {
              "not_file.yaml:3: task.train_file: only read when task.name is 'file'");
   EXPECT_HAS(error_of([&] { load_experiment(path, {"task.file_task_handle=1"}); }),
              "file_task_handle");
+}
+
+TEST(FileTaskConfig, NonContiguousTrainingFileTrainsAsItIs) {
+  TempDir dir;
+  dir.write("configs/data/train.tsv", sizes_file({{10, 2}, {20, 2}, {30, 2}}));
+  dir.write("configs/data/eval.tsv", sizes_file({{10, 1}, {40, 1}}));
+  const std::string path = dir.write("configs/files.yaml", kFileConfig);
+  const ExperimentConfig c = load_experiment(path);
+  EXPECT_EQ(c.task.min_length, 10);
+  EXPECT_EQ(c.task.max_length, 30);
+  EXPECT_EQ(c.task.sampling, "sizes");
+  EXPECT_EQ(load_experiment(path, {"task.min_length=15"}).task.min_length, 15);
+  const ExperimentConfig by_examples = load_experiment(path, {"task.sampling=examples"});
+  EXPECT_EQ(by_examples.task.sampling, "examples");
+  EXPECT_EQ(load_experiment(dir.write("run/config.yaml", to_yaml(by_examples))).task.sampling,
+            "examples");
 }
 
 TEST(FileTaskConfig, ShippedExampleLoads) {

@@ -17,7 +17,8 @@ namespace pelab {
 Batch collate(const std::vector<Example>& examples, const RandomizeConfig* randomize = nullptr,
               Generator* rng = nullptr);
 
-// A training batch: each example's problem size uniform in [min_length, max_length].
+// A training batch: each example drawn by Task::sample_training in [min_length, max_length]
+// (a generated task: its size uniform in the range).
 std::vector<Example> sample_examples(const Task& task, int64_t count, int64_t min_length,
                                      int64_t max_length, Generator& rng);
 

@@ -125,12 +125,18 @@ std::shared_ptr<const FileTaskData> build_file_task_data(const ParsedDataset& tr
 
 class FileTask final : public Task {
  public:
-  explicit FileTask(std::shared_ptr<const FileTaskData> data);
+  // `sampling`: "sizes" or "examples" (TaskConfig::sampling).
+  explicit FileTask(std::shared_ptr<const FileTaskData> data,
+                    const std::string& sampling = "sizes");
 
   const TaskInfo& info() const override { return data_->info; }
   // A training example of problem size `length`, uniformly among the training file's
   // examples of that size; an error naming the size when there are none.
   Example sample(Generator& rng, int length) const override;
+  // A training example with size in [min_size, max_size]: "sizes" draws one of the sizes the
+  // training file has there, then an example of it; "examples" draws among all of them.
+  // (When every size in the range is present, "sizes" draws as a generated task does.)
+  Example sample_training(Generator& rng, int64_t min_size, int64_t max_size) const override;
   // The longest sequence (tokens) among the examples of problem size at most n in either
   // file; beyond the largest size, an estimate that grows with n. (Examples of one size may
   // differ in length, and the bound is what the positional tables must cover.)
@@ -145,8 +151,9 @@ class FileTask final : public Task {
   // The problem sizes present, ascending.
   std::vector<int> train_sizes() const override;
   std::vector<int> eval_sizes() const override;
-  // The training file's missing sizes in [min_length, max_length], and the evaluation file's
-  // missing lengths, as messages for the config loader.
+  // "" when the training file has some example in [min_length, max_length] (the range
+  // filters the file; it need not hold every size), and the evaluation file's missing
+  // lengths, as messages for the config loader.
   std::string check_training_range(int64_t min_length, int64_t max_length) const override;
   std::string check_evaluation_lengths(const std::vector<int64_t>& lengths) const override;
   // "1-8, 10, 12" for messages.
@@ -156,13 +163,16 @@ class FileTask final : public Task {
  private:
   std::shared_ptr<const FileTaskData> data_;
   std::vector<std::pair<int, std::vector<int32_t>>> train_by_size_, eval_by_size_;
+  std::vector<int64_t> train_before_;         // [i]: training examples of the sizes before entry i
+  bool over_examples_ = false;                // sampling "examples"
   std::vector<std::pair<int, int>> longest_;  // (size, longest tokens at sizes <= it)
   double tokens_per_size_ = 1;                // the largest tokens/size ratio
 };
 
 // Loads both files (absolute paths, or relative to the working directory) as a FileTask.
 std::unique_ptr<FileTask> make_file_task(const std::string& train_path,
-                                         const std::string& eval_path);
+                                         const std::string& eval_path,
+                                         const std::string& sampling = "sizes");
 
 // Reads both files (the evaluation file inheriting the training file's layout) as a
 // FileTask. An error about either file is prefixed with `train_where` or `eval_where` (the
@@ -170,6 +180,7 @@ std::unique_ptr<FileTask> make_file_task(const std::string& train_path,
 std::unique_ptr<FileTask> load_file_task(const std::string& train_path,
                                          const std::string& eval_path,
                                          const std::string& train_where,
-                                         const std::string& eval_where);
+                                         const std::string& eval_where,
+                                         const std::string& sampling = "sizes");
 
 }  // namespace pelab

@@ -51,6 +51,12 @@ class Task {
   virtual const TaskInfo& info() const = 0;
   // Draws one example of problem size `length` (min_length() ≤ length).
   virtual Example sample(Generator& rng, int length) const = 0;
+  // Draws one training example of a size in [min_size, max_size]: a generated task draws
+  // the size uniformly, then an example of it; the file task draws among the sizes its
+  // training file has there (task.sampling, FileTask).
+  virtual Example sample_training(Generator& rng, int64_t min_size, int64_t max_size) const {
+    return sample(rng, static_cast<int>(rng.uniform_int(min_size, max_size)));
+  }
   virtual int min_length() const { return 1; }
   // Tokens in an example of problem size n.
   virtual int sequence_length(int n) const = 0;
@@ -66,8 +72,8 @@ class Task {
   // a generated task, which draws any size from min_length() on.
   virtual std::vector<int> train_sizes() const { return {}; }
   virtual std::vector<int> eval_sizes() const { return {}; }
-  // For the config loader: "" if every size in [min_length, max_length] can be drawn for
-  // training (else which cannot), and "" if every length can be evaluated.
+  // For the config loader: "" if training can draw examples in [min_length, max_length]
+  // (else why not), and "" if every length can be evaluated.
   virtual std::string check_training_range(int64_t /*min_length*/, int64_t /*max_length*/) const {
     return "";
   }
@@ -88,7 +94,12 @@ struct TaskConfig {
   int64_t max_length = 16;
   std::string train_file;  // file datasets (name: file)
   std::string eval_file;
+  // The file task's training draw (kSizeSamplings): "sizes", uniformly over the sizes the
+  // training file has in [min, max], then over that size's examples (a generated task's
+  // rule); "examples", uniformly over every example in [min, max].
+  std::string sampling = "sizes";
 };
+inline const std::vector<std::string> kSizeSamplings = {"sizes", "examples"};
 
 // Builds a task by name. Unknown names and parameters a task does not take are errors that
 // list what is valid; a value of the wrong type or outside its range is an error naming the
