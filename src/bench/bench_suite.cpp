@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "pelab/backend/gemm.h"
+#include "pelab/bench/experiment_bench.h"
 #include "pelab/bench/fma_peak.h"
 #include "pelab/bench/gemm_bench.h"
 #include "pelab/bench/train_bench.h"
@@ -64,6 +65,8 @@ json to_json(const TrainCaseResult& r) {
           {"ms_min", r.ms_min},
           {"tokens_per_step", r.tokens_per_step},
           {"tokens_per_s", r.tokens_per_s},
+          {"real_tokens_per_step", r.real_tokens_per_step},
+          {"real_tokens_per_s", r.real_tokens_per_s},
           {"gflop_per_step", r.gflop_per_step},
           {"gflops", r.gflops},
           {"final_loss", r.final_loss},
@@ -129,9 +132,20 @@ std::string find_torch_script(const TrainBenchOptions& a) {
       "set PELAB_TORCH_SCRIPT, or run from the directory that holds it");
 }
 
+// "config:scheme:threads" → its three fields; the config may be a path holding ':' and the
+// scheme may be empty (an experiment's own).
+std::vector<std::string> case_fields(const std::string& one_case) {
+  const size_t last = one_case.rfind(':');
+  const size_t middle =
+      last == std::string::npos || last == 0 ? std::string::npos : one_case.rfind(':', last - 1);
+  PELAB_CHECK(middle != std::string::npos, "--case wants config:scheme:threads, got '{}'",
+              one_case);
+  return {one_case.substr(0, middle), one_case.substr(middle + 1, last - middle - 1),
+          one_case.substr(last + 1)};
+}
+
 int run_one_case(const TrainBenchOptions& a) {
-  const std::vector<std::string> f = split(a.one_case, ':');
-  PELAB_CHECK(f.size() == 3, "--case wants config:scheme:threads, got '{}'", a.one_case);
+  const std::vector<std::string> f = case_fields(a.one_case);
   TrainCaseOptions o;
   o.threads = std::stoi(f[2]);
   o.warmup = a.warmup;
@@ -139,7 +153,8 @@ int run_one_case(const TrainBenchOptions& a) {
   o.min_steps = std::min(a.min_steps, a.steps);
   o.max_seconds = a.max_seconds;
   set_gemm_backend(parse_gemm_backend(a.gemm));
-  TrainCaseResult r = run_train_case(f[0], f[1], o);
+  TrainCaseResult r = is_reference_config(f[0]) ? run_train_case(f[0], f[1], o)
+                                                : run_experiment_case(f[0], f[1], o);
   r.peak_rss_mb = peak_rss_mb();
   fmt::print("{}\n", to_json(r).dump());
   return 0;
@@ -196,7 +211,7 @@ class TrainBench {
     print_header();
     json rows = json::array();
     for (const std::string& config : a_.configs)
-      for (const std::string& scheme : schemes_)
+      for (const std::string& scheme : schemes_of(config))
         for (int threads : a_.threads) rows.push_back(measure(config, scheme, threads));
     print_scaling();
     if (!a_.json_path.empty()) {
@@ -223,6 +238,13 @@ class TrainBench {
                : std::vector<std::string>{};
   }
 
+  // A reference config runs every benchmark scheme, a shipped experiment its own scheme (""),
+  // unless --scheme names them.
+  std::vector<std::string> schemes_of(const std::string& config) const {
+    if (is_reference_config(config)) return schemes_;
+    return a_.schemes.empty() ? std::vector<std::string>{""} : a_.schemes;
+  }
+
   json run_pelab(const std::string& config, const std::string& scheme, int threads) const {
     const auto [status, out] =
         run_child({self_, "bench", "--case", fmt::format("{}:{}:{}", config, scheme, threads),
@@ -232,7 +254,7 @@ class TrainBench {
                   omp_env(threads));
     const std::optional<json> j = last_json_line(out);
     PELAB_CHECK(status == 0 && j, "bench: the case {} {} {} thread(s) failed (exit status {})",
-                config, scheme, threads, status);
+                config, scheme.empty() ? "(its own scheme)" : scheme, threads, status);
     return *j;
   }
 
@@ -282,9 +304,17 @@ class TrainBench {
         a_.vs_torch ? ", alternating with the PyTorch reference" : "", a_.peak_gflops,
         peak_source_);
     print_gemm_choice(a_);
+    fmt::print(
+        "tok/s: B·T per step, padding included (as the PyTorch reference counts); real t/s: "
+        "the real tokens only (as pelab train logs)\n");
+    if (std::any_of(a_.configs.begin(), a_.configs.end(),
+                    [](const std::string& c) { return !is_reference_config(c); }))
+      fmt::print(
+          "experiments: pelab train's step (batch drawn, forward, backward, clipping, update) on "
+          "the experiment's own batches; tokens are means over the timed steps\n");
     std::string header =
-        fmt::format("{:<7} {:<10} {:>2} {:>9} {:>9} {:>7} {:>6} {:>7}", "config", "scheme", "th",
-                    "ms/step", "tok/s", "GFLOP/s", "%peak", "RSS MB");
+        fmt::format("{:<10} {:<10} {:>2} {:>9} {:>9} {:>9} {:>7} {:>6} {:>7}", "config", "scheme",
+                    "th", "ms/step", "tok/s", "real t/s", "GFLOP/s", "%peak", "RSS MB");
     if (a_.vs_torch)
       header +=
           fmt::format("  {:>9} {:>9} {:>7}  {:>6}", "torch ms", "torch t/s", "RSS MB", "ratio");
@@ -310,28 +340,34 @@ class TrainBench {
       }
     }
     const double med = median(ms);
+    const std::string shown = last["scheme"].get<std::string>();  // an experiment's own scheme
     const double tokens = last["tokens_per_step"].get<double>();
+    const double real_tokens = last["real_tokens_per_step"].get<double>();
     const double gflop = last["gflop_per_step"].get<double>();
     const double gflops = gflop / (med * 1e-3);
     const double pct = 100.0 * gflops / (a_.peak_gflops * threads);
     json row = {{"config", config},
-                {"scheme", scheme},
+                {"case", is_reference_config(config) ? "reference" : "experiment"},
+                {"scheme", shown},
                 {"threads", threads},
                 {"repeats", a_.repeats},
                 {"ms_median", med},
                 {"ms_per_repeat", ms},
+                {"tokens_per_step", tokens},
                 {"tokens_per_s", tokens / (med * 1e-3)},
+                {"real_tokens_per_step", real_tokens},
+                {"real_tokens_per_s", real_tokens / (med * 1e-3)},
                 {"gflop_per_step", gflop},
                 {"gflops", gflops},
                 {"peak_gflops", a_.peak_gflops * threads},
                 {"pct_of_peak", pct},
                 {"peak_rss_mb", *std::max_element(rss.begin(), rss.end())},
                 {"final_loss", last["final_loss"]}};
-    speed_[{config, scheme, threads}] = tokens / (med * 1e-3);
+    speed_[{config, shown, threads}] = tokens / (med * 1e-3);
     std::string line = fmt::format(
-        "{:<7} {:<10} {:>2} {:>9.2f} {:>9.0f} {:>7.1f} {:>5.1f}% "
+        "{:<10} {:<10} {:>2} {:>9.2f} {:>9.0f} {:>9.0f} {:>7.1f} {:>5.1f}% "
         "{:>7.0f}",
-        config, scheme, threads, med, tokens / (med * 1e-3), gflops, pct,
+        config, shown, threads, med, tokens / (med * 1e-3), real_tokens / (med * 1e-3), gflops, pct,
         row["peak_rss_mb"].get<double>());
     if (a_.vs_torch)
       line += torch_columns(scheme, tokens, med, torch_ms, torch_rss, last_torch, row);
@@ -386,6 +422,32 @@ class TrainBench {
 
 }  // namespace
 
+namespace {
+
+// Every --config and --scheme before any case runs: a typo is one line, not a failed child.
+void check_configs(const TrainBenchOptions& a, const std::vector<std::string>& schemes) {
+  bool reference = false;
+  for (const std::string& config : a.configs) {
+    if (is_reference_config(config)) {
+      reference = true;
+      continue;
+    }
+    for (const std::string& scheme : a.schemes.empty() ? std::vector<std::string>{""} : a.schemes)
+      (void)load_experiment_case(config, scheme, 1);
+    PELAB_CHECK(!a.vs_torch,
+                "--vs-torch compares only the reference configs (tiny, small, medium): the "
+                "PyTorch reference script has no '{}'",
+                config);
+    PELAB_CHECK(a.long_lengths.empty(),
+                "--long evaluates only the reference configs (tiny, small, medium), not '{}'",
+                config);
+  }
+  if (reference)
+    for (const std::string& s : schemes) (void)bench_model_config(bench_config("tiny"), s);
+}
+
+}  // namespace
+
 int run_train_bench(TrainBenchOptions a) {
   if (!a.one_case.empty()) return run_one_case(a);
   if (!a.one_eval_case.empty()) return run_one_eval_case(a);
@@ -399,8 +461,7 @@ int run_train_bench(TrainBenchOptions a) {
     a.repeats = 1;
   }
   const std::vector<std::string> schemes = a.schemes.empty() ? bench_schemes() : a.schemes;
-  for (const std::string& c : a.configs) (void)bench_config(c);
-  for (const std::string& s : schemes) (void)bench_model_config(bench_config("tiny"), s);
+  check_configs(a, schemes);
   const std::string self = fs::read_symlink("/proc/self/exe").string();
   if (!a.long_lengths.empty()) return run_long_bench(a, schemes, self);
   return TrainBench(a, schemes, self).run();

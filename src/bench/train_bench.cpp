@@ -100,10 +100,16 @@ Batch bench_batch(const BenchConfig& c, uint64_t seed) {
 }
 
 double bench_matmul_flops(const BenchConfig& c, const std::string& scheme) {
-  const double B = c.B, T = c.T, D = c.d_model, L = c.layers, C = c.vocab, N = B * T;
-  const double linear = L * 24 * N * D * D + 2 * N * D * C;  // q,k,v,o 8ND², FFN 16ND²; head
-  double attention = L * 4 * B * T * T * D;                  // QKᵀ and αV
-  if (scheme == "relative") attention += L * 2 * 2 * N * D * (2 * kRelativeK + 1);
+  return matmul_flops(bench_model_config(c, scheme), c.B, c.T);
+}
+
+double matmul_flops(const ModelConfig& m, int64_t B, int64_t T) {
+  const double D = m.d_model, F = m.ffn_width(), L = m.layers, C = m.vocab_out;
+  const double N = static_cast<double>(B) * T;
+  const double linear = L * (8 * N * D * D + 4 * N * D * F) + 2 * N * D * C;  // q,k,v,o; FFN; head
+  double attention = L * 4 * N * T * D;                                       // QKᵀ and αV
+  if (m.positional.type == "relative" && m.positional.keys.has("max_distance"))
+    attention += L * 2 * 2 * N * D * (2 * m.positional.keys.integer("max_distance") + 1);
   return 3 * (linear + attention);
 }
 
@@ -115,8 +121,6 @@ double peak_rss_mb() {
 
 StepTiming time_training_steps(const ModelConfig& model_config, const Batch& batch,
                                const TrainCaseOptions& o) {
-  PELAB_CHECK(o.threads >= 1 && o.warmup >= 0 && o.min_steps >= 1 && o.max_steps >= o.min_steps,
-              "bench: need threads >= 1, warm-up >= 0 and 1 <= min steps <= max steps");
   set_num_threads(o.threads);
   Encoder model(model_config, /*init_seed=*/0);
   // AdamW as the reference script builds it: weight decay on every parameter.
@@ -124,16 +128,20 @@ StepTiming time_training_steps(const ModelConfig& model_config, const Batch& bat
   adam.weight_decay = 0.01;
   AdamW optimizer(model.params().all(), adam);
   constexpr float kLr = 1e-3f;
-
-  double loss = 0;
-  auto step = [&] {
+  return time_steps(o, [&] {
     optimizer.zero_grad();
     const Encoder::Output out = model.forward(batch, /*training=*/true);
     out.loss.backward();
     optimizer.step(kLr);
-    loss = out.loss.item();
-  };
-  for (int i = 0; i < o.warmup; ++i) step();
+    return static_cast<double>(out.loss.item());
+  });
+}
+
+StepTiming time_steps(const TrainCaseOptions& o, const std::function<double()>& step) {
+  PELAB_CHECK(o.threads >= 1 && o.warmup >= 0 && o.min_steps >= 1 && o.max_steps >= o.min_steps,
+              "bench: need threads >= 1, warm-up >= 0 and 1 <= min steps <= max steps");
+  double loss = 0;
+  for (int i = 0; i < o.warmup; ++i) loss = step();
 
   using clock = std::chrono::steady_clock;
   std::vector<double> ms;
@@ -142,7 +150,7 @@ StepTiming time_training_steps(const ModelConfig& model_config, const Batch& bat
   while (static_cast<int>(ms.size()) < o.max_steps) {
     memory::reset_peak_live_bytes();
     const auto t0 = clock::now();
-    step();
+    loss = step();
     ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
     r.peak_tensor_mb =
         std::max(r.peak_tensor_mb, static_cast<double>(memory::peak_live_bytes()) / 1e6);
@@ -160,7 +168,8 @@ StepTiming time_training_steps(const ModelConfig& model_config, const Batch& bat
 TrainCaseResult run_train_case(const std::string& config, const std::string& scheme,
                                const TrainCaseOptions& o) {
   const BenchConfig& c = bench_config(config);
-  const StepTiming t = time_training_steps(bench_model_config(c, scheme), bench_batch(c, 0), o);
+  const Batch batch = bench_batch(c, 0);
+  const StepTiming t = time_training_steps(bench_model_config(c, scheme), batch, o);
   TrainCaseResult r;
   r.config = config;
   r.scheme = scheme;
@@ -168,8 +177,11 @@ TrainCaseResult run_train_case(const std::string& config, const std::string& sch
   r.steps = t.steps;
   r.ms_median = t.ms_median;
   r.ms_min = t.ms_min;
-  r.tokens_per_step = c.B * c.T;
-  r.tokens_per_s = static_cast<double>(r.tokens_per_step) / (r.ms_median * 1e-3);
+  r.tokens_per_step = static_cast<double>(c.B * c.T);
+  r.tokens_per_s = r.tokens_per_step / (r.ms_median * 1e-3);
+  r.real_tokens_per_step = static_cast<double>(
+      std::count(batch.key_mask.values.begin(), batch.key_mask.values.end(), 1));
+  r.real_tokens_per_s = r.real_tokens_per_step / (r.ms_median * 1e-3);
   r.gflop_per_step = bench_matmul_flops(c, scheme) / 1e9;
   r.gflops = r.gflop_per_step / (r.ms_median * 1e-3);
   r.final_loss = t.final_loss;

@@ -1,7 +1,8 @@
 // `pelab bench`: the command line of the benchmarks in pelab/bench/bench_suite.h (training
-// speed of the reference configs, every case in a child process of its own, optionally side
-// by side with the PyTorch reference script; `pelab bench gemm`: pelab's matmul path vs the
-// bare library call). It only parses options; the library runs and prints the benchmarks.
+// speed of the reference configs and of the shipped experiments, every case in a child process
+// of its own, the reference configs optionally side by side with the PyTorch reference script;
+// `pelab bench gemm`: pelab's matmul path vs the bare library call). It only parses options;
+// the library runs and prints the benchmarks.
 #include <cstdlib>
 #include <memory>
 
@@ -15,10 +16,15 @@ namespace {
 
 // The training benchmark's options (also those of the internal one-case runs).
 void add_train_bench_options(CLI::App* bench, TrainBenchOptions* ta) {
-  add_name_list(bench, "--config", ta->configs, "configs: tiny, small, medium (comma-separated)",
-                {"tiny", "small", "medium"});
+  add_name_list(bench, "--config", ta->configs,
+                "configs (comma-separated): the reference configs tiny, small, medium (the "
+                "default); or shipped experiments, each as pelab train runs it: default, "
+                "quickstart, claim (configs/claims/c01.yaml), survey (configs/tasks/reverse.yaml)"
+                ", or an experiment's .yaml path");
   add_name_list(bench, "--scheme", ta->schemes,
-                "schemes (default all: none sinusoidal learned rotary relative alibi t5)");
+                "schemes (reference configs: default all of none sinusoidal learned rotary "
+                "relative alibi t5; experiments: default their own, others as the positional "
+                "group)");
   add_integer_list(bench, "--threads", ta->threads, range_of<int>(1, kMaxThreads),
                    "thread counts, e.g. 1,2");
   add_integer(bench, "--warmup", ta->warmup, range_of<int>(0, 10000), "untimed steps first");
@@ -35,7 +41,7 @@ void add_train_bench_options(CLI::App* bench, TrainBenchOptions* ta) {
   bench->add_option("--json", ta->json_path, "also write the results as JSON to this file");
   bench->add_flag("--vs-torch", ta->vs_torch,
                   "run the PyTorch reference script for the same cases, alternating, and print "
-                  "the ratio of tokens/s");
+                  "the ratio of tokens/s (reference configs only)");
   bench->add_option("--torch-script", ta->torch_script,
                     "the PyTorch reference script (default: $PELAB_TORCH_SCRIPT, else "
                     "./torch_ref.py)");
@@ -94,7 +100,8 @@ void add_bench_commands(CLI::App& app, Action& action) {
   CLI::App* bench = app.add_subcommand(
       "bench",
       "Benchmarks (figures, not pass/fail tests): training speed of the reference configs, "
-      "optionally against the PyTorch reference script; `bench gemm` for the GEMM path");
+      "optionally against the PyTorch reference script, and of the shipped experiments "
+      "(--config default); `bench gemm` for the GEMM path");
   bench->require_subcommand(0, 1);
   auto ta = std::make_shared<TrainBenchOptions>();
   add_train_bench_options(bench, ta.get());

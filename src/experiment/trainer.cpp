@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -626,21 +627,27 @@ LrSchedule make_schedule(const TrainingConfig& t) {
   return LrSchedule(so);
 }
 
-struct StepStats {
-  float loss = 0, lr = 0, grad_norm = 0;
-};
+}  // namespace
 
-// One optimisation step (step + 1 counting from 1): forward, backward, clipping, update. A
-// non-finite loss, gradient or parameter ends the run with an error that names the step and
-// the last good checkpoint.
-StepStats train_step(const ExperimentConfig& c, Encoder& model, Optimizer& optimizer,
-                     const LrSchedule& schedule, const Batch& batch, int64_t step,
-                     uint64_t dropout_base, const RunDirectory& dir) {
+Training::Training(const ExperimentConfig& c)
+    : task(make_task(c.task)),
+      model(initial_model(c)),
+      optimizer(make_optimizer(c, *model)),
+      schedule(make_schedule(c.training)),
+      stream(c, *task),
+      dropout_base(derive_seed(c.seed, "dropout")) {
+  if (c.training.stop_when.enabled()) stop_streak = 0;
+}
+
+StepStats train_step(const ExperimentConfig& c, Training& t, const Batch& batch, int64_t step,
+                     const std::function<std::string()>& last_good) {
+  Encoder& model = *t.model;
+  Optimizer& optimizer = *t.optimizer;
   Encoder::Output out;
   try {
-    out = model.forward(batch, true, mix64(dropout_base ^ static_cast<uint64_t>(step)));
+    out = model.forward(batch, true, mix64(t.dropout_base ^ static_cast<uint64_t>(step)));
   } catch (const Error& e) {  // training.check_finite names the op
-    throw Error(fmt::format("step {}: forward: {} ({})", step + 1, e.what(), dir.last_good()));
+    throw Error(fmt::format("step {}: forward: {} ({})", step + 1, e.what(), last_good()));
   }
   PELAB_CHECK(out.loss.defined(), "step {}: the batch has no scored position", step + 1);
   const float loss = out.loss.item();
@@ -648,50 +655,32 @@ StepStats train_step(const ExperimentConfig& c, Encoder& model, Optimizer& optim
     throw Error(
         fmt::format("step {}: the loss is {} ({}; lower training.lr, or set "
                     "training.check_finite: true to find the op)",
-                    step + 1, std::isnan(loss) ? "nan" : "infinite", dir.last_good()));
+                    step + 1, std::isnan(loss) ? "nan" : "infinite", last_good()));
   optimizer.zero_grad();
   try {
     out.loss.backward();
   } catch (const Error& e) {
-    throw Error(fmt::format("step {}: backward: {} ({})", step + 1, e.what(), dir.last_good()));
+    throw Error(fmt::format("step {}: backward: {} ({})", step + 1, e.what(), last_good()));
   }
   const std::string bad = first_nonfinite_grad(model);
   if (!bad.empty())
     throw Error(fmt::format("step {}: the gradient of parameter '{}' holds NaN or Inf ({})",
-                            step + 1, bad, dir.last_good()));
+                            step + 1, bad, last_good()));
   const float grad_norm = clip_grad_norm(
       model.params().all(),
       c.training.clip_norm > 0 ? static_cast<float>(c.training.clip_norm) : INFINITY);
-  const float lr = schedule.lr_at(step);
+  const float lr = t.schedule.lr_at(step);
   optimizer.step(lr);
   const std::string bad_param = first_nonfinite_param(model);
   if (!bad_param.empty())
     throw Error(
         fmt::format("step {}: the update made parameter '{}' NaN or Inf ({}; lower "
                     "training.lr)",
-                    step + 1, bad_param, dir.last_good()));
+                    step + 1, bad_param, last_good()));
   return {loss, lr, grad_norm};
 }
 
-// What a run trains: built from the config in this order.
-struct Training {
-  explicit Training(const ExperimentConfig& c)
-      : task(make_task(c.task)),
-        model(initial_model(c)),
-        optimizer(make_optimizer(c, *model)),
-        schedule(make_schedule(c.training)),
-        stream(c, *task) {
-    if (c.training.stop_when.enabled()) stop_streak = 0;
-  }
-
-  const std::unique_ptr<Task> task;
-  const std::unique_ptr<Encoder> model;
-  const std::unique_ptr<Optimizer> optimizer;
-  const LrSchedule schedule;
-  TrainingStream stream;
-  // training.stop_when's checks in a row at or above the threshold (nullopt when it is off).
-  std::optional<int64_t> stop_streak;
-};
+namespace {
 
 // A training.stop_when check: true once the validation score has been at or above the
 // threshold at `patience` checks in a row.
@@ -709,12 +698,11 @@ bool criterion_met(const ExperimentConfig& c, Training& t, Reporter& report, int
 bool train_steps(const ExperimentConfig& c, const TrainOptions& options, Training& t,
                  RunDirectory& dir, Reporter& report, int64_t& step, double& last_loss) {
   const int64_t first_step = step;
-  const uint64_t dropout_base = derive_seed(c.seed, "dropout");
+  const std::function<std::string()> last_good = [&dir] { return dir.last_good(); };
   while (step < c.training.steps) {
     std::vector<Example> examples;
     const Batch batch = t.stream.next(&examples);
-    const StepStats s =
-        train_step(c, *t.model, *t.optimizer, t.schedule, batch, step, dropout_base, dir);
+    const StepStats s = train_step(c, t, batch, step, last_good);
     ++step;
     last_loss = s.loss;
     report.step(step, examples, s.loss, s.lr, s.grad_norm);

@@ -1,7 +1,8 @@
 // What `pelab bench` runs, as tables on stdout (figures, not pass/fail tests):
-//   run_train_bench   training-step speed of the reference configs, every case in a child
-//                     process of its own (so each peak RSS is the case's), optionally side by
-//                     side with the PyTorch reference script; or long evaluation (--long)
+//   run_train_bench   training-step speed of the reference configs and of the shipped
+//                     experiments (--config default), every case in a child process of its
+//                     own (so each peak RSS is the case's), the reference configs optionally
+//                     side by side with the PyTorch reference script; or long evaluation (--long)
 //   print_gemm_bench  pelab's matmul path against the bare library call (`bench gemm`)
 // The command line only parses the options into these structs.
 #pragma once
@@ -13,8 +14,9 @@
 namespace pelab {
 
 struct TrainBenchOptions {
+  // Reference configs and experiments (pelab/bench/experiment_bench.h).
   std::vector<std::string> configs{"tiny", "small", "medium"};
-  std::vector<std::string> schemes;  // empty = all
+  std::vector<std::string> schemes;  // empty = all (an experiment: its own)
   std::vector<int> threads{1};
   int warmup = 5, steps = 30, min_steps = 10;
   double max_seconds = 8.0;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,8 @@ Batch bench_batch(const BenchConfig& c, uint64_t seed);
 // script's count: linear layers, QKᵀ and αV, and relative's table products. Elementwise work,
 // LayerNorm, softmax, GELU and AdamW are not counted.
 double bench_matmul_flops(const BenchConfig& c, const std::string& scheme);
+// The same count for any model on a [B, T] batch (T counts the padding).
+double matmul_flops(const ModelConfig& model, int64_t B, int64_t T);
 
 struct TrainCaseOptions {
   int threads = 1;
@@ -58,8 +61,10 @@ struct TrainCaseResult {
   int threads = 1;
   int steps = 0;  // timed
   double ms_median = 0, ms_min = 0;
-  int64_t tokens_per_step = 0;
-  double tokens_per_s = 0;
+  // Per step: B·T, the padding counted (what the reference script counts), and the real
+  // tokens only (what `pelab train` logs). Means over the timed steps where batches vary.
+  double tokens_per_step = 0, real_tokens_per_step = 0;
+  double tokens_per_s = 0, real_tokens_per_s = 0;
   double gflop_per_step = 0, gflops = 0;
   double final_loss = 0;
   double peak_rss_mb = 0;  // filled by whoever measures the process (0 = not measured)
@@ -81,6 +86,9 @@ struct StepTiming {
 };
 StepTiming time_training_steps(const ModelConfig& model, const Batch& batch,
                                const TrainCaseOptions& options);
+// The loop under both: options.warmup untimed calls of `step` (one training step; it returns
+// the loss), then timed calls, in this process (the caller sets the threads).
+StepTiming time_steps(const TrainCaseOptions& options, const std::function<double()>& step);
 
 // Long evaluation: one forward pass without gradients of `config`'s model on one sequence of
 // `length` tokens (all real). Attention works in blocks of query rows, so memory grows with

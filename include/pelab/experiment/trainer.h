@@ -8,7 +8,9 @@
 // Ctrl-C / SIGTERM finishes the current step, saves and exits; --resume continues exactly.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "pelab/core/rng.h"
@@ -16,6 +18,8 @@
 #include "pelab/data/task.h"
 #include "pelab/experiment/config.h"
 #include "pelab/nn/encoder.h"
+#include "pelab/train/optimizer.h"
+#include "pelab/train/schedule.h"
 
 namespace pelab {
 
@@ -54,6 +58,31 @@ class TrainingStream {
 
 // The model a run starts from: the config's model, initialised from its seed.
 std::unique_ptr<Encoder> initial_model(const ExperimentConfig& config);
+
+// What a run trains, built from the config in this order (`pelab bench --config` times its
+// steps). Holds a reference to the config, which must outlive it.
+struct Training {
+  explicit Training(const ExperimentConfig& config);
+
+  const std::unique_ptr<Task> task;
+  const std::unique_ptr<Encoder> model;
+  const std::unique_ptr<Optimizer> optimizer;
+  const LrSchedule schedule;
+  TrainingStream stream;
+  const uint64_t dropout_base;  // step s's dropout masks are drawn from mix64(base ^ s)
+  // training.stop_when's checks in a row at or above the threshold (nullopt when it is off).
+  std::optional<int64_t> stop_streak;
+};
+
+struct StepStats {
+  float loss = 0, lr = 0, grad_norm = 0;
+};
+
+// One optimisation step (step + 1 counting from 1) on `batch`: forward, backward, clipping,
+// update. A non-finite loss, gradient or parameter ends the run with an error that names the
+// step and, from `last_good`, the last good checkpoint.
+StepStats train_step(const ExperimentConfig& config, Training& training, const Batch& batch,
+                     int64_t step, const std::function<std::string()>& last_good);
 
 TrainResult train_run(const ExperimentConfig& config, const TrainOptions& options);
 
