@@ -15,9 +15,15 @@ constexpr size_t kAlign = 64;
 // the system (evaluation over many lengths would otherwise hoard one buffer per shape).
 constexpr size_t kMaxCachedBytes = size_t{1} << 30;
 
+// A buffer's size class: small ones to the next 64 bytes; from 4 KiB on, to the next of four
+// steps per power of two (4, 5, 6 or 7 × 2^e), at most 25% more than asked. Tensors whose
+// shapes vary a little from step to step (a batch's real tokens) then share a few classes
+// and reuse each other's buffers, instead of each new size adding one to the cache.
 size_t round_bytes(size_t count) {
-  size_t bytes = count * sizeof(float);
-  return bytes == 0 ? kAlign : (bytes + kAlign - 1) / kAlign * kAlign;
+  const size_t bytes = std::max<size_t>(count * sizeof(float), 1);
+  if (bytes <= 4096) return (bytes + kAlign - 1) / kAlign * kAlign;
+  size_t step = size_t{1} << (63 - __builtin_clzll(bytes) - 2);  // a quarter of the power of two
+  return (bytes + step - 1) / step * step;
 }
 
 struct Pool {
