@@ -1,5 +1,6 @@
 #include "pelab/nn/encoder.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "pelab/autograd/autograd.h"
@@ -72,6 +73,42 @@ Encoder::Encoder(const ModelConfig& config, uint64_t init_seed, ParameterStore::
   head_ = make_linear("head", d, config_.vocab_out);
 }
 
+// `gather` lists the slots b·T + t the rows hold, in order (N of them); `scatter` gives each of
+// the B·T slots its row, or N (a zero row) for a slot left out. Every slot (`all`): no copies.
+struct Encoder::TokenRows {
+  IntTensor gather, scatter;
+  bool all = true;
+
+  // Every slot, or (skip_padding) the real tokens' slots only.
+  TokenRows(const Batch& batch, bool skip_padding) {
+    const std::vector<int32_t>& real = batch.key_mask.values;
+    const int64_t slots = static_cast<int64_t>(real.size());
+    all = !skip_padding || std::all_of(real.begin(), real.end(), [](int32_t m) { return m != 0; });
+    if (all) return;
+    std::vector<int32_t> kept;
+    for (int64_t s = 0; s < slots; ++s)
+      if (real[s]) kept.push_back(static_cast<int32_t>(s));
+    const auto n = static_cast<int32_t>(kept.size());
+    std::vector<int32_t> row_of(static_cast<size_t>(slots), n);
+    for (int32_t r = 0; r < n; ++r) row_of[kept[r]] = r;
+    gather = IntTensor({n}, std::move(kept));
+    scatter = IntTensor({slots}, std::move(row_of));
+  }
+
+  // [B, T, w] → [N, w]: the rows kept.
+  Tensor to_rows(const Tensor& x) const {
+    const Tensor flat = reshape(x, {x.size(0) * x.size(1), x.size(2)});
+    return all ? flat : embedding(flat, gather);
+  }
+
+  // [N, w] → [B, T, w], zeros in the slots left out.
+  Tensor to_slots(const Tensor& rows, int64_t B, int64_t T) const {
+    if (all) return reshape(rows, {B, T, rows.size(1)});
+    const Tensor with_zero_row = concat({rows, Tensor::zeros({1, rows.size(1)})}, 0);
+    return reshape(embedding(with_zero_row, scatter), {B, T, rows.size(1)});
+  }
+};
+
 namespace {
 // Dropout sites of one forward pass: 0 = input; per layer l: 1 + 3l (α), 2 + 3l (MHA out),
 // 3 + 3l (FFN out). Each site's mask comes from its own derived seed.
@@ -80,12 +117,14 @@ uint64_t site_seed(uint64_t seed, int64_t site) {
 }
 }  // namespace
 
-Tensor Encoder::attention_block(const Tensor& x, const Batch& batch, int l, bool training,
-                                uint64_t dropout_seed) const {
+// x: [N, d], the rows of `rows`; attention itself runs on the [B, T, d] slots.
+Tensor Encoder::attention_block(const Tensor& x, const Batch& batch, const TokenRows& rows, int l,
+                                bool training, uint64_t dropout_seed) const {
+  const int64_t B = batch.batch_size(), T = batch.length();
   const Layer& layer = layers_[l];
-  Tensor q = linear(x, layer.q.weight, layer.q.bias);  // [B, T, d]
-  Tensor k = linear(x, layer.k.weight, layer.k.bias);
-  const Tensor v = linear(x, layer.v.weight, layer.v.bias);
+  Tensor q = rows.to_slots(linear(x, layer.q.weight, layer.q.bias), B, T);  // [B, T, d]
+  Tensor k = rows.to_slots(linear(x, layer.k.weight, layer.k.bias), B, T);
+  const Tensor v = rows.to_slots(linear(x, layer.v.weight, layer.v.bias), B, T);
   std::tie(q, k) = scheme_->transform_qk(q, k, batch, l);
   const std::shared_ptr<const AttentionTerms> terms = scheme_->attention_terms(batch, l);
   AttentionOptions options;
@@ -98,7 +137,7 @@ Tensor Encoder::attention_block(const Tensor& x, const Batch& batch, int l, bool
   const Tensor z = attention_impl_ == AttentionImpl::Fused
                        ? attention(q, k, v, batch.key_mask, terms, options)
                        : attention_composed(q, k, v, batch.key_mask, terms, options);
-  return linear(z, layer.o.weight, layer.o.bias);
+  return linear(rows.to_rows(z), layer.o.weight, layer.o.bias);  // [N, d]
 }
 
 Tensor Encoder::ffn_block(const Tensor& x, const Layer& layer) const {
@@ -132,24 +171,27 @@ Encoder::Output Encoder::forward(const Batch& batch, bool training, uint64_t dro
                         static_cast<float>(config_.embedding_scale()));  // [B, T, token width]
   x = scheme_->embed(x, batch);                                          // [B, T, d]
   x = drop(x, 0);
+  const TokenRows rows(batch, training && padded_rows_ == PaddedRows::SkipInTraining);
+  x = rows.to_rows(x);  // [N, d]
   for (int l = 0; l < static_cast<int>(layers_.size()); ++l) {
     const Layer& layer = layers_[l];
     if (config_.norm == "pre") {
-      x = add(x, drop(attention_block(layer_norm(x, layer.ln1.weight, layer.ln1.bias), batch, l,
-                                      training, dropout_seed),
+      x = add(x, drop(attention_block(layer_norm(x, layer.ln1.weight, layer.ln1.bias), batch, rows,
+                                      l, training, dropout_seed),
                       2 + 3 * l));
       x = add(x,
               drop(ffn_block(layer_norm(x, layer.ln2.weight, layer.ln2.bias), layer), 3 + 3 * l));
     } else {
-      x = layer_norm(add(x, drop(attention_block(x, batch, l, training, dropout_seed), 2 + 3 * l)),
-                     layer.ln1.weight, layer.ln1.bias);
+      x = layer_norm(
+          add(x, drop(attention_block(x, batch, rows, l, training, dropout_seed), 2 + 3 * l)),
+          layer.ln1.weight, layer.ln1.bias);
       x = layer_norm(add(x, drop(ffn_block(x, layer), 3 + 3 * l)), layer.ln2.weight,
                      layer.ln2.bias);
     }
   }
   if (config_.norm == "pre") x = layer_norm(x, ln_f_.weight, ln_f_.bias);
   Output out;
-  out.logits = linear(x, head_.weight, head_.bias);  // [B, T, V_out]
+  out.logits = rows.to_slots(linear(x, head_.weight, head_.bias), B, T);  // [B, T, V_out]
   bool scored = false;
   for (int32_t y : batch.targets.values) scored = scored || y != -1;
   if (scored) {

@@ -202,6 +202,50 @@ TEST_P(EveryScheme, PaddingLeavesRealTokensUnchanged) {
   EXPECT_LT(worst, kSame);
 }
 
+// Training runs the row-wise parts on the real tokens only (Encoder::PaddedRows): the real
+// positions' logits, the loss and every gradient are those of computing every row, up to
+// rounding; padded slots' logits are 0; a batch without padding takes the same path exactly.
+TEST_P(EveryScheme, TrainingSkipsPaddedRowsWithTheSameResults) {
+  for (const bool causal : {false, true}) {
+    ModelConfig config = tiny_config(GetParam());
+    config.causal = causal;
+    Encoder skip(config, 1), every(config, 1);
+    randomize_parameters(skip, 2);
+    randomize_parameters(every, 2);
+    every.set_padded_rows(Encoder::PaddedRows::Compute);
+    const std::vector<int64_t> lengths{7, 4, 1};
+    const Batch batch = make_batch(lengths, 7, 8);
+    const Encoder::Output a = skip.forward(batch, true), b = every.forward(batch, true);
+    const std::vector<float> ya = a.logits.to_vector(), yb = b.logits.to_vector();
+    float worst = 0, padded = 0;
+    for (int64_t s = 0; s < 3 * 7; ++s)
+      for (int64_t c = 0; c < 6; ++c) {
+        const float d = std::fabs(ya[s * 6 + c] - yb[s * 6 + c]);
+        if (batch.key_mask.values[s])
+          worst = std::max(worst, d);
+        else
+          padded = std::max(padded, std::fabs(ya[s * 6 + c]));
+      }
+    EXPECT_LT(worst, kSame) << "causal " << causal;
+    EXPECT_EQ(padded, 0.0f);
+    EXPECT_NEAR(a.loss.item(), b.loss.item(), 1e-5);
+    a.loss.backward();
+    b.loss.backward();
+    for (size_t p = 0; p < skip.params().all().size(); ++p) {
+      const Tensor ga = skip.params().all()[p].grad();
+      const Tensor gb = every.params().all()[p].grad();
+      ASSERT_EQ(ga.defined(), gb.defined()) << skip.params().all()[p].name();
+      if (!ga.defined()) continue;
+      EXPECT_LT(max_abs_diff(ga.to_vector(), gb.to_vector()), kSame)
+          << skip.params().all()[p].name() << " causal " << causal;
+    }
+    // No padding: no rows left out, the same computation.
+    const Batch full = make_batch({7, 7}, 7, 9);
+    EXPECT_EQ(skip.forward(full, true).logits.to_vector(),
+              every.forward(full, true).logits.to_vector());
+  }
+}
+
 TEST_P(EveryScheme, CausalOutputsIgnoreLaterTokens) {
   ModelConfig config = tiny_config(GetParam());
   config.causal = true;

@@ -41,6 +41,14 @@ class Encoder {
   enum class AttentionImpl { Fused, Composed };
   void set_attention_impl(AttentionImpl impl) { attention_impl_ = impl; }
 
+  // Training runs the row-wise parts of every layer (projections, FFN, layer norm, residuals,
+  // the head) on the batch's real tokens only: padding never reaches a real token (it is
+  // masked as a key) and is never scored, so its rows are work whose results nobody reads —
+  // about half the rows of a batch with lengths uniform in [1, T]. Their logits are 0.
+  // Evaluation computes every row (docs/model.md). `Compute` makes training do so too (tests).
+  enum class PaddedRows { SkipInTraining, Compute };
+  void set_padded_rows(PaddedRows rows) { padded_rows_ = rows; }
+
   const ModelConfig& config() const { return config_; }
   ParameterStore& params() { return params_; }
   const ParameterStore& params() const { return params_; }
@@ -57,9 +65,12 @@ class Encoder {
     Norm ln1, ln2;
     Linear q, k, v, o, fc1, fc2;
   };
+  // The rows a forward pass runs its row-wise parts on (encoder.cpp): the B·T token slots,
+  // or only the real tokens' N.
+  struct TokenRows;
 
-  Tensor attention_block(const Tensor& x, const Batch& batch, int layer, bool training,
-                         uint64_t dropout_seed) const;
+  Tensor attention_block(const Tensor& x, const Batch& batch, const TokenRows& rows, int layer,
+                         bool training, uint64_t dropout_seed) const;
   Tensor ffn_block(const Tensor& x, const Layer& layer) const;
   Linear make_linear(const std::string& name, int64_t in, int64_t out);
   Norm make_norm(const std::string& name, int64_t width);
@@ -72,6 +83,7 @@ class Encoder {
   Norm ln_f_;  // pre-LN only
   Linear head_;
   AttentionImpl attention_impl_ = AttentionImpl::Fused;
+  PaddedRows padded_rows_ = PaddedRows::SkipInTraining;
   // Set only inside attention_maps(): where attention_block records each layer's α.
   mutable std::vector<Tensor>* attention_record_ = nullptr;
 };
