@@ -48,11 +48,13 @@ TEST(Gemm, EveryBackendMatchesTheReferenceOnEveryLayout) {
   set_num_threads(saved);
 }
 
-TEST(Gemm, AutoSendsTheLongWeightGradientLayoutToOpenBlas) {
+TEST(Gemm, AutoSendsSmallProductsToPackedAndLongWeightGradientsToOpenBlas) {
   EXPECT_EQ(auto_gemm_backend(true, false, 256, 1024, 2048), GemmBackend::OpenBlas);
   EXPECT_EQ(auto_gemm_backend(false, true, 2048, 1024, 256), GemmBackend::OneDnn);
   EXPECT_EQ(auto_gemm_backend(false, false, 2048, 256, 1024), GemmBackend::OneDnn);
-  EXPECT_EQ(auto_gemm_backend(true, false, 32, 16, 32), GemmBackend::OneDnn);
+  EXPECT_EQ(auto_gemm_backend(true, false, 64, 32, 32), GemmBackend::OneDnn);
+  EXPECT_EQ(auto_gemm_backend(true, false, 32, 32, 32), GemmBackend::Packed);
+  EXPECT_EQ(auto_gemm_backend(false, true, 16, 16, 8), GemmBackend::Packed);
   EXPECT_EQ(parse_gemm_backend("auto"), GemmBackend::Auto);
   EXPECT_EQ(gemm_backend(), GemmBackend::Auto);  // the default
 }

@@ -2,15 +2,15 @@
 // dispatches to oneDNN, OpenBLAS, pelab's own packed kernel (backend/packed_gemm.h) or the
 // naive reference kernel (the test oracle).
 //
-// The default backend, Auto, picks the library per layout: oneDNN's sgemm is the faster one
-// except on the weight-gradient layout (op(A) = Aᵀ, B plain, a long reduction K), where
-// OpenBLAS is 1.2–1.9× faster at the model's shapes (`pelab bench gemm`). OpenBLAS always
-// runs single-threaded; outside a parallel region pelab splits the product's columns (or
-// rows) over the OpenMP pool itself — one pool, not two, and a fixed split per thread count,
-// so results repeat bit for bit. The packed kernel is not part of Auto: it is level with the
-// libraries on the linear layers and ahead only on attention's per-head products, a whole
-// training step is no faster with it, and switching would change the numbers of every result
-// computed so far (docs/performance.md).
+// The default backend, Auto, picks per product: small products (at most 32·32·32
+// multiply-adds: attention's per-head ones in a small model, thousands a step) go to pelab's
+// packed kernel, which does them in a third of a library call's time; of the rest, oneDNN's
+// sgemm is the faster one except on the weight-gradient layout (op(A) = Aᵀ, B plain, a long
+// reduction K), where OpenBLAS is 1.2–1.9× faster at the model's shapes (`pelab bench gemm`).
+// OpenBLAS always runs single-threaded; outside a parallel region pelab splits the product's
+// columns (or rows) over the OpenMP pool itself — one pool, not two, and a fixed split per
+// thread count, so results repeat bit for bit. On the larger products the packed kernel is
+// level with the libraries, and a training step no faster with it (docs/performance.md).
 //
 //   C[M, N] = alpha · op(A)[M, K] · op(B)[K, N] + beta · C      (row-major)
 //
@@ -29,7 +29,7 @@ void set_gemm_backend(GemmBackend backend);
 const char* to_string(GemmBackend backend);
 // "auto" | "onednn" | "openblas" | "packed" | "reference"
 GemmBackend parse_gemm_backend(const std::string& name);
-// The library Auto uses for this product (OneDnn or OpenBlas).
+// The backend Auto uses for this product (Packed, OneDnn or OpenBlas).
 GemmBackend auto_gemm_backend(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K);
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,

@@ -22,9 +22,10 @@
 //
 // Where it stands (docs/performance.md): ahead of both libraries on most of attention's
 // per-head products (up to about 1.5× oneDNN, 2× OpenBLAS), level with them on the linear
-// layers, and no faster than Auto in a whole training step; a backend of its own
-// (`pelab bench gemm --backend packed`, `pelab bench --gemm packed`), not part of Auto. Off
-// x86 only the portable micro-kernel exists.
+// layers, and no faster than the libraries in a whole training step; Auto sends it the small
+// products (backend/gemm.h), where a library call's fixed cost dominates. A backend of its
+// own too (`pelab bench gemm --backend packed`, `pelab bench --gemm packed`). Off x86 only the
+// portable micro-kernel exists.
 #pragma once
 
 #include <cstdint>
