@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "pelab/backend/packed_gemm.h"
+#include "pelab/backend/small_gemm.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
 
@@ -14,8 +15,6 @@ namespace pelab {
 
 namespace {
 std::atomic<GemmBackend> g_backend{GemmBackend::Auto};
-// Multiply-adds up to which Auto sends a product to the packed kernel (a 32×32×32 product).
-constexpr int64_t kSmallProduct = 32 * 32 * 32;
 
 // The oracle: plain loops with a double accumulator, no blocking, no cleverness.
 void gemm_reference(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
@@ -91,7 +90,7 @@ GemmBackend auto_gemm_backend(bool ta, bool tb, int64_t M, int64_t N, int64_t K)
   // Small products (attention's per head: 16×16×8 in the default experiment, thousands a step)
   // cost a library call's fixed overhead more than their arithmetic; pelab's own kernel takes
   // them in a third of oneDNN's time (docs/performance.md).
-  if (M * N * K <= kSmallProduct) return GemmBackend::Packed;
+  if (M * N * K <= kSmallGemmMax) return GemmBackend::Packed;
   // The weight-gradient layout with a long reduction: oneDNN's sgemm reaches only 50–80% of
   // OpenBLAS's rate there (medium ffn.fc1 dW: 40 vs 70–76 GFLOP/s on one core).
   return ta && !tb && K >= 512 ? GemmBackend::OpenBlas : GemmBackend::OneDnn;

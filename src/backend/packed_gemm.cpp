@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "pelab/backend/small_gemm.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
 
@@ -24,7 +25,7 @@ constexpr int64_t kNr = 16;
 // Cache blocking: a 16×KC panel of B (16 KiB) stays in L1 while 6×KC panels of A stream from
 // L2 (an MC×KC block of 144 KiB when A is packed; rows of A itself when read in place); the
 // KC×NC block of B lives in L3 (2 MiB).
-constexpr int64_t kKc = 256;
+constexpr int64_t kKc = kPackedKc;
 constexpr int64_t kMc = 144;   // a multiple of kMr
 constexpr int64_t kNc = 2048;  // a multiple of kNr
 // Below this many flops per part, starting a parallel region costs more than it saves.
@@ -443,6 +444,10 @@ void packed_gemm_with(PackedKernel kernel, PackingPolicy packing, int parts, boo
 void packed_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                  const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
                  int64_t ldc) {
+  if (!trans_b && M * N * K <= kSmallGemmMax && K <= kPackedKc) {  // the same sums, unpacked
+    small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
   const double flops = 2.0 * M * N * K;
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   const int parts = static_cast<int>(std::max<int64_t>(

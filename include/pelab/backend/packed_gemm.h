@@ -34,6 +34,10 @@ namespace pelab {
 
 enum class PackedKernel { Avx2, Portable };
 
+// The reduction's blocks, a function of K alone (so the order of every sum is): K is cut into
+// ceil(K / kPackedKc) near-equal blocks.
+inline constexpr int64_t kPackedKc = 256;
+
 // The micro-kernel this CPU runs: Avx2 when it has AVX2 and FMA, else Portable.
 PackedKernel packed_gemm_best_kernel();
 const char* to_string(PackedKernel kernel);

@@ -1,0 +1,143 @@
+#include "pelab/backend/small_gemm.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define PELAB_SMALL_AVX2 1
+#include <immintrin.h>
+#endif
+
+#include <cmath>
+
+#include "pelab/backend/packed_gemm.h"
+#include "pelab/core/error.h"
+
+namespace pelab {
+
+namespace {
+
+// Row k of op(B) = B is read at brows + k·ldb, contiguous in j.
+
+// The definition, one element at a time: what the AVX2 kernel must equal.
+void small_rows_portable(bool trans_a, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                         int64_t lda, const float* brows, int64_t ldb, float beta, float* C,
+                         int64_t ldc) {
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      float sum = 0.0f;
+      for (int64_t k = 0; k < K; ++k)
+        sum = std::fma(trans_a ? A[k * lda + i] : A[i * lda + k], brows[k * ldb + j], sum);
+      const float scaled = alpha * sum;
+      float& out = C[i * ldc + j];
+      out = beta == 0.0f ? scaled : std::fma(beta, out, scaled);
+    }
+}
+
+#ifdef PELAB_SMALL_AVX2
+// C[i : i+4, j : j+16] in eight registers, masked to `rows` rows and the columns `m0`, `m1`
+// (the left and right eight) select. Target attributes do not reach into inlined helpers,
+// so the loops over the four rows are written out by the compiler from constant bounds.
+__attribute__((target("avx2,fma"))) void small_rows_avx2(bool trans_a, int64_t M, int64_t N,
+                                                         int64_t K, float alpha, const float* A,
+                                                         int64_t lda, const float* brows,
+                                                         int64_t ldb, float beta, float* C,
+                                                         int64_t ldc) {
+  // A window of eight lanes into this gives the mask of the first n ≤ 8 lanes.
+  static const int32_t kLanes[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+  const __m256 valpha = _mm256_set1_ps(alpha), vbeta = _mm256_set1_ps(beta);
+  if (N <= 8) {  // one register per row: eight rows at a time
+    const __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLanes + 8 - N));
+    for (int64_t i = 0; i < M; i += 8) {
+      const int64_t rows = M - i < 8 ? M - i : 8;
+      __m256 acc[8];
+      for (int r = 0; r < 8; ++r) acc[r] = _mm256_setzero_ps();
+      for (int64_t k = 0; k < K; ++k) {
+        const __m256 b = _mm256_maskload_ps(brows + k * ldb, m);
+        for (int r = 0; r < 8; ++r) {
+          if (r >= rows) break;
+          const __m256 a = _mm256_set1_ps(trans_a ? A[k * lda + i + r] : A[(i + r) * lda + k]);
+          acc[r] = _mm256_fmadd_ps(a, b, acc[r]);
+        }
+      }
+      for (int r = 0; r < 8; ++r) {
+        if (r >= rows) break;
+        float* c = C + (i + r) * ldc;
+        __m256 out = _mm256_mul_ps(valpha, acc[r]);
+        if (beta != 0.0f) out = _mm256_fmadd_ps(vbeta, _mm256_maskload_ps(c, m), out);
+        _mm256_maskstore_ps(c, m, out);
+      }
+    }
+    return;
+  }
+  for (int64_t j = 0; j < N; j += 16) {
+    const int64_t cols = N - j < 16 ? N - j : 16;
+    const int64_t left = cols < 8 ? cols : 8, right = cols - left;
+    const __m256i m0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLanes + 8 - left));
+    const __m256i m1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLanes + 8 - right));
+    for (int64_t i = 0; i < M; i += 4) {
+      const int64_t rows = M - i < 4 ? M - i : 4;
+      __m256 acc[4][2];
+      for (int r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+      for (int64_t k = 0; k < K; ++k) {
+        const float* b = brows + k * ldb + j;
+        const __m256 b0 = _mm256_maskload_ps(b, m0), b1 = _mm256_maskload_ps(b + 8, m1);
+        for (int r = 0; r < 4; ++r) {
+          if (r >= rows) break;
+          const __m256 a = _mm256_set1_ps(trans_a ? A[k * lda + i + r] : A[(i + r) * lda + k]);
+          acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);
+          acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);
+        }
+      }
+      for (int r = 0; r < 4; ++r) {
+        if (r >= rows) break;
+        float* c = C + (i + r) * ldc + j;
+        __m256 s0 = _mm256_mul_ps(valpha, acc[r][0]), s1 = _mm256_mul_ps(valpha, acc[r][1]);
+        if (beta != 0.0f) {
+          s0 = _mm256_fmadd_ps(vbeta, _mm256_maskload_ps(c, m0), s0);
+          s1 = _mm256_fmadd_ps(vbeta, _mm256_maskload_ps(c + 8, m1), s1);
+        }
+        _mm256_maskstore_ps(c, m0, s0);
+        _mm256_maskstore_ps(c + 8, m1, s1);
+      }
+    }
+  }
+}
+#endif  // PELAB_SMALL_AVX2
+
+}  // namespace
+
+SmallGemmKernel small_gemm_best_kernel() {
+#ifdef PELAB_SMALL_AVX2
+  static const SmallGemmKernel best =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? SmallGemmKernel::Avx2
+                                                                      : SmallGemmKernel::Portable;
+  return best;
+#else
+  return SmallGemmKernel::Portable;
+#endif
+}
+
+void small_gemm_with(SmallGemmKernel kernel, bool trans_a, bool trans_b, int64_t M, int64_t N,
+                     int64_t K, float alpha, const float* A, int64_t lda, const float* B,
+                     int64_t ldb, float beta, float* C, int64_t ldc) {
+  PELAB_CHECK(kernel == SmallGemmKernel::Portable || small_gemm_best_kernel() == kernel,
+              "this CPU has no AVX2 and FMA for the small GEMM's avx2 kernel");
+  PELAB_CHECK(K <= kPackedKc && !trans_b,
+              "internal error: small_gemm takes K ≤ {} and B untransposed, got K = {}{}", kPackedKc,
+              K, trans_b ? " and Bᵀ" : "");
+  if (M <= 0 || N <= 0) return;
+#ifdef PELAB_SMALL_AVX2
+  if (kernel == SmallGemmKernel::Avx2) {
+    small_rows_avx2(trans_a, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+#endif
+  small_rows_portable(trans_a, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void small_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
+                int64_t ldc) {
+  small_gemm_with(small_gemm_best_kernel(), trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta,
+                  C, ldc);
+}
+
+}  // namespace pelab

@@ -1,0 +1,79 @@
+// The small-product GEMM (backend/small_gemm.h): bit for bit what the packed kernel computes,
+// with A or Aᵀ, on every edge, alpha and beta, with either of its kernels; and packed_gemm()
+// hands it the small products.
+#include "pelab/backend/small_gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "backend/gemm_problem.h"
+#include "pelab/backend/packed_gemm.h"
+
+namespace pelab {
+namespace {
+
+using testing::GemmProblem;
+using testing::GemmShape;
+
+bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+}
+
+std::vector<SmallGemmKernel> kernels() {
+  if (small_gemm_best_kernel() == SmallGemmKernel::Avx2)
+    return {SmallGemmKernel::Avx2, SmallGemmKernel::Portable};
+  return {SmallGemmKernel::Portable};
+}
+
+// Single elements, every row count modulo 4 and column count modulo 16 (masked edges), the
+// default experiment's attention products (16×16×8, 16×8×16) and K up to a whole block.
+const std::vector<GemmShape> kShapes = {{1, 1, 1},   {1, 9, 5},   {2, 16, 8},  {3, 17, 3},
+                                        {4, 8, 16},  {5, 31, 2},  {16, 16, 8}, {16, 8, 16},
+                                        {33, 33, 8}, {7, 40, 29}, {6, 1, 256}, {32, 32, 32}};
+
+TEST(SmallGemm, EqualsThePackedKernelBitForBit) {
+  for (const GemmShape& s : kShapes)
+    for (const bool trans_a : {false, true})
+      for (const float alpha : {1.0f, 0.35f})
+        for (const float beta : {0.0f, 1.0f, -0.5f}) {
+          const GemmProblem p(trans_a, false, s, beta == 0.0f);
+          std::vector<float> packed = p.C;
+          packed_gemm_with(packed_gemm_best_kernel(), {}, 1, p.ta, p.tb, s.M, s.N, s.K, alpha,
+                           p.A.data(), p.lda, p.B.data(), p.ldb, beta, packed.data(), p.ldc);
+          for (const SmallGemmKernel kernel : kernels()) {
+            std::vector<float> small = p.C;
+            small_gemm_with(kernel, p.ta, p.tb, s.M, s.N, s.K, alpha, p.A.data(), p.lda, p.B.data(),
+                            p.ldb, beta, small.data(), p.ldc);
+            EXPECT_TRUE(same_bits(small, packed))
+                << s.M << "x" << s.N << "x" << s.K << " Aᵀ " << trans_a << " alpha " << alpha
+                << " beta " << beta << " kernel " << static_cast<int>(kernel);
+          }
+        }
+}
+
+// packed_gemm() (what Auto calls for small products) gives the same bits as its blocked path.
+TEST(SmallGemm, PackedGemmHandsItTheSmallProducts) {
+  for (const GemmShape& s : {GemmShape{16, 16, 8}, GemmShape{32, 32, 32}, GemmShape{33, 33, 33}}) {
+    const GemmProblem p(true, false, s);
+    std::vector<float> through = p.C, blocked = p.C;
+    packed_gemm(p.ta, p.tb, s.M, s.N, s.K, 0.5f, p.A.data(), p.lda, p.B.data(), p.ldb, 1.0f,
+                through.data(), p.ldc);
+    packed_gemm_with(packed_gemm_best_kernel(), {}, 1, p.ta, p.tb, s.M, s.N, s.K, 0.5f, p.A.data(),
+                     p.lda, p.B.data(), p.ldb, 1.0f, blocked.data(), p.ldc);
+    EXPECT_TRUE(same_bits(through, blocked)) << s.M;
+  }
+}
+
+TEST(SmallGemm, RefusesALongReductionOrBTransposed) {
+  std::vector<float> a(kPackedKc + 1, 1.0f), b(kPackedKc + 1, 1.0f), c(1);
+  EXPECT_THROW(small_gemm(false, false, 1, 1, kPackedKc + 1, 1.0f, a.data(), kPackedKc + 1,
+                          b.data(), 1, 0.0f, c.data(), 1),
+               std::exception);
+  EXPECT_THROW(small_gemm(false, true, 1, 1, 1, 1.0f, a.data(), 1, b.data(), 1, 0.0f, c.data(), 1),
+               std::exception);
+}
+
+}  // namespace
+}  // namespace pelab
