@@ -18,6 +18,7 @@
 #include "pelab/bench/gemm_bench.h"
 #include "pelab/bench/train_bench.h"
 #include "pelab/core/error.h"
+#include "pelab/core/machine.h"
 #include "pelab/core/parallel.h"
 #include "pelab/core/process.h"
 #include "pelab/io/read_file.h"
@@ -217,7 +218,9 @@ class TrainBench {
     if (!a_.json_path.empty()) {
       std::ofstream f(a_.json_path);
       PELAB_CHECK(f.good(), "cannot write {}", a_.json_path);
-      f << json{{"peak_gflops_per_thread", a_.peak_gflops},
+      f << json{{"cpu", cpu_model_name()},
+                {"isa", cpu_vector_isa()},
+                {"peak_gflops_per_thread", a_.peak_gflops},
                 {"peak_source", peak_source_},
                 {"gemm", a_.gemm},
                 {"rows", rows}}

@@ -153,7 +153,7 @@ TrainCaseResult run_experiment_case(const std::string& config, const std::string
   for (size_t i = first_timed; i < shapes.size(); ++i) {
     const auto [B, T] = shapes[i];
     padded += static_cast<double>(B * T);
-    flops += matmul_flops(c.model, B, T);
+    flops += matmul_flops(c.model, B, T, real_tokens[i]);
   }
   r.tokens_per_step = padded / t.steps;
   r.real_tokens_per_step =

@@ -100,13 +100,13 @@ Batch bench_batch(const BenchConfig& c, uint64_t seed) {
 }
 
 double bench_matmul_flops(const BenchConfig& c, const std::string& scheme) {
-  return matmul_flops(bench_model_config(c, scheme), c.B, c.T);
+  return matmul_flops(bench_model_config(c, scheme), c.B, c.T, static_cast<double>(c.B * c.T));
 }
 
-double matmul_flops(const ModelConfig& m, int64_t B, int64_t T) {
+double matmul_flops(const ModelConfig& m, int64_t B, int64_t T, double rows) {
   const double D = m.d_model, F = m.ffn_width(), L = m.layers, C = m.vocab_out;
-  const double N = static_cast<double>(B) * T;
-  const double linear = L * (8 * N * D * D + 4 * N * D * F) + 2 * N * D * C;  // q,k,v,o; FFN; head
+  const double N = static_cast<double>(B) * T, R = rows;
+  const double linear = L * (8 * R * D * D + 4 * R * D * F) + 2 * R * D * C;  // q,k,v,o; FFN; head
   double attention = L * 4 * N * T * D;                                       // QKᵀ and αV
   if (m.positional.type == "relative" && m.positional.keys.has("max_distance"))
     attention += L * 2 * 2 * N * D * (2 * m.positional.keys.integer("max_distance") + 1);
@@ -182,7 +182,9 @@ TrainCaseResult run_train_case(const std::string& config, const std::string& sch
   r.real_tokens_per_step = static_cast<double>(
       std::count(batch.key_mask.values.begin(), batch.key_mask.values.end(), 1));
   r.real_tokens_per_s = r.real_tokens_per_step / (r.ms_median * 1e-3);
-  r.gflop_per_step = bench_matmul_flops(c, scheme) / 1e9;
+  // What pelab computes: the linear layers over the real tokens only.
+  r.gflop_per_step =
+      matmul_flops(bench_model_config(c, scheme), c.B, c.T, r.real_tokens_per_step) / 1e9;
   r.gflops = r.gflop_per_step / (r.ms_median * 1e-3);
   r.final_loss = t.final_loss;
   PELAB_CHECK(std::isfinite(t.final_loss), "bench {} {}: the loss is {}", config, scheme,

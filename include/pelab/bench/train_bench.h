@@ -45,8 +45,10 @@ Batch bench_batch(const BenchConfig& c, uint64_t seed);
 // script's count: linear layers, QKᵀ and αV, and relative's table products. Elementwise work,
 // LayerNorm, softmax, GELU and AdamW are not counted.
 double bench_matmul_flops(const BenchConfig& c, const std::string& scheme);
-// The same count for any model on a [B, T] batch (T counts the padding).
-double matmul_flops(const ModelConfig& model, int64_t B, int64_t T);
+// The same count for any model on a [B, T] batch (T counts the padding) whose row-wise parts
+// (the linear layers) run on `rows` rows: B·T in the reference script; the real tokens in
+// pelab's training, which leaves padding out of them (Encoder::PaddedRows).
+double matmul_flops(const ModelConfig& model, int64_t B, int64_t T, double rows);
 
 struct TrainCaseOptions {
   int threads = 1;

@@ -1,0 +1,64 @@
+#!/usr/bin/python3
+"""Markdown tables of `pelab bench --json` results, one per CPU kind.
+
+    tools/bench_table.py results.json [more.json ...]
+
+Each file is one benchmark run; the files are grouped by the CPU they ran on (model name and
+vector ISA, as pelab records them), and each group becomes a heading with the FMA peak and
+GEMM backend, then one table of every row: config, scheme, threads, median ms per step,
+tokens/s (padded and real), GFLOP/s, % of peak, peak RSS and, when the run was made with
+--vs-torch, PyTorch's median and the ratio. docs/performance.md keeps these tables.
+"""
+import json
+import sys
+from collections import OrderedDict
+
+
+def load(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        sys.exit(f"bench_table: {path}: {e}")
+    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
+        sys.exit(f"bench_table: {path}: not a `pelab bench --json` file (no 'rows' list)")
+    return data
+
+
+def table(runs):
+    with_torch = any("torch" in row for run in runs for row in run["rows"])
+    head = ["config", "scheme", "th", "ms/step", "tok/s", "real t/s", "GFLOP/s", "% peak", "RSS MB"]
+    if with_torch:
+        head += ["torch ms", "ratio"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for run in runs:
+        for r in run["rows"]:
+            cells = [r["config"], r["scheme"], str(r["threads"]), f'{r["ms_median"]:.2f}',
+                     f'{r["tokens_per_s"]:.0f}', f'{r.get("real_tokens_per_s", 0):.0f}',
+                     f'{r["gflops"]:.1f}', f'{r["pct_of_peak"]:.1f}', f'{r["peak_rss_mb"]:.0f}']
+            if with_torch:
+                t = r.get("torch")
+                cells += [f'{t["ms_median"]:.2f}', f'{r["ratio_tokens_per_s"]:.2f}×'] if t else ["-", "-"]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(paths):
+    if not paths:
+        sys.exit("usage: tools/bench_table.py FILE.json [FILE.json ...]")
+    groups = OrderedDict()
+    for path in paths:
+        data = load(path)
+        key = (data.get("cpu", "unknown CPU"), data.get("isa", "unknown ISA"))
+        groups.setdefault(key, []).append(data)
+    for (cpu, isa), runs in groups.items():
+        peaks = sorted({f'{run["peak_gflops_per_thread"]:.1f}' for run in runs})
+        gemms = sorted({run.get("gemm", "auto") for run in runs})
+        print(f"#### {cpu}, {isa}\n")
+        print(f"FMA peak {' / '.join(peaks)} GFLOP/s per thread; GEMM backend {', '.join(gemms)}.\n")
+        print(table(runs))
+        print()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
