@@ -76,13 +76,18 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // y = x Wᵀ + b: x [..., in], weight [out, in], bias [out] (may be undefined).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
-// ---- indexing (src/ops/embedding.cpp, src/ops/gather.cpp) ------------------------------
+// ---- indexing (src/ops/embedding.cpp, src/ops/gather.cpp, src/ops/rows.cpp) -----------
 // weight [V, D], ids of any shape with values in [0, V) → [ids.shape..., D].
 Tensor embedding(const Tensor& weight, const IntTensor& ids);
 // out[..., j] = x[..., index[..., j]]; index has x's shape except along the last axis.
 Tensor gather_last(const Tensor& x, const IntTensor& index);
 // out[..., index[..., j]] += x[..., j]; out's last axis has `size` entries.
 Tensor scatter_add_last(const Tensor& x, const IntTensor& index, int64_t size);
+// x [R, w], rows [N] with distinct values in [0, R) → [N, w]: y[i] = x[rows[i]].
+Tensor gather_rows(const Tensor& x, const IntTensor& rows);
+// x [N, w], slots [R] with values in [0, N], each of [0, N) exactly once → [R, w]:
+// y[s] = x[slots[s]], or zeros where slots[s] = N. The inverse of gather_rows.
+Tensor scatter_rows(const Tensor& x, const IntTensor& slots);
 
 // ---- normalisation and probabilities (src/ops/softmax.cpp, layer_norm.cpp, ...) --------
 Tensor softmax(const Tensor& x, int axis = -1);
