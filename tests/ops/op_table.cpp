@@ -335,6 +335,10 @@ const std::vector<OpCase>& op_cases() {
         {"rotary/strided_one_head", {{3, 2, 6}}, [](const TensorList& x) {
            return rotary(transpose(x[0], 0, 1), IntTensor({2, 3}, {7, 0, 1, 2, 2, 9}), 1, 100.0);
          }});
+    c.push_back({"rotary/kept_angles", {{2, 3, 8}}, [](const TensorList& x) {
+                   static const RotaryAngles angles(4, 10000.0);
+                   return rotary(x[0], IntTensor({2, 3}, {0, 1, 2, 5, 3, 100}), 2, angles);
+                 }});
     return c;
   }();
   return cases;

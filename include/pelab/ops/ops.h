@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "pelab/autograd/autograd.h"
@@ -102,6 +104,31 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, floa
 // Rotary embedding of MODEL.md: x [B, T, heads·d_h], each head's pairs (2i, 2i+1) rotated by
 // positions[b, t]·θ_i, θ_i = base^(−2i/d_h). d_h must be even.
 Tensor rotary(const Tensor& x, const IntTensor& positions, int64_t heads, double base);
+
+// The angles rotary() forms on every call, kept across calls: cos and sin of m·θ_i for the
+// positions m in [0, P), computed once by the same formula and grown on demand to the largest
+// position seen. Past a bound on the table's size, calls compute their angles directly.
+// Safe to share between threads.
+class RotaryAngles {
+ public:
+  RotaryAngles(int64_t head_dim, double base);
+  int64_t head_dim() const { return head_dim_; }
+  double base() const { return base_; }
+
+  struct Table;  // [P, d_h/2] cos and sin
+  // A table that holds position `max_position`, or null when that would pass the bound.
+  std::shared_ptr<const Table> covering(int64_t max_position) const;
+
+ private:
+  int64_t head_dim_;
+  double base_;
+  mutable std::mutex mutex_;
+  mutable std::shared_ptr<const Table> table_;
+};
+
+// rotary() reading its angles from `angles` (made for x's d_h): the same values bit for bit.
+Tensor rotary(const Tensor& x, const IntTensor& positions, int64_t heads,
+              const RotaryAngles& angles);
 
 // ---- masking and noise (src/ops/masked_fill.cpp, src/ops/dropout.cpp) ------------------
 // Where mask (broadcast to x's shape) is non-zero, the output is `value`; gradient 0 there.
