@@ -98,14 +98,12 @@ struct Encoder::TokenRows {
   // [B, T, w] → [N, w]: the rows kept.
   Tensor to_rows(const Tensor& x) const {
     const Tensor flat = reshape(x, {x.size(0) * x.size(1), x.size(2)});
-    return all ? flat : embedding(flat, gather);
+    return all ? flat : gather_rows(flat, gather);
   }
 
   // [N, w] → [B, T, w], zeros in the slots left out.
   Tensor to_slots(const Tensor& rows, int64_t B, int64_t T) const {
-    if (all) return reshape(rows, {B, T, rows.size(1)});
-    const Tensor with_zero_row = concat({rows, Tensor::zeros({1, rows.size(1)})}, 0);
-    return reshape(embedding(with_zero_row, scatter), {B, T, rows.size(1)});
+    return reshape(all ? rows : scatter_rows(rows, scatter), {B, T, rows.size(1)});
   }
 };
 

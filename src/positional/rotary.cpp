@@ -8,22 +8,28 @@ namespace pelab {
 namespace {
 class Rotary : public PositionalScheme {
  public:
-  explicit Rotary(const SchemeContext& c) : heads_(c.model.heads), base_(c.keys.number("base")) {
+  explicit Rotary(const SchemeContext& c) : heads_(c.model.heads), angles_(make_angles(c)) {}
+
+  std::pair<Tensor, Tensor> transform_qk(const Tensor& q, const Tensor& k, const Batch& batch,
+                                         int /*layer*/) const override {
+    return {rotary(q, batch.positions, heads_, angles_),
+            rotary(k, batch.positions, heads_, angles_)};
+  }
+
+ private:
+  static RotaryAngles make_angles(const SchemeContext& c) {
     const ModelConfig& m = c.model;
     PELAB_CHECK(m.head_dim() % 2 == 0,
                 "rotary needs an even head width: d_model / heads = {} / {} = {}", m.d_model,
                 m.heads, m.head_dim());
-    PELAB_CHECK(base_ > 0.0, "positional.base must be positive, got {}", base_);
+    const double base = c.keys.number("base");
+    PELAB_CHECK(base > 0.0, "positional.base must be positive, got {}", base);
+    return RotaryAngles(m.head_dim(), base);
   }
 
-  std::pair<Tensor, Tensor> transform_qk(const Tensor& q, const Tensor& k, const Batch& batch,
-                                         int /*layer*/) const override {
-    return {rotary(q, batch.positions, heads_, base_), rotary(k, batch.positions, heads_, base_)};
-  }
-
- private:
   int64_t heads_;
-  double base_;
+  // Every layer and step rotates by the same angles per position: formed once, not per call.
+  RotaryAngles angles_;
 };
 }  // namespace
 

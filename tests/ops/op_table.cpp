@@ -205,6 +205,18 @@ const std::vector<OpCase>& op_cases() {
                        transpose(x[0], 0, 1),
                        IntTensor({3, 6}, {0, 1, 2, 3, 3, 0, 2, 2, 2, 2, 1, 0, 3, 1, 0, 0, 1, 3}));
                  }});
+    c.push_back({"gather_rows/shuffled_subset", {{5, 3}}, [](const TensorList& x) {
+                   return gather_rows(x[0], IntTensor({3}, {4, 0, 2}));
+                 }});
+    c.push_back({"gather_rows/strided_all", {{3, 4}}, [](const TensorList& x) {
+                   return gather_rows(transpose(x[0], 0, 1), IntTensor({4}, {1, 3, 0, 2}));
+                 }});
+    c.push_back({"scatter_rows/zero_slots", {{3, 2}}, [](const TensorList& x) {
+                   return scatter_rows(x[0], IntTensor({6}, {3, 1, 3, 0, 2, 3}));
+                 }});
+    c.push_back({"scatter_rows/strided_permutation", {{2, 3}}, [](const TensorList& x) {
+                   return scatter_rows(transpose(x[0], 0, 1), IntTensor({3}, {2, 0, 1}));
+                 }});
     c.push_back({"scatter_add_last/repeated", {{2, 4}}, [](const TensorList& x) {
                    return scatter_add_last(x[0], IntTensor({2, 4}, {0, 2, 2, 0, 1, 1, 1, 1}), 3);
                  }});
@@ -323,6 +335,10 @@ const std::vector<OpCase>& op_cases() {
         {"rotary/strided_one_head", {{3, 2, 6}}, [](const TensorList& x) {
            return rotary(transpose(x[0], 0, 1), IntTensor({2, 3}, {7, 0, 1, 2, 2, 9}), 1, 100.0);
          }});
+    c.push_back({"rotary/kept_angles", {{2, 3, 8}}, [](const TensorList& x) {
+                   static const RotaryAngles angles(4, 10000.0);
+                   return rotary(x[0], IntTensor({2, 3}, {0, 1, 2, 5, 3, 100}), 2, angles);
+                 }});
     return c;
   }();
   return cases;

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "pelab/autograd/autograd.h"
@@ -76,13 +78,18 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // y = x Wᵀ + b: x [..., in], weight [out, in], bias [out] (may be undefined).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
-// ---- indexing (src/ops/embedding.cpp, src/ops/gather.cpp) ------------------------------
+// ---- indexing (src/ops/embedding.cpp, src/ops/gather.cpp, src/ops/rows.cpp) -----------
 // weight [V, D], ids of any shape with values in [0, V) → [ids.shape..., D].
 Tensor embedding(const Tensor& weight, const IntTensor& ids);
 // out[..., j] = x[..., index[..., j]]; index has x's shape except along the last axis.
 Tensor gather_last(const Tensor& x, const IntTensor& index);
 // out[..., index[..., j]] += x[..., j]; out's last axis has `size` entries.
 Tensor scatter_add_last(const Tensor& x, const IntTensor& index, int64_t size);
+// x [R, w], rows [N] with distinct values in [0, R) → [N, w]: y[i] = x[rows[i]].
+Tensor gather_rows(const Tensor& x, const IntTensor& rows);
+// x [N, w], slots [R] with values in [0, N], each of [0, N) exactly once → [R, w]:
+// y[s] = x[slots[s]], or zeros where slots[s] = N. The inverse of gather_rows.
+Tensor scatter_rows(const Tensor& x, const IntTensor& slots);
 
 // ---- normalisation and probabilities (src/ops/softmax.cpp, layer_norm.cpp, ...) --------
 Tensor softmax(const Tensor& x, int axis = -1);
@@ -97,6 +104,31 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, floa
 // Rotary embedding of MODEL.md: x [B, T, heads·d_h], each head's pairs (2i, 2i+1) rotated by
 // positions[b, t]·θ_i, θ_i = base^(−2i/d_h). d_h must be even.
 Tensor rotary(const Tensor& x, const IntTensor& positions, int64_t heads, double base);
+
+// The angles rotary() forms on every call, kept across calls: cos and sin of m·θ_i for the
+// positions m in [0, P), computed once by the same formula and grown on demand to the largest
+// position seen. Past a bound on the table's size, calls compute their angles directly.
+// Safe to share between threads.
+class RotaryAngles {
+ public:
+  RotaryAngles(int64_t head_dim, double base);
+  int64_t head_dim() const { return head_dim_; }
+  double base() const { return base_; }
+
+  struct Table;  // [P, d_h/2] cos and sin
+  // A table that holds position `max_position`, or null when that would pass the bound.
+  std::shared_ptr<const Table> covering(int64_t max_position) const;
+
+ private:
+  int64_t head_dim_;
+  double base_;
+  mutable std::mutex mutex_;
+  mutable std::shared_ptr<const Table> table_;
+};
+
+// rotary() reading its angles from `angles` (made for x's d_h): the same values bit for bit.
+Tensor rotary(const Tensor& x, const IntTensor& positions, int64_t heads,
+              const RotaryAngles& angles);
 
 // ---- masking and noise (src/ops/masked_fill.cpp, src/ops/dropout.cpp) ------------------
 // Where mask (broadcast to x's shape) is non-zero, the output is `value`; gradient 0 there.
