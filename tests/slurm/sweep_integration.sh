@@ -108,7 +108,7 @@ task:
   min_length: 1
   max_length: 8
 training:
-  steps: 6000
+  steps: 16000
   batch_size: 16
   warmup: 10
   log_every: 100
