@@ -488,15 +488,15 @@ struct KeyPlaces {
 // run's config.yaml reloads from anywhere.
 void resolve_task_files(TaskConfig& task, const std::string& task_source, const KeyPlaces& at) {
   const bool from_files = task.name == kFileTaskName;
+  if (!from_files && task.sampling != "sizes")
+    throw Error(
+        fmt::format("{}: '{}' is only for task.name: file (a generated task draws "
+                    "each size uniformly, then an example of it)",
+                    at("task.sampling"), task.sampling));
   for (std::string* path : {&task.train_file, &task.eval_file}) {
     const std::string key = path == &task.train_file ? "task.train_file" : "task.eval_file";
     if (!from_files && !path->empty())
       throw Error(fmt::format("{}: only read when task.name is 'file'", at(key)));
-    if (!from_files && task.sampling != "sizes")
-      throw Error(
-          fmt::format("{}: '{}' is only for task.name: file (a generated task draws "
-                      "each size uniformly, then an example of it)",
-                      at("task.sampling"), task.sampling));
     if (!from_files) continue;
     if (path->empty())
       throw Error(
