@@ -53,8 +53,9 @@ TEST(SmallGemm, EqualsThePackedKernelBitForBit) {
         }
 }
 
-// packed_gemm() (what Auto calls for small products) gives the same bits as its blocked path.
-TEST(SmallGemm, PackedGemmHandsItTheSmallProducts) {
+// packed_gemm() — what Auto calls for small products, which it hands to small_gemm — gives the
+// bits of its blocked path: which of the two runs a product is invisible in the results.
+TEST(SmallGemm, PackedGemmGivesTheBlockedPathsBits) {
   for (const GemmShape& s : {GemmShape{16, 16, 8}, GemmShape{32, 32, 32}, GemmShape{33, 33, 33}}) {
     const GemmProblem p(true, false, s);
     std::vector<float> through = p.C, blocked = p.C;

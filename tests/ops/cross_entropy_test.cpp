@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "ops/error_message.h"
 #include "ops/gradcheck.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
@@ -11,16 +12,6 @@
 
 namespace pelab::testing {
 namespace {
-
-template <class Fn>
-std::string error_message(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no pelab::Error thrown)";
-}
 
 TEST(CrossEntropy, HandComputedMean) {
   // Row 0: logsumexp(1, 2, 3) − 3 = 0.40760596; row 1: log 3 − 0 = 1.09861229.

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "ops/error_message.h"
 #include "ops/gradcheck.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
@@ -10,16 +11,6 @@
 
 namespace pelab::testing {
 namespace {
-
-template <class Fn>
-std::string error_message(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no pelab::Error thrown)";
-}
 
 TEST(Embedding, LooksUpRowsInIdsShape) {
   const Tensor w = Tensor::from_vector({3, 2}, {0, 1, 10, 11, 20, 21});

@@ -3,22 +3,13 @@
 
 #include <string>
 
+#include "ops/error_message.h"
 #include "ops/gradcheck.h"
 #include "pelab/core/error.h"
 #include "pelab/ops/ops.h"
 
 namespace pelab::testing {
 namespace {
-
-template <class Fn>
-std::string error_message(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no pelab::Error thrown)";
-}
 
 TEST(GatherLast, PicksAlongTheLastAxisPerRow) {
   const Tensor x = Tensor::from_vector({2, 3}, {1, 2, 3, 4, 5, 6});

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <string>
 
+#include "ops/error_message.h"
 #include "ops/gradcheck.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
@@ -12,16 +13,6 @@
 
 namespace pelab::testing {
 namespace {
-
-template <class Fn>
-std::string error_message(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no pelab::Error thrown)";
-}
 
 void expect_contains(const std::string& text, const std::string& part) {
   EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
