@@ -115,10 +115,10 @@ double energy_in_span(const Matrix& m, const std::vector<std::vector<double>>& b
 }  // namespace
 
 std::vector<PositionCount> training_position_counts(const ExperimentConfig& config,
-                                                    const Task& task) {
+                                                    const Task& task, int64_t steps) {
   TrainingStream stream(config, task);
   std::map<int64_t, PositionCount> counts;
-  for (int64_t step = 0; step < config.training.steps; ++step) {
+  for (int64_t step = 0; step < steps; ++step) {
     const Batch batch = stream.next();
     for (size_t k = 0; k < batch.tokens.values.size(); ++k) {
       if (!batch.key_mask.values[k]) continue;
@@ -183,12 +183,12 @@ std::optional<SubspaceOverlap> subspace_overlap(const Encoder& model, int64_t po
 
 PositionsAnalysis analyze_positions(const Encoder& model, const Task& task,
                                     const ExperimentConfig& config,
-                                    const std::vector<int64_t>& lengths) {
+                                    const std::vector<int64_t>& lengths, int64_t steps) {
   PositionsAnalysis a;
   a.scheme = model.config().positional.type;
   a.train_min_length = config.task.min_length;
   a.train_max_length = config.task.max_length;
-  a.counts = training_position_counts(config, task);
+  a.counts = training_position_counts(config, task, steps);
   std::map<int64_t, int64_t> trained;
   for (const PositionCount& c : a.counts) trained[c.position] = c.scored;
   const Evaluation e = evaluate(model, task, config, lengths);

@@ -454,7 +454,8 @@ PositionBias position_bias(const std::string& run_dir, int64_t long_length) {
   const TrainedRun run = load_trained_run(run_dir);
   const std::unique_ptr<Task> task = make_task(run.config.task);
   const int64_t L = run.config.task.max_length;
-  const PositionsAnalysis a = analyze_positions(*run.model, *task, run.config, {L, long_length});
+  const PositionsAnalysis a =
+      analyze_positions(*run.model, *task, run.config, {L, long_length}, run.steps);
   PositionBias b;
   int64_t last_trained = -1;
   for (const PositionCount& c : a.counts)
@@ -589,8 +590,9 @@ void c4(const ClaimContext& ctx, ClaimResult& r) {
 // ---- C14 -----------------------------------------------------------------------------------
 
 // What weight decay alone does to a parameter that never gets a gradient under AdamW: it is
-// multiplied by Π_s (1 − lr_s·λ) over the steps.
-double decay_only_factor(const ExperimentConfig& c) {
+// multiplied by Π_s (1 − lr_s·λ) over the steps the run took — fewer than training.steps
+// when training.stop_when ended it, while the schedule still spans training.steps.
+double decay_only_factor(const ExperimentConfig& c, int64_t steps_taken) {
   LrScheduleOptions o;
   o.lr = c.training.lr;
   o.warmup_steps = c.training.warmup;
@@ -599,7 +601,7 @@ double decay_only_factor(const ExperimentConfig& c) {
   o.min_lr = c.training.min_lr;
   const LrSchedule schedule(o);
   double factor = 1;
-  for (int64_t step = 0; step < c.training.steps; ++step)
+  for (int64_t step = 0; step < steps_taken; ++step)
     // As the optimizer applies it: the factor rounded to float each step.
     factor *= static_cast<double>(static_cast<float>(
         1.0 - static_cast<double>(schedule.lr_at(step)) * c.training.weight_decay));
@@ -628,9 +630,9 @@ RowMovement row_movement(const std::string& run_dir) {
   const int64_t rows = w.shape()[0], d = w.shape()[1];
   RowMovement m;
   m.width = d;
-  for (const PositionCount& c : training_position_counts(run.config, *task))
+  for (const PositionCount& c : training_position_counts(run.config, *task, run.steps))
     if (c.present > 0) m.last_trained = std::max(m.last_trained, c.position);
-  m.decay_factor = decay_only_factor(run.config);
+  m.decay_factor = decay_only_factor(run.config, run.steps);
   for (int64_t p = 0; p < rows; ++p) {
     double diff = 0, off_decay = 0, norm = 0;
     for (int64_t c = 0; c < d; ++c) {
@@ -671,6 +673,16 @@ void c14(const ClaimContext& ctx, ClaimResult& r) {
     for (int64_t p = 0; p <= m.last_trained; ++p) trained_rows.push_back(m.distance[p]);
   }
   const RowMovement& first = moves.front();
+  // Each run stopped at its own step, so each has its own decay factor.
+  double decay_low = first.decay_factor, decay_high = first.decay_factor;
+  for (const RowMovement& m : moves) {
+    decay_low = std::min(decay_low, m.decay_factor);
+    decay_high = std::max(decay_high, m.decay_factor);
+  }
+  const std::string decay_text =
+      decay_low == decay_high
+          ? fmt_number(decay_low)
+          : fmt::format("{} – {} by run", fmt_number(decay_low), fmt_number(decay_high));
   const int64_t rows = static_cast<int64_t>(first.distance.size());
   const int64_t d = first.width;
   PELAB_CHECK(untrained_rows > 0,
@@ -690,7 +702,7 @@ void c14(const ClaimContext& ctx, ClaimResult& r) {
                {"in_distribution", learned.in_distribution.mean},
                {"rows", rows},
                {"last_trained_position", first.last_trained},
-               {"decay_only_factor", first.decay_factor},
+               {"decay_only_factor", {decay_low, decay_high}},
                {"untrained_rows_worst_deviation_from_decay", untrained_worst},
                {"untrained_rows_moved_by_decay_alone", untouched},
                {"trained_rows_mean_distance", mean_of(trained_rows)},
@@ -701,8 +713,7 @@ void c14(const ClaimContext& ctx, ClaimResult& r) {
       "average",
       format_stat(learned.in_distribution), format_stat(learned.extrapolation), untrained_rows,
       first.last_trained, untouched ? "moved from their initial values by" : "moved by more than",
-      fmt_number(untrained_worst), fmt_number(first.decay_factor),
-      fmt_number(mean_of(trained_rows)));
+      fmt_number(untrained_worst), decay_text, fmt_number(mean_of(trained_rows)));
   if (j.verdict == Verdict::Inconclusive) r.because = j.because;
   // The curve: each row's distance from its initial value, mean over seeds.
   std::string data = "$rows << EOD\n";
@@ -723,10 +734,10 @@ void c14(const ClaimContext& ctx, ClaimResult& r) {
       "The table `pos.weight` has one row per position up to the longest length the run uses: "
       "here {} rows of {} values ({} parameters), and it grows by {} parameters per extra "
       "position. A row that never gets a gradient is, under AdamW, only multiplied by "
-      "f = Π(1 − lr·λ) = {} over the schedule; the rule checks each row past the last position "
-      "training showed against f·w₀ (over {} runs, {} such rows).\n\n{}",
-      rows, d, rows * d, d, fmt_number(first.decay_factor), moves.size(), untrained_rows,
-      sweep_details(sweep));
+      "f = Π(1 − lr·λ) over the steps the run took (it stops at its criterion) = {}; the rule "
+      "checks each row past the last position training showed against its run's f·w₀ (over {} "
+      "runs, {} such rows).\n\n{}",
+      rows, d, rows * d, d, decay_text, moves.size(), untrained_rows, sweep_details(sweep));
   add_figures(ctx,
               draw_figure(body,
                           "plot $rows using 1:2 with linespoints title 'distance from the initial "
@@ -738,9 +749,9 @@ void c14(const ClaimContext& ctx, ClaimResult& r) {
 // ---- C16 -----------------------------------------------------------------------------------
 
 // The positions a run trained on: 0 .. the last one any training sequence had.
-int64_t trained_positions(const ExperimentConfig& config, const Task& task) {
+int64_t trained_positions(const TrainedRun& run, const Task& task) {
   int64_t positions = 0;
-  for (const PositionCount& c : training_position_counts(config, task))
+  for (const PositionCount& c : training_position_counts(run.config, task, run.steps))
     if (c.present > 0) positions = c.position + 1;
   return positions;
 }
@@ -773,7 +784,7 @@ Overlaps measure_overlaps(const ClaimContext& ctx, const Group& g, const std::st
     const TrainedRun run = load_trained_run(dir);
     const std::unique_ptr<Task> task = make_task(run.config.task);
     const std::optional<SubspaceOverlap> o =
-        subspace_overlap(*run.model, trained_positions(run.config, *task), 0.9, /*centred=*/true);
+        subspace_overlap(*run.model, trained_positions(run, *task), 0.9, /*centred=*/true);
     PELAB_CHECK(o.has_value(), "{}: {} adds no absolute encoding to measure", ctx.config.path,
                 scheme);
     v.pos_in_tok.push_back(o->position_in_tokens / o->position_in_tokens_chance);

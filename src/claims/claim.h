@@ -81,6 +81,8 @@ struct TrainedRun {
   std::string dir;
   ExperimentConfig config;         // its resolved config.yaml
   std::unique_ptr<Encoder> model;  // its final checkpoint
+  int64_t steps = 0;               // the training steps it took (fewer than training.steps
+                                   // when training.stop_when ended it)
 };
 TrainedRun load_trained_run(const std::string& dir);
 

@@ -126,6 +126,11 @@ TrainedRun load_trained_run(const std::string& dir) {
   run.dir = dir;
   run.config = load_experiment((fs::path(dir) / "config.yaml").string());
   run.model = load_model((fs::path(dir) / "checkpoint.safetensors").string());
+  const RunRecord record = read_run(dir);
+  PELAB_CHECK(record.status == "completed" && record.steps >= 0,
+              "{}: not a finished run ({}); the claims read finished runs only", dir,
+              record.status);
+  run.steps = record.steps;
   return run;
 }
 

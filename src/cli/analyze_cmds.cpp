@@ -18,6 +18,7 @@
 #include "pelab/config/load_model.h"
 #include "pelab/core/error.h"
 #include "pelab/data/file_dataset.h"
+#include "pelab/experiment/compare.h"
 #include "pelab/experiment/config.h"
 #include "pelab/experiment/trainer.h"
 
@@ -265,10 +266,17 @@ void add_positions_command(CLI::App* analyze, Action& action) {
                   "{}: analyze positions replays a generated task's training data; this run "
                   "reads files",
                   pa->run);
+      // The replay stops where the run stopped (training.stop_when may end it early).
+      const RunRecord record = read_run(dir.string());
+      PELAB_CHECK(record.status == "completed" && record.steps >= 0,
+                  "{}: analyze positions needs a finished run (its summary.json says how many "
+                  "steps training took); this one is {}",
+                  pa->run, record.status);
       const std::unique_ptr<Encoder> model = load_model((dir / "checkpoint.safetensors").string());
       const std::unique_ptr<Task> task = make_task(config.task);
       check_lengths_for_task(pa->lengths, *task);
-      const PositionsAnalysis a = analyze_positions(*model, *task, config, pa->lengths);
+      const PositionsAnalysis a =
+          analyze_positions(*model, *task, config, pa->lengths, record.steps);
       const std::string out = pa->out.empty() ? (dir / "analysis" / "positions").string() : pa->out;
       const PlotResult written = write_positions_analysis(a, out);
       fmt::print("{}: {} positions evaluated; trained on n = {}..{}\n", pa->run, a.rows.size(),

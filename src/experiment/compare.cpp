@@ -177,6 +177,7 @@ RunRecord read_run(const std::string& dir) {
     }
     try {
       r.seed = summary.value("seed", r.seed);
+      r.steps = summary.value("steps", int64_t{-1});  // -1: a summary written without it
       if (summary.contains("train_lengths") && summary["train_lengths"].size() == 2) {
         r.train_min_length = summary["train_lengths"][0].get<int64_t>();
         r.train_max_length = summary["train_lengths"][1].get<int64_t>();

@@ -26,7 +26,7 @@ ExperimentConfig small_experiment() {
 TEST(TrainingPositionCounts, ReplayTheTrainingStream) {
   const ExperimentConfig c = small_experiment();
   const std::unique_ptr<Task> task = make_task(c.task);
-  const std::vector<PositionCount> counts = training_position_counts(c, *task);
+  const std::vector<PositionCount> counts = training_position_counts(c, *task, c.training.steps);
   // The same stream drawn again by hand.
   TrainingStream stream(c, *task);
   std::vector<int64_t> present(8, 0);
@@ -44,6 +44,9 @@ TEST(TrainingPositionCounts, ReplayTheTrainingStream) {
   EXPECT_EQ(counts[0].present, 5 * 4);  // every sequence has a position 0
   EXPECT_EQ(counts[1].present, 5 * 4);  // and 1 (lengths ≥ 2)
   EXPECT_LT(counts[5].present, counts[0].present);
+  // A run that training.stop_when ended after 2 steps saw only their batches.
+  const std::vector<PositionCount> stopped = training_position_counts(c, *task, 2);
+  EXPECT_EQ(stopped[0].present, 2 * 4);
 }
 
 TEST(SubspaceOverlap, TokensInsideTheEncodingSpanAndRandomTokens) {

@@ -22,8 +22,10 @@ struct PositionCount {
   int64_t present = 0;
   int64_t scored = 0;
 };
+// Replays the first `steps` training batches exactly: a run that training.stop_when ended
+// took fewer than training.steps.
 std::vector<PositionCount> training_position_counts(const ExperimentConfig& config,
-                                                    const Task& task);
+                                                    const Task& task, int64_t steps);
 
 // C16. Energy shares, each beside what a random subspace of the same dimension would hold.
 struct SubspaceOverlap {
@@ -61,10 +63,11 @@ struct PositionsAnalysis {
   std::optional<SubspaceOverlap> overlap;
 };
 
-// Evaluates at `lengths` (problem sizes; default the run's evaluation lengths).
+// Evaluates at `lengths` (problem sizes; default the run's evaluation lengths), beside the
+// counts of the `steps` training steps the run took.
 PositionsAnalysis analyze_positions(const Encoder& model, const Task& task,
                                     const ExperimentConfig& config,
-                                    const std::vector<int64_t>& lengths);
+                                    const std::vector<int64_t>& lengths, int64_t steps);
 
 // positions.json, positions.csv and the figure positions (accuracy and loss by position per
 // length, with the training counts).

@@ -58,6 +58,7 @@ struct RunRecord {
   double validation_sequence_accuracy = std::numeric_limits<double>::quiet_NaN();
   double validation_token_accuracy = std::numeric_limits<double>::quiet_NaN();
   std::optional<bool> stop_when_met;  // set when the run trained with training.stop_when
+  int64_t steps = -1;                 // the training steps it took (summary.json's "steps")
   std::string sweep_select;           // its sweep's select (sweep.json), "" if none
   int64_t train_min_length = 0, train_max_length = 0;
   int64_t order = -1;  // the run's index in its sweep.json (-1 if none)
