@@ -14,6 +14,8 @@
 #include "claims/claim.h"
 #include "pelab/claims/published_verdicts.h"
 #include "pelab/core/error.h"
+#include "pelab/data/task.h"
+#include "pelab/experiment/config.h"
 
 namespace pelab::claims {
 
@@ -226,7 +228,8 @@ struct R2Settings {
                                          // it lacks
   std::vector<std::string> randomized;   // added to each of its sweeps: the randomized
   int64_t min_tasks = 2;
-  double published_gain = 0;  // in points
+  double ceiling = 0.99, floor_margin = 0.02;  // R2Numbers: when a task cannot show a gain
+  double published_gain = 0;                   // in points
   std::string published_source;
   std::vector<std::string> differences;
 };
@@ -240,11 +243,13 @@ R2Settings read_r2_settings(const ClaimContext& ctx) {
   PELAB_CHECK(s.read("randomized", r.randomized), "{}: the key 'randomized' is missing",
               s.where("randomized"));
   s.read("min_tasks", r.min_tasks);
+  s.read("ceiling", r.ceiling);
+  s.read("floor_margin", r.floor_margin);
   s.read("published_gain", r.published_gain);
   s.read("published_source", r.published_source);
   s.read("differences", r.differences);
-  s.finish({"plain_runs_of", "plain_extra", "randomized", "min_tasks", "published_gain",
-            "published_source", "differences"});
+  s.finish({"plain_runs_of", "plain_extra", "randomized", "min_tasks", "ceiling", "floor_margin",
+            "published_gain", "published_source", "differences"});
   return r;
 }
 
@@ -282,12 +287,22 @@ struct R2Measured {
   nlohmann::json pairs = nlohmann::json::array();
 };
 
-R2Measured measure_r2(const R2Sweeps& sweeps, int64_t min_tasks, const std::string& config_path) {
+// The token accuracy of guessing on a group's task: 1 / its output classes.
+double chance_of(const Group& g) {
+  PELAB_CHECK(!g.runs.empty(), "group {} has no run", g.label);
+  const ExperimentConfig config =
+      load_experiment((fs::path(g.runs.front()) / "config.yaml").string());
+  return 1.0 / static_cast<double>(make_task(config.task)->info().vocab_out());
+}
+
+R2Measured measure_r2(const R2Sweeps& sweeps, const R2Settings& s, const std::string& config_path) {
   std::map<std::pair<std::string, std::string>, const Group*> plain;  // (scheme, task) → group
   for (const TokenSweep& t : sweeps.plain)
     for (const Cell& c : cells_of(t)) plain[{c.scheme, c.task}] = c.group;
   R2Measured m;
-  m.numbers.min_tasks = min_tasks;
+  m.numbers.min_tasks = s.min_tasks;
+  m.numbers.ceiling = s.ceiling;
+  m.numbers.floor_margin = s.floor_margin;
   m.table = "| scheme | task | plain | randomized | randomized − plain |\n|---|---|---|---|--:|\n";
   for (const TokenSweep& t : sweeps.randomized)
     for (const Cell& c : cells_of(t)) {
@@ -300,8 +315,8 @@ R2Measured measure_r2(const R2Sweeps& sweeps, int64_t min_tasks, const std::stri
                                  [&](const R2Scheme& x) { return x.name == c.scheme; });
       if (scheme == m.numbers.schemes.end())
         scheme = m.numbers.schemes.insert(m.numbers.schemes.end(), R2Scheme{c.scheme, {}});
-      scheme->tasks.push_back(
-          {c.task, learned_of(a), learned_of(b), a.extrapolation.values, b.extrapolation.values});
+      scheme->tasks.push_back({c.task, learned_of(a), learned_of(b), a.extrapolation.values,
+                               b.extrapolation.values, chance_of(a)});
       const double delta = b.extrapolation.mean - a.extrapolation.mean;
       m.table += fmt::format("| {} | {} | {} | {} | {:+.3f} |\n", c.scheme, c.task,
                              protocol_cell(a), protocol_cell(b), delta);
@@ -321,7 +336,7 @@ R2Measured measure_r2(const R2Sweeps& sweeps, int64_t min_tasks, const std::stri
 void r2(const ClaimContext& ctx, ClaimResult& r) {
   const R2Settings s = read_r2_settings(ctx);
   const R2Sweeps sweeps = run_r2_sweeps(ctx, s);
-  const R2Measured m = measure_r2(sweeps, s.min_tasks, ctx.config.path);
+  const R2Measured m = measure_r2(sweeps, s, ctx.config.path);
   apply(judge_r2(m.numbers), r);
   std::string effects =
       "| scheme | tasks that count | randomized − plain, mean over tasks [95% interval] | "

@@ -134,11 +134,21 @@ std::vector<R2SchemeResult> r2_effects(const R2Numbers& n) {
     r.name = s.name;
     std::vector<R2Task> counted;
     for (const R2Task& t : s.tasks) {
+      const double plain = mean_of(t.plain), randomized = mean_of(t.randomized);
+      const double floor = t.chance + n.floor_margin;
       if (!t.plain_learned.all() || !t.randomized_learned.all())
         r.left_out.push_back(
             fmt::format("{} (learned in distribution: plain {} of {}, randomized {} of {})", t.task,
                         t.plain_learned.learned, t.plain_learned.runs, t.randomized_learned.learned,
                         t.randomized_learned.runs));
+      else if (plain >= n.ceiling && randomized >= n.ceiling)
+        r.left_out.push_back(
+            fmt::format("{} (both at the ceiling: plain {:.3f}, randomized {:.3f})", t.task, plain,
+                        randomized));
+      else if (plain <= floor && randomized <= floor)
+        r.left_out.push_back(
+            fmt::format("{} (both at chance {:.3f}: plain {:.3f}, randomized {:.3f})", t.task,
+                        t.chance, plain, randomized));
       else
         counted.push_back(t);
     }
@@ -157,8 +167,8 @@ Judgement judge_r2(const R2Numbers& n) {
   std::vector<std::string> parts, not_judged;
   for (const R2SchemeResult& r : r2_effects(n)) {
     if (r.effect == R2Effect::NotJudged) {
-      not_judged.push_back(fmt::format("{} (tasks learned plain and randomized: {}, needed: {})",
-                                       r.name, r.gain.tasks, n.min_tasks));
+      not_judged.push_back(
+          fmt::format("{} (tasks that count: {}, needed: {})", r.name, r.gain.tasks, n.min_tasks));
       continue;
     }
     ++judged;
@@ -171,7 +181,10 @@ Judgement judge_r2(const R2Numbers& n) {
   const std::string unjudged =
       not_judged.empty() ? "" : "; not judged: " + joined(not_judged, ", ");
   if (judged == 0)
-    return cannot_tell("no scheme has enough tasks learned plain and randomized" + unjudged);
+    return cannot_tell(
+        "no scheme has enough tasks that count (learned plain and randomized, not "
+        "both at the ceiling or at chance)" +
+        unjudged);
   const Verdict v = raised == 0                             ? Verdict::Refuted
                     : (2 * raised > judged && lowered == 0) ? Verdict::Supported
                                                             : Verdict::Mixed;

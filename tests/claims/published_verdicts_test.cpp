@@ -197,21 +197,31 @@ TEST(PublishedVerdicts, R2SupportedRefutedMixed) {
   const Judgement j = judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.0, kNotLearned),
                                    scheme("learned", 0.0, kNotLearned)}));
   EXPECT_EQ(j.verdict, Verdict::Supported);
-  EXPECT_TRUE(says(j, "not judged: alibi (tasks learned plain and randomized: 1, needed: 2)"))
-      << j.because;
+  EXPECT_TRUE(says(j, "not judged: alibi (tasks that count: 1, needed: 2)")) << j.because;
 }
 
 TEST(PublishedVerdicts, R2AtTheCeilingAndTheFloor) {
-  // Plain and randomized at the ceiling (or both at the floor): no gain can show, each
-  // scheme is unclear and none is raised.
-  for (const double level : {0.0, 1.0}) {
+  // Plain and randomized both at the ceiling, or both at chance (here 0.5, two classes): no
+  // gain can show, so the tasks do not count, no scheme is judged: inconclusive.
+  for (const double level : {0.5, 0.51, 0.995, 1.0}) {
     R2Scheme s{"rotary",
                {pair("parity", {level, level, level}, {level, level, level}),
                 pair("reverse", {level, level, level}, {level, level, level})}};
+    for (R2Task& task : s.tasks) task.chance = 0.5;
     const std::vector<R2SchemeResult> e = r2_effects(r2({s}));
-    EXPECT_EQ(e[0].effect, R2Effect::Unclear) << level;
-    EXPECT_EQ(judge_r2(r2({s})).verdict, Verdict::Refuted) << level;
+    EXPECT_EQ(e[0].effect, R2Effect::NotJudged) << level;
+    ASSERT_EQ(e[0].left_out.size(), 2u) << level;
+    EXPECT_NE(e[0].left_out[0].find(level > 0.9 ? "both at the ceiling" : "both at chance 0.500"),
+              std::string::npos)
+        << e[0].left_out[0];
+    EXPECT_EQ(judge_r2(r2({s})).verdict, Verdict::Inconclusive) << level;
   }
+  // One side off the ceiling or above chance: the task counts.
+  R2Scheme s{"rotary",
+             {pair("parity", {1.0, 1.0, 1.0}, {0.9, 0.9, 0.9}),
+              pair("reverse", {0.5, 0.5, 0.5}, {0.6, 0.6, 0.6})}};
+  for (R2Task& task : s.tasks) task.chance = 0.5;
+  EXPECT_EQ(r2_effects(r2({s}))[0].gain.tasks, 2);
 }
 
 TEST(PublishedVerdicts, R2InconclusiveWhenNoSchemeIsJudged) {
@@ -220,8 +230,7 @@ TEST(PublishedVerdicts, R2InconclusiveWhenNoSchemeIsJudged) {
   for (R2Task& t : s.tasks) t.randomized_learned = kNotLearned;
   const Judgement j = judge_r2(r2({s}));
   EXPECT_EQ(j.verdict, Verdict::Inconclusive);
-  EXPECT_TRUE(says(j, "not judged: rotary (tasks learned plain and randomized: 0, needed: 2)"))
-      << j.because;
+  EXPECT_TRUE(says(j, "not judged: rotary (tasks that count: 0, needed: 2)")) << j.because;
   // Too few tasks for min_tasks.
   R2Numbers n = r2({scheme("rotary", 0.3)});
   n.min_tasks = 3;

@@ -70,6 +70,7 @@ struct R2Task {
   std::string task;
   LearnedCount plain_learned, randomized_learned;
   std::vector<double> plain, randomized;  // one value per seed
+  double chance = 0;  // the token accuracy of guessing: 1 / the task's output classes
 };
 // The gain of randomization over a scheme's tasks: the mean over tasks of (mean randomized
 // − mean plain), with a 95% bootstrap interval that resamples the seeds of each side within
@@ -88,7 +89,11 @@ struct R2Scheme {
 };
 struct R2Numbers {
   std::vector<R2Scheme> schemes;
-  int64_t min_tasks = 2;  // a scheme needs this many tasks that both sides learned
+  int64_t min_tasks = 2;  // a scheme needs this many tasks that count
+  // A task where both sides' means are at or above `ceiling`, or both at or below chance +
+  // `floor_margin`, cannot show a gain either way: it does not count.
+  double ceiling = 0.99;
+  double floor_margin = 0.02;
 };
 // The verdict on one scheme.
 enum class R2Effect { Raised, Lowered, Unclear, NotJudged };
@@ -100,9 +105,9 @@ struct R2SchemeResult {
   std::vector<std::string> left_out;  // tasks that do not count, with the reason
 };
 // Per scheme, a task counts when both its plain and its randomized runs all learned in
-// distribution; a scheme with fewer than min_tasks such tasks is not judged. A judged
-// scheme is raised when its gain's interval lies above 0, lowered when below, unclear
-// otherwise.
+// distribution and the two sides are neither both at the ceiling nor both at chance; a scheme with
+// fewer than min_tasks such tasks is not judged. A judged scheme is raised when its gain's interval
+// lies above 0, lowered when below, unclear otherwise.
 std::vector<R2SchemeResult> r2_effects(const R2Numbers& n);
 // Supported when more than half of the judged schemes are raised and none is lowered,
 // refuted when none is raised, mixed otherwise; inconclusive when no scheme is judged.
