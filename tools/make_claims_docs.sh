@@ -31,7 +31,8 @@ mv "$DOCS.new" "$DOCS"
 {
   echo "| claim | verdict | what was measured |"
   echo "|---|---|---|"
-  grep '^| \[C[0-9]*\](#c[0-9]*) |' "$DOCS/report.md" | sed 's|](#c|](docs/claims/report.md#c|'
+  grep '^| \[[CR][0-9]*\](#[cr][0-9]*) |' "$DOCS/report.md" |
+    sed 's|](#\([cr]\)|](docs/claims/report.md#\1|'
 } > "$DOCS.table"
 awk -v table="$DOCS.table" '
   /<!-- claims-table:end -->/ { while ((getline line < table) > 0) print line; skip = 0 }

@@ -100,12 +100,20 @@ std::string sweep_details(const ClaimSweep& sweep);
 void add_figures(const ClaimContext& ctx, const PlotResult& plot, ClaimResult& r);
 
 // The claims, in order (one registration function per file of claims).
-void add_order_claims(std::vector<ClaimDef>& defs);     // C1, C5
-void add_encoding_claims(std::vector<ClaimDef>& defs);  // C8, C9, C10
-void add_rotary_claims(std::vector<ClaimDef>& defs);    // C11, C12
-void add_absolute_claims(std::vector<ClaimDef>& defs);  // C2, C3, C4, C14, C16
-void add_relative_claims(std::vector<ClaimDef>& defs);  // C6, C15
-void add_cost_claims(std::vector<ClaimDef>& defs);      // C7, C13
+void add_order_claims(std::vector<ClaimDef>& defs);      // C1, C5
+void add_encoding_claims(std::vector<ClaimDef>& defs);   // C8, C9, C10
+void add_rotary_claims(std::vector<ClaimDef>& defs);     // C11, C12
+void add_absolute_claims(std::vector<ClaimDef>& defs);   // C2, C3, C4, C14, C16
+void add_relative_claims(std::vector<ClaimDef>& defs);   // C6, C15
+void add_cost_claims(std::vector<ClaimDef>& defs);       // C7, C13
+void add_published_claims(std::vector<ClaimDef>& defs);  // R1, R2
+
+// A claim's config file: configs/claims/c08.yaml for C8, r01.yaml for R1 (zero-padded so the
+// files sort in claim order).
+std::string claim_config_path(const std::string& configs_dir, const std::string& id);
+// Reads a claim's config, with its `quick:` values applied when `quick` (a claim that shares
+// another's runs reads that claim's settings, so both name the same runs).
+ClaimConfig read_claim_config(const std::string& path, const std::string& id, bool quick);
 
 // Markdown helpers.
 std::string fmt_number(double x);  // 4 significant digits, scientific when tiny

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -214,23 +215,29 @@ const std::vector<ClaimDef>& claim_table() {
     add_cost_claims(defs);
     add_encoding_claims(defs);
     add_rotary_claims(defs);
+    add_published_claims(defs);
+    // The notes' claims C1..C16, then the published reproductions R1, R2, ...
     std::sort(defs.begin(), defs.end(), [](const ClaimDef& a, const ClaimDef& b) {
-      return std::stoi(a.id.substr(1)) < std::stoi(b.id.substr(1));
+      return std::make_pair(a.id[0], std::stoi(a.id.substr(1))) <
+             std::make_pair(b.id[0], std::stoi(b.id.substr(1)));
     });
     return defs;
   }();
   return table;
 }
 
-// configs/claims/c08.yaml for C8: zero-padded so the files sort in claim order.
-std::string config_path(const std::string& configs_dir, const std::string& id) {
-  return (fs::path(configs_dir) / "claims" / fmt::format("c{:02d}.yaml", std::stoi(id.substr(1))))
-      .string();
-}
-
 std::string text_of(const YAML::Node& node) {
   if (node.IsSequence()) return join(node.as<std::vector<std::string>>());
   return node.as<std::string>();
+}
+
+}  // namespace
+
+std::string claim_config_path(const std::string& configs_dir, const std::string& id) {
+  const char prefix = static_cast<char>(std::tolower(static_cast<unsigned char>(id[0])));
+  return (fs::path(configs_dir) / "claims" /
+          fmt::format("{}{:02d}.yaml", prefix, std::stoi(id.substr(1))))
+      .string();
 }
 
 ClaimConfig read_claim_config(const std::string& path, const std::string& id, bool quick) {
@@ -269,6 +276,14 @@ ClaimConfig read_claim_config(const std::string& path, const std::string& id, bo
   return c;
 }
 
+namespace {
+
+// "C9" → "c9": the anchor of its "## C9" heading.
+std::string anchor_of(std::string id) {
+  for (char& ch : id) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return id;
+}
+
 std::string verdict_badge(Verdict v) {
   switch (v) {
     case Verdict::Supported:
@@ -305,8 +320,8 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
     if (!options.only.empty() &&
         std::find(options.only.begin(), options.only.end(), def.id) == options.only.end())
       continue;
-    chosen.emplace_back(
-        &def, read_claim_config(config_path(options.configs_dir, def.id), def.id, options.quick));
+    chosen.emplace_back(&def, read_claim_config(claim_config_path(options.configs_dir, def.id),
+                                                def.id, options.quick));
   }
   // A full run's report is a finding, so it must come from one clean commit; --quick only
   // checks that everything runs, and records where it came from all the same.
@@ -348,7 +363,7 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
   md += "| claim | verdict | because |\n|---|---|---|\n";
   for (const ClaimResult& r : results)
     // "## C9" is anchored as #c9.
-    md += fmt::format("| [{}](#c{}) | {} | {} |\n", r.id, r.id.substr(1), to_string(r.verdict),
+    md += fmt::format("| [{}](#{}) | {} | {} |\n", r.id, anchor_of(r.id), to_string(r.verdict),
                       r.because);
   for (const ClaimResult& r : results) {
     j["claims"].push_back({{"id", r.id},
@@ -362,7 +377,9 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
                            {"because", r.because},
                            {"numbers", r.numbers},
                            {"figures", r.figures}});
-    md += fmt::format("\n## {}\n\n> {} (notes {})\n\n", r.id, r.statement, r.sources);
+    // The notes' claims cite the notes by number; the reproductions cite their papers.
+    md += fmt::format("\n## {}\n\n> {} ({}{})\n\n", r.id, r.statement,
+                      r.id[0] == 'C' ? "notes " : "", r.sources);
     md += fmt::format("**Verdict:** {} — {}.\n\n", verdict_badge(r.verdict), r.because);
     md += fmt::format("**Rule** (from `{}`): {}\n\n", r.config, r.rule);
     md += fmt::format("**Precondition:** {}\n\n", r.precondition);

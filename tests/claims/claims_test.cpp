@@ -2,6 +2,7 @@
 // `pelab reproduce` on the claims that need no training.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include <cmath>
@@ -83,6 +84,18 @@ TEST(Reproduce, AnalyticClaimsWriteReportAndJson) {
     EXPECT_NE(report.find("## " + id), std::string::npos) << id;
 }
 
+TEST(Reproduce, TheNotesClaimsComeFirstThenThePublishedReproductions) {
+  const std::vector<std::string> ids = claim_ids();
+  const auto at = [&](const std::string& id) {
+    return std::find(ids.begin(), ids.end(), id) - ids.begin();
+  };
+  ASSERT_LT(at("R2"), static_cast<std::ptrdiff_t>(ids.size()));
+  EXPECT_EQ(ids.front(), "C1");
+  EXPECT_LT(at("C2"), at("C10"));  // by number, not as text
+  EXPECT_LT(at("C16"), at("R1"));
+  EXPECT_EQ(at("R1") + 1, at("R2"));
+}
+
 TEST(Reproduce, BadClaimConfigsAndIdsAreClearErrors) {
   const testing::TempDir tmp;
   const std::string configs = tmp / "configs";
@@ -147,6 +160,15 @@ TEST(ReproduceSlow, QuickRunsEveryClaimAndReusesRuns) {
   ASSERT_FALSE(runs_of["C5"].empty());
   for (const std::string id : {"C4", "C14", "C16"}) EXPECT_EQ(runs_of[id], runs_of["C5"]) << id;
   EXPECT_NE(runs_of["C1"], runs_of["C5"]);
+  // R2's plain runs are R1's: every experiment of R1 is one of R2's.
+  std::map<std::string, std::vector<std::string>> experiments_of;
+  for (const nlohmann::json& c : j["claims"])
+    for (const nlohmann::json& e : c["experiments"]) experiments_of[c["id"]].push_back(e["runs"]);
+  ASSERT_FALSE(experiments_of["R1"].empty());
+  for (const std::string& runs : experiments_of["R1"])
+    EXPECT_NE(std::find(experiments_of["R2"].begin(), experiments_of["R2"].end(), runs),
+              experiments_of["R2"].end())
+        << runs;
   auto [again, output2] = testing::shell(cmd);
   ASSERT_EQ(again, 0) << output2;
   EXPECT_EQ(output2.find("start "), std::string::npos) << "a finished run was trained again";

@@ -1,0 +1,116 @@
+// The judgements of the published reproductions (R1, R2), apart from their measurements:
+// pure functions from a few numbers to a verdict and the line that says why, so that tests
+// can feed them synthetic results. The preconditions come first (a task or scheme that fails
+// one is named and left out; nothing left is inconclusive), then the rule written in the
+// claim's config.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "pelab/claims/relative_cost_verdicts.h"
+#include "pelab/experiment/statistics.h"
+
+namespace pelab::claims {
+
+// ---- the papers' score ----
+
+// One evaluated length of a run: its per-token accuracy.
+struct LengthScore {
+  int64_t length = 0;
+  double token_accuracy = 0;
+};
+// Delétang et al.'s score of a run: the per-token accuracy averaged over the evaluated
+// lengths beyond the longest training length, each length weighing the same (an unweighted
+// mean over lengths, not over tokens). NaN when no length lies beyond training.
+double beyond_training_average(const std::vector<LengthScore>& lengths, int64_t train_max_length);
+
+// One run of a sweep with its score.
+struct ScoredRun {
+  std::string scheme, lr;
+  uint64_t seed = 0;
+  double score = std::numeric_limits<double>::quiet_NaN();
+};
+// The best run of a sweep: the maximum score over schemes, seeds and learning rates, as the
+// paper reports it (no validation selection: chosen on the test lengths themselves, so
+// optimistic). Runs with a NaN score are skipped; `runs` counts those compared.
+struct SweepBest {
+  double score = std::numeric_limits<double>::quiet_NaN();
+  std::string scheme, lr;
+  uint64_t seed = 0;
+  int64_t runs = 0;
+};
+SweepBest best_over_sweep(const std::vector<ScoredRun>& runs);
+
+// ---- R1: Delétang et al. 2023, Transformers do not solve the tasks out of distribution ----
+
+struct R1Task {
+  std::string name;
+  // The schemes whose runs (at the learning rate validation selects) all learned the task in
+  // distribution (compare's rule); the precondition needs one.
+  std::vector<std::string> learned_schemes;
+  SweepBest best;  // over every scheme, seed and learning rate
+};
+struct R1Numbers {
+  std::vector<R1Task> tasks;
+  double solved = 0.90;  // the paper's "solved" line, as a fraction
+};
+// Precondition per task: at least one scheme learned it in distribution (the others are
+// named and left out; none left: inconclusive). Supported when every judged task's best
+// score stays below `solved`, refuted when every one reaches it, mixed otherwise.
+Judgement judge_r1(const R1Numbers& n);
+
+// ---- R2: Ruoss et al. 2023, randomized positions raise length generalisation ----
+
+// One task of one scheme: the protocol's per-seed scores (test-length averaged token
+// accuracy, at the learning rate validation selects), plain and randomized.
+struct R2Task {
+  std::string task;
+  LearnedCount plain_learned, randomized_learned;
+  std::vector<double> plain, randomized;  // one value per seed
+  double chance = 0;  // the token accuracy of guessing: 1 / the task's output classes
+};
+// The gain of randomization over a scheme's tasks: the mean over tasks of (mean randomized
+// − mean plain), with a 95% bootstrap interval that resamples the seeds of each side within
+// each task (deterministic: the options' fixed stream).
+struct Gain {
+  double mean = std::numeric_limits<double>::quiet_NaN();
+  Interval interval{std::numeric_limits<double>::quiet_NaN(),
+                    std::numeric_limits<double>::quiet_NaN()};
+  int64_t tasks = 0;
+};
+Gain randomization_gain(const std::vector<R2Task>& tasks, const BootstrapOptions& options = {});
+
+struct R2Scheme {
+  std::string name;
+  std::vector<R2Task> tasks;
+};
+struct R2Numbers {
+  std::vector<R2Scheme> schemes;
+  int64_t min_tasks = 2;  // a scheme needs this many tasks that count
+  // A task where both sides' means are at or above `ceiling`, or both at or below chance +
+  // `floor_margin`, cannot show a gain either way: it does not count.
+  double ceiling = 0.99;
+  double floor_margin = 0.02;
+};
+// The verdict on one scheme.
+enum class R2Effect { Raised, Lowered, Unclear, NotJudged };
+const char* to_string(R2Effect e);
+struct R2SchemeResult {
+  std::string name;
+  R2Effect effect = R2Effect::NotJudged;
+  Gain gain;                          // over the tasks that count
+  std::vector<std::string> left_out;  // tasks that do not count, with the reason
+};
+// Per scheme, a task counts when both its plain and its randomized runs all learned in
+// distribution and the two sides are neither both at the ceiling nor both at chance; a scheme with
+// fewer than min_tasks such tasks is not judged. A judged scheme is raised when its gain's interval
+// lies above 0, lowered when below, unclear otherwise.
+std::vector<R2SchemeResult> r2_effects(const R2Numbers& n);
+// Supported when more than half of the judged schemes are raised and none is lowered,
+// refuted when none is raised, mixed otherwise; inconclusive when no scheme is judged.
+Judgement judge_r2(const R2Numbers& n);
+
+}  // namespace pelab::claims

@@ -1,0 +1,394 @@
+// The published reproductions, each beside the paper's own figures:
+//   R1  Delétang et al. 2023: Transformers do not solve the tasks beyond the training lengths
+//   R2  Ruoss et al. 2023: randomized positions raise accuracy beyond the training lengths
+// Both read their runs in the papers' metric, per-token accuracy averaged over the test
+// lengths beyond training. R2's plain runs are R1's (it reads R1's settings), so a full run
+// trains them once.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "claims/claim.h"
+#include "pelab/claims/published_verdicts.h"
+#include "pelab/core/error.h"
+#include "pelab/data/task.h"
+#include "pelab/experiment/config.h"
+
+namespace pelab::claims {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A claim sweep read again in per-token accuracy: its runs, and their comparison under the
+// protocol (compare's learned rule; the learning rate selected per group by in-distribution
+// validation token accuracy).
+struct TokenSweep {
+  ClaimSweep sweep;
+  std::vector<RunRecord> runs;
+  Comparison tokens;
+};
+
+TokenSweep token_sweep(const ClaimContext& ctx, const std::string& experiment,
+                       const std::vector<std::string>& overrides) {
+  TokenSweep t;
+  t.sweep = run_claim_sweep(ctx, experiment, overrides);
+  t.runs = find_runs({(fs::path(ctx.options.out) / t.sweep.runs_dir).string()});
+  t.tokens = compare_runs(t.runs, Metric::token_accuracy, /*read_positions=*/false);
+  return t;
+}
+
+std::string config_value(const RunRecord& r, const std::string& key) {
+  const auto it = r.config.find(key);
+  return it == r.config.end() ? "" : it->second;
+}
+
+// A group of a token comparison with its scheme and task (read from its first run's config:
+// a sweep with one scheme or one task does not key its groups by it).
+struct Cell {
+  std::string scheme, task;
+  const Group* group = nullptr;
+};
+
+std::vector<Cell> cells_of(const TokenSweep& t) {
+  std::vector<Cell> cells;
+  for (const Group& g : t.tokens.groups) {
+    const auto run = std::find_if(t.runs.begin(), t.runs.end(),
+                                  [&](const RunRecord& r) { return r.dir == g.runs.front(); });
+    PELAB_CHECK(run != t.runs.end(), "the run {} of group {} is not among its sweep's runs",
+                g.runs.front(), g.label);
+    cells.push_back({config_value(*run, "positional.type"), config_value(*run, "task.name"), &g});
+  }
+  return cells;
+}
+
+LearnedCount learned_of(const Group& g) {
+  return {g.learned_runs, static_cast<int64_t>(g.runs.size())};
+}
+
+// "0.55 [0.52, 0.58], max 0.57; in 0.99 (3/3 learned)": a group under the protocol.
+std::string protocol_cell(const Group& g) {
+  return fmt::format("{}, max {:.2f}; in {:.2f} ({}/{} learned)", format_interval(g.extrapolation),
+                     g.extrapolation.max, g.in_distribution.mean, g.learned_runs, g.runs.size());
+}
+
+// ---- R1 ----
+
+// R1's settings; R2 reads them too, to name the same runs.
+struct R1Settings {
+  std::string experiment;
+  std::vector<std::vector<std::string>> sweeps;  // overrides, one list per sweep
+  std::map<std::string, double> published;       // task → the paper's best, in percent
+  std::string published_source;
+  double solved = 0.90;
+  std::vector<std::string> differences;
+};
+
+R1Settings read_r1_settings(const ClaimConfig& config) {
+  MapReader s(config.settings, config.path, "settings");
+  R1Settings r;
+  PELAB_CHECK(s.read("experiment", r.experiment), "{}: the key 'experiment' is missing",
+              s.where("experiment"));
+  const std::optional<YAML::Node> sweeps = s.take("sweeps");
+  PELAB_CHECK(sweeps && sweeps->IsSequence() && sweeps->size() > 0,
+              "{}: settings.sweeps must be a list of override lists (one per sweep)", config.path);
+  for (const YAML::Node& overrides : *sweeps) {
+    PELAB_CHECK(overrides.IsSequence(), "{}:{}: settings.sweeps: each entry is a list of overrides",
+                config.path, overrides.Mark().line + 1);
+    r.sweeps.push_back(overrides.as<std::vector<std::string>>());
+  }
+  if (const std::optional<YAML::Node> published = s.take("published")) {
+    PELAB_CHECK(published->IsMap(), "{}: settings.published maps a task to the paper's figure",
+                config.path);
+    for (const auto& kv : *published)
+      r.published[kv.first.as<std::string>()] = kv.second.as<double>();
+  }
+  s.read("published_source", r.published_source);
+  s.read("solved", r.solved);
+  s.read("differences", r.differences);
+  s.finish({"experiment", "sweeps", "published", "published_source", "solved", "differences"});
+  return r;
+}
+
+// Every completed run of the sweeps with its score, per task (in the sweeps' order).
+std::map<std::string, std::vector<ScoredRun>> scored_runs(const std::vector<TokenSweep>& sweeps,
+                                                          std::vector<std::string>& task_order) {
+  std::map<std::string, std::vector<ScoredRun>> by_task;
+  for (const TokenSweep& t : sweeps)
+    for (const RunRecord& r : t.runs) {
+      if (r.status != "completed") continue;
+      std::vector<LengthScore> lengths;
+      for (const RunRecord::Point& p : r.eval) lengths.push_back({p.length, p.token_accuracy});
+      const std::string task = config_value(r, "task.name");
+      if (!by_task.count(task)) task_order.push_back(task);
+      by_task[task].push_back({config_value(r, "positional.type"), config_value(r, "training.lr"),
+                               r.seed, beyond_training_average(lengths, r.train_max_length)});
+    }
+  return by_task;
+}
+
+std::string published_text(const R1Settings& s, const std::string& task) {
+  const auto it = s.published.find(task);
+  return it == s.published.end() ? "—" : fmt::format("{:.1f}", it->second);
+}
+
+void r1(const ClaimContext& ctx, ClaimResult& r) {
+  const R1Settings s = read_r1_settings(ctx.config);
+  std::vector<TokenSweep> sweeps;
+  for (const std::vector<std::string>& overrides : s.sweeps)
+    sweeps.push_back(token_sweep(ctx, s.experiment, overrides));
+  std::vector<std::string> tasks, schemes;
+  const auto scored = scored_runs(sweeps, tasks);
+  std::map<std::string, std::map<std::string, const Group*>> cell;  // task → scheme → group
+  for (const TokenSweep& t : sweeps)
+    for (const Cell& c : cells_of(t)) {
+      cell[c.task][c.scheme] = c.group;
+      if (std::find(schemes.begin(), schemes.end(), c.scheme) == schemes.end())
+        schemes.push_back(c.scheme);
+    }
+
+  R1Numbers n;
+  n.solved = s.solved;
+  nlohmann::json per_task = nlohmann::json::array();
+  std::string table = "| task | published best (R1, %) | pelab best (%: scheme, lr, seed) |";
+  std::string rule = "|---|--:|---|";
+  for (const std::string& scheme : schemes) {
+    table += fmt::format(" {} (protocol) |", scheme);
+    rule += "---|";
+  }
+  table += fmt::format("\n{}\n", rule);
+  for (const std::string& task : tasks) {
+    R1Task t{task, {}, best_over_sweep(scored.at(task))};
+    table += fmt::format("| {} | {} | {:.1f} ({}, {}, {}) |", task, published_text(s, task),
+                         100 * t.best.score, t.best.scheme, t.best.lr, t.best.seed);
+    nlohmann::json protocol = nlohmann::json::object();
+    for (const std::string& scheme : schemes) {
+      const auto it = cell[task].find(scheme);
+      if (it == cell[task].end()) {
+        table += " — |";
+        continue;
+      }
+      const Group& g = *it->second;
+      if (g.all_learned()) t.learned_schemes.push_back(scheme);
+      table += fmt::format(" {} |", protocol_cell(g));
+      protocol[scheme] = {{"selected_lr", g.selected},
+                          {"beyond_training", g.extrapolation.mean},
+                          {"beyond_training_ci", {g.extrapolation.ci_low, g.extrapolation.ci_high}},
+                          {"beyond_training_max", g.extrapolation.max},
+                          {"in_distribution", g.in_distribution.mean},
+                          {"learned_runs", g.learned_runs},
+                          {"runs", g.runs.size()}};
+    }
+    table += "\n";
+    per_task.push_back({{"task", task},
+                        {"published", s.published.count(task) ? nlohmann::json(s.published.at(task))
+                                                              : nlohmann::json()},
+                        {"best", t.best.score},
+                        {"best_scheme", t.best.scheme},
+                        {"best_lr", t.best.lr},
+                        {"best_seed", t.best.seed},
+                        {"learned_schemes", t.learned_schemes},
+                        {"protocol", protocol}});
+    n.tasks.push_back(std::move(t));
+  }
+  apply(judge_r1(n), r);
+  r.numbers = {{"solved", s.solved}, {"tasks", per_task}};
+  r.details = fmt::format(
+      "Score of a run (the paper's): per-token accuracy at each evaluated length beyond the "
+      "training lengths, averaged over those lengths unweighted. **pelab best** is the "
+      "maximum of that score over schemes, seeds and learning rates, as the paper reports "
+      "it: chosen on the test lengths themselves, with no validation selection, so it is "
+      "optimistic. The scheme columns are pelab's protocol: per scheme the learning rate "
+      "that in-distribution validation token accuracy selects, the mean over seeds [95% "
+      "bootstrap interval] and the maximum over seeds of the same score, then the "
+      "in-distribution token accuracy and how many runs learned the task in distribution "
+      "(compare's rule). Published figures: {}.\n\n{}\n",
+      s.published_source, table);
+  r.details += "**Differences from the paper's setup:**\n\n";
+  for (const std::string& d : s.differences) r.details += fmt::format("- {}\n", d);
+  r.details += "\n";
+  for (const TokenSweep& t : sweeps)
+    r.details += fmt::format("**Sequence accuracy.** {}", sweep_details(t.sweep));
+}
+
+// ---- R2 ----
+
+// "+0.120 [+0.050, +0.190]", or "—" when no task counts.
+std::string gain_text(const Gain& g) {
+  if (std::isnan(g.mean)) return "—";
+  return fmt::format("{:+.3f} [{:+.3f}, {:+.3f}]", g.mean, g.interval.low, g.interval.high);
+}
+
+struct R2Settings {
+  std::string plain_runs_of;             // the claim whose runs are the plain ones (R1)
+  std::vector<std::string> plain_extra;  // added to each of its sweeps: plain schemes
+                                         // it lacks
+  std::vector<std::string> randomized;   // added to each of its sweeps: the randomized
+  int64_t min_tasks = 2;
+  double ceiling = 0.99, floor_margin = 0.02;  // R2Numbers: when a task cannot show a gain
+  double published_gain = 0;                   // in points
+  std::string published_source;
+  std::vector<std::string> differences;
+};
+
+R2Settings read_r2_settings(const ClaimContext& ctx) {
+  MapReader s = ctx.settings();
+  R2Settings r;
+  PELAB_CHECK(s.read("plain_runs_of", r.plain_runs_of), "{}: the key 'plain_runs_of' is missing",
+              s.where("plain_runs_of"));
+  s.read("plain_extra", r.plain_extra);
+  PELAB_CHECK(s.read("randomized", r.randomized), "{}: the key 'randomized' is missing",
+              s.where("randomized"));
+  s.read("min_tasks", r.min_tasks);
+  s.read("ceiling", r.ceiling);
+  s.read("floor_margin", r.floor_margin);
+  s.read("published_gain", r.published_gain);
+  s.read("published_source", r.published_source);
+  s.read("differences", r.differences);
+  s.finish({"plain_runs_of", "plain_extra", "randomized", "min_tasks", "ceiling", "floor_margin",
+            "published_gain", "published_source", "differences"});
+  return r;
+}
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// R2's sweeps: the plain ones (those of plain_runs_of, reused as they are, and the plain
+// schemes it lacks) and the randomized ones.
+struct R2Sweeps {
+  std::vector<TokenSweep> plain, randomized;
+};
+
+R2Sweeps run_r2_sweeps(const ClaimContext& ctx, const R2Settings& s) {
+  const ClaimConfig source =
+      read_claim_config(claim_config_path(ctx.options.configs_dir, s.plain_runs_of),
+                        s.plain_runs_of, ctx.options.quick);
+  const R1Settings plain = read_r1_settings(source);
+  R2Sweeps out;
+  for (const std::vector<std::string>& overrides : plain.sweeps) {
+    out.plain.push_back(token_sweep(ctx, plain.experiment, overrides));
+    if (!s.plain_extra.empty())
+      out.plain.push_back(token_sweep(ctx, plain.experiment, concat(overrides, s.plain_extra)));
+    out.randomized.push_back(token_sweep(ctx, plain.experiment, concat(overrides, s.randomized)));
+  }
+  return out;
+}
+
+// The numbers R2 judges, per randomized scheme (in the sweeps' order), and the table of every
+// (scheme, task) pair.
+struct R2Measured {
+  R2Numbers numbers;
+  std::string table;
+  nlohmann::json pairs = nlohmann::json::array();
+};
+
+// The token accuracy of guessing on a group's task: 1 / its output classes.
+double chance_of(const Group& g) {
+  PELAB_CHECK(!g.runs.empty(), "group {} has no run", g.label);
+  const ExperimentConfig config =
+      load_experiment((fs::path(g.runs.front()) / "config.yaml").string());
+  return 1.0 / static_cast<double>(make_task(config.task)->info().vocab_out());
+}
+
+R2Measured measure_r2(const R2Sweeps& sweeps, const R2Settings& s, const std::string& config_path) {
+  std::map<std::pair<std::string, std::string>, const Group*> plain;  // (scheme, task) → group
+  for (const TokenSweep& t : sweeps.plain)
+    for (const Cell& c : cells_of(t)) plain[{c.scheme, c.task}] = c.group;
+  R2Measured m;
+  m.numbers.min_tasks = s.min_tasks;
+  m.numbers.ceiling = s.ceiling;
+  m.numbers.floor_margin = s.floor_margin;
+  m.table = "| scheme | task | plain | randomized | randomized − plain |\n|---|---|---|---|--:|\n";
+  for (const TokenSweep& t : sweeps.randomized)
+    for (const Cell& c : cells_of(t)) {
+      const auto p = plain.find({c.scheme, c.task});
+      PELAB_CHECK(p != plain.end(), "{}: no plain {} run on {} to compare the randomized ones with",
+                  config_path, c.scheme, c.task);
+      const Group& a = *p->second;
+      const Group& b = *c.group;
+      auto scheme = std::find_if(m.numbers.schemes.begin(), m.numbers.schemes.end(),
+                                 [&](const R2Scheme& x) { return x.name == c.scheme; });
+      if (scheme == m.numbers.schemes.end())
+        scheme = m.numbers.schemes.insert(m.numbers.schemes.end(), R2Scheme{c.scheme, {}});
+      scheme->tasks.push_back({c.task, learned_of(a), learned_of(b), a.extrapolation.values,
+                               b.extrapolation.values, chance_of(a)});
+      const double delta = b.extrapolation.mean - a.extrapolation.mean;
+      m.table += fmt::format("| {} | {} | {} | {} | {:+.3f} |\n", c.scheme, c.task,
+                             protocol_cell(a), protocol_cell(b), delta);
+      m.pairs.push_back({{"scheme", c.scheme},
+                         {"task", c.task},
+                         {"plain", a.extrapolation.mean},
+                         {"plain_selected_lr", a.selected},
+                         {"plain_learned", {a.learned_runs, a.runs.size()}},
+                         {"randomized", b.extrapolation.mean},
+                         {"randomized_selected_lr", b.selected},
+                         {"randomized_learned", {b.learned_runs, b.runs.size()}},
+                         {"delta", delta}});
+    }
+  return m;
+}
+
+void r2(const ClaimContext& ctx, ClaimResult& r) {
+  const R2Settings s = read_r2_settings(ctx);
+  const R2Sweeps sweeps = run_r2_sweeps(ctx, s);
+  const R2Measured m = measure_r2(sweeps, s, ctx.config.path);
+  apply(judge_r2(m.numbers), r);
+  std::string effects =
+      "| scheme | tasks that count | randomized − plain, mean over tasks [95% interval] | "
+      "effect | left out |\n|---|--:|--:|---|---|\n";
+  nlohmann::json per_scheme = nlohmann::json::array();
+  std::vector<double> judged_gains;
+  for (const R2SchemeResult& e : r2_effects(m.numbers)) {
+    effects +=
+        fmt::format("| {} | {} | {} | {} | {} |\n", e.name, e.gain.tasks, gain_text(e.gain),
+                    to_string(e.effect),
+                    e.left_out.empty() ? "—" : fmt::format("{}", fmt::join(e.left_out, "; ")));
+    if (e.effect != R2Effect::NotJudged) judged_gains.push_back(e.gain.mean);
+    per_scheme.push_back({{"scheme", e.name},
+                          {"effect", to_string(e.effect)},
+                          {"gain", e.gain.mean},
+                          {"gain_ci", {e.gain.interval.low, e.gain.interval.high}},
+                          {"tasks", e.gain.tasks},
+                          {"left_out", e.left_out}});
+  }
+  const double pelab_gain = 100 * mean_of(judged_gains);
+  r.numbers = {{"pairs", m.pairs},
+               {"schemes", per_scheme},
+               {"pelab_mean_gain_points",
+                judged_gains.empty() ? nlohmann::json() : nlohmann::json(pelab_gain)},
+               {"published_gain_points", s.published_gain}};
+  r.details = fmt::format(
+      "Per scheme and task, plain and with randomized positions, under pelab's protocol: the "
+      "paper's score of a run (per-token accuracy averaged unweighted over the evaluated "
+      "lengths beyond training) at the learning rate in-distribution validation token "
+      "accuracy selects, mean over seeds [95% bootstrap interval] and maximum, then the "
+      "in-distribution token accuracy and the runs that learned the task in distribution. "
+      "The plain runs are {}'s, reused.\n\n{}\n**Per scheme** (the interval resamples the "
+      "seeds of each side within each task):\n\n{}\n"
+      "**Beside the paper:** randomized − plain, in points of accuracy: published {:+.1f} ({}); "
+      "pelab {} (the mean of the judged schemes' gains, over pelab's {} tasks).\n\n",
+      s.plain_runs_of, m.table, effects, s.published_gain, s.published_source,
+      judged_gains.empty() ? std::string("— (no scheme judged)")
+                           : fmt::format("{:+.1f}", pelab_gain),
+      m.numbers.schemes.empty() ? 0 : m.numbers.schemes.front().tasks.size());
+  r.details += "**Differences from the paper's setup:**\n\n";
+  for (const std::string& d : s.differences) r.details += fmt::format("- {}\n", d);
+  r.details += "\n";
+  for (const auto* group : {&sweeps.plain, &sweeps.randomized})
+    for (const TokenSweep& t : *group)
+      r.details += fmt::format("**Sequence accuracy.** {}", sweep_details(t.sweep));
+}
+
+}  // namespace
+
+void add_published_claims(std::vector<ClaimDef>& defs) {
+  defs.push_back({"R1", r1});
+  defs.push_back({"R2", r2});
+}
+
+}  // namespace pelab::claims

@@ -1,0 +1,197 @@
+#include "pelab/claims/published_verdicts.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "pelab/core/rng.h"
+
+namespace pelab::claims {
+
+namespace {
+
+Judgement cannot_tell(const std::string& reason) {
+  return {Verdict::Inconclusive, "the experiment cannot tell: " + reason};
+}
+
+std::string joined(const std::vector<std::string>& parts, const std::string& separator) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : separator) + p;
+  return out;
+}
+
+// The q-quantile of sorted values, interpolated between order statistics as the statistics
+// module's bootstrap does (numpy's default), so both intervals read the same way.
+double quantile_sorted(const std::vector<double>& sorted, double q) {
+  const double at = q * static_cast<double>(sorted.size() - 1);
+  const size_t below = static_cast<size_t>(std::floor(at));
+  const size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (at - static_cast<double>(below)) * (sorted[above] - sorted[below]);
+}
+
+// The mean of values.size() draws with replacement from `values`.
+double resampled_mean(const std::vector<double>& values, Generator& rng) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += values[static_cast<size_t>(rng.uniform_int(0, n - 1))];
+  return sum / static_cast<double>(n);
+}
+
+}  // namespace
+
+double beyond_training_average(const std::vector<LengthScore>& lengths, int64_t train_max_length) {
+  std::vector<double> beyond;
+  for (const LengthScore& l : lengths)
+    if (l.length > train_max_length) beyond.push_back(l.token_accuracy);
+  return mean_of(beyond);
+}
+
+SweepBest best_over_sweep(const std::vector<ScoredRun>& runs) {
+  SweepBest best;
+  for (const ScoredRun& r : runs) {
+    if (std::isnan(r.score)) continue;
+    ++best.runs;
+    if (best.runs == 1 || r.score > best.score) {
+      best.score = r.score;
+      best.scheme = r.scheme;
+      best.lr = r.lr;
+      best.seed = r.seed;
+    }
+  }
+  return best;
+}
+
+Judgement judge_r1(const R1Numbers& n) {
+  std::vector<std::string> judged, left_out;
+  int64_t solved = 0;
+  for (const R1Task& t : n.tasks) {
+    if (t.learned_schemes.empty()) {
+      left_out.push_back(t.name + " (no scheme learned it in distribution)");
+      continue;
+    }
+    if (t.best.runs == 0) {
+      left_out.push_back(t.name + " (no run evaluated beyond the training lengths)");
+      continue;
+    }
+    solved += t.best.score >= n.solved;
+    judged.push_back(fmt::format("{} {:.3f} ({}, lr {}, seed {})", t.name, t.best.score,
+                                 t.best.scheme, t.best.lr, t.best.seed));
+  }
+  const std::string unjudged = left_out.empty() ? "" : "; left out: " + joined(left_out, ", ");
+  if (judged.empty()) return cannot_tell("no task is left to judge" + unjudged);
+  const int64_t m = static_cast<int64_t>(judged.size());
+  const Verdict v = solved == 0   ? Verdict::Supported
+                    : solved == m ? Verdict::Refuted
+                                  : Verdict::Mixed;
+  return {v, fmt::format("best token accuracy beyond the training lengths (max over schemes, "
+                         "seeds and learning rates) against the solved line {:.2f}: {}; {} of "
+                         "{} judged tasks solved{}",
+                         n.solved, joined(judged, "; "), solved, m, unjudged)};
+}
+
+Gain randomization_gain(const std::vector<R2Task>& tasks, const BootstrapOptions& options) {
+  Gain g;
+  g.tasks = static_cast<int64_t>(tasks.size());
+  if (tasks.empty()) return g;
+  for (const R2Task& t : tasks)
+    if (t.plain.empty() || t.randomized.empty()) return g;
+  double sum = 0;
+  for (const R2Task& t : tasks) sum += mean_of(t.randomized) - mean_of(t.plain);
+  g.mean = sum / static_cast<double>(tasks.size());
+  Generator rng(options.seed);
+  std::vector<double> means(static_cast<size_t>(options.resamples));
+  for (double& m : means) {
+    double resampled = 0;
+    for (const R2Task& t : tasks)
+      resampled += resampled_mean(t.randomized, rng) - resampled_mean(t.plain, rng);
+    m = resampled / static_cast<double>(tasks.size());
+  }
+  std::sort(means.begin(), means.end());
+  const double tail = (1 - options.confidence) / 2;
+  g.interval = {quantile_sorted(means, tail), quantile_sorted(means, 1 - tail)};
+  return g;
+}
+
+const char* to_string(R2Effect e) {
+  switch (e) {
+    case R2Effect::Raised:
+      return "raised";
+    case R2Effect::Lowered:
+      return "lowered";
+    case R2Effect::Unclear:
+      return "unclear";
+    case R2Effect::NotJudged:
+      return "not judged";
+  }
+  return "?";
+}
+
+std::vector<R2SchemeResult> r2_effects(const R2Numbers& n) {
+  std::vector<R2SchemeResult> out;
+  for (const R2Scheme& s : n.schemes) {
+    R2SchemeResult r;
+    r.name = s.name;
+    std::vector<R2Task> counted;
+    for (const R2Task& t : s.tasks) {
+      const double plain = mean_of(t.plain), randomized = mean_of(t.randomized);
+      const double floor = t.chance + n.floor_margin;
+      if (!t.plain_learned.all() || !t.randomized_learned.all())
+        r.left_out.push_back(
+            fmt::format("{} (learned in distribution: plain {} of {}, randomized {} of {})", t.task,
+                        t.plain_learned.learned, t.plain_learned.runs, t.randomized_learned.learned,
+                        t.randomized_learned.runs));
+      else if (plain >= n.ceiling && randomized >= n.ceiling)
+        r.left_out.push_back(
+            fmt::format("{} (both at the ceiling: plain {:.3f}, randomized {:.3f})", t.task, plain,
+                        randomized));
+      else if (plain <= floor && randomized <= floor)
+        r.left_out.push_back(
+            fmt::format("{} (both at chance {:.3f}: plain {:.3f}, randomized {:.3f})", t.task,
+                        t.chance, plain, randomized));
+      else
+        counted.push_back(t);
+    }
+    r.gain = randomization_gain(counted);
+    if (r.gain.tasks >= n.min_tasks && !std::isnan(r.gain.mean))
+      r.effect = r.gain.interval.low > 0    ? R2Effect::Raised
+                 : r.gain.interval.high < 0 ? R2Effect::Lowered
+                                            : R2Effect::Unclear;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Judgement judge_r2(const R2Numbers& n) {
+  int64_t judged = 0, raised = 0, lowered = 0;
+  std::vector<std::string> parts, not_judged;
+  for (const R2SchemeResult& r : r2_effects(n)) {
+    if (r.effect == R2Effect::NotJudged) {
+      not_judged.push_back(
+          fmt::format("{} (tasks that count: {}, needed: {})", r.name, r.gain.tasks, n.min_tasks));
+      continue;
+    }
+    ++judged;
+    raised += r.effect == R2Effect::Raised;
+    lowered += r.effect == R2Effect::Lowered;
+    parts.push_back(fmt::format("{} {} ({:+.3f} [{:+.3f}, {:+.3f}] over {} tasks)", r.name,
+                                to_string(r.effect), r.gain.mean, r.gain.interval.low,
+                                r.gain.interval.high, r.gain.tasks));
+  }
+  const std::string unjudged =
+      not_judged.empty() ? "" : "; not judged: " + joined(not_judged, ", ");
+  if (judged == 0)
+    return cannot_tell(
+        "no scheme has enough tasks that count (learned plain and randomized, not "
+        "both at the ceiling or at chance)" +
+        unjudged);
+  const Verdict v = raised == 0                             ? Verdict::Refuted
+                    : (2 * raised > judged && lowered == 0) ? Verdict::Supported
+                                                            : Verdict::Mixed;
+  return {v, fmt::format("randomized − plain token accuracy beyond the training lengths, mean "
+                         "over tasks [95% interval]: {}; {} of {} judged schemes raised, {} "
+                         "lowered{}",
+                         joined(parts, "; "), raised, judged, lowered, unjudged)};
+}
+
+}  // namespace pelab::claims

@@ -1,0 +1,244 @@
+// The judgements of the published reproductions R1 and R2 on synthetic numbers: the papers'
+// score (an unweighted mean over the test lengths, the maximum over the sweep), each verdict,
+// and each precondition that leaves a task or scheme out or makes the verdict inconclusive,
+// at the ceiling and at the floor.
+#include "pelab/claims/published_verdicts.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace pelab::claims {
+namespace {
+
+const LearnedCount kLearned{3, 3};
+const LearnedCount kNotLearned{2, 3};
+
+bool says(const Judgement& j, const std::string& text) {
+  return j.because.find(text) != std::string::npos;
+}
+
+// ---- the papers' score ----
+
+TEST(PublishedVerdicts, BeyondTrainingAverageIsUnweightedOverLengths) {
+  // Lengths 8..40 were trained on; 64, 100 and 200 count once each, however long they are
+  // (a mean over tokens would weigh 200 three times as much as 64).
+  const std::vector<LengthScore> lengths = {{8, 1.0}, {40, 1.0}, {64, 0.6}, {100, 0.5}, {200, 0.1}};
+  EXPECT_NEAR(beyond_training_average(lengths, 40), 0.4, 1e-12);
+  EXPECT_NEAR(beyond_training_average(lengths, 64), 0.3, 1e-12);
+  // Nothing beyond training: no score.
+  EXPECT_TRUE(std::isnan(beyond_training_average(lengths, 200)));
+  EXPECT_TRUE(std::isnan(beyond_training_average({}, 40)));
+}
+
+TEST(PublishedVerdicts, BestOverSweepIsTheMaximumOverSchemesSeedsAndLearningRates) {
+  const std::vector<ScoredRun> runs = {{"rotary", "0.001", 0, 0.55},
+                                       {"rotary", "0.0003", 1, 0.61},
+                                       {"alibi", "0.001", 2, 0.58},
+                                       {"none", "0.001", 0, std::nan("")}};
+  const SweepBest best = best_over_sweep(runs);
+  EXPECT_DOUBLE_EQ(best.score, 0.61);
+  EXPECT_EQ(best.scheme, "rotary");
+  EXPECT_EQ(best.lr, "0.0003");
+  EXPECT_EQ(best.seed, 1u);
+  EXPECT_EQ(best.runs, 3);  // the run without a score is not compared
+  const SweepBest none = best_over_sweep({});
+  EXPECT_TRUE(std::isnan(none.score));
+  EXPECT_EQ(none.runs, 0);
+}
+
+// ---- R1 ----
+
+R1Task r1_task(const std::string& name, double best, bool learned = true) {
+  R1Task t;
+  t.name = name;
+  if (learned) t.learned_schemes = {"rotary"};
+  t.best.score = best;
+  t.best.scheme = "rotary";
+  t.best.lr = "0.001";
+  t.best.runs = 30;
+  return t;
+}
+
+R1Numbers r1(std::vector<R1Task> tasks) {
+  R1Numbers n;
+  n.tasks = std::move(tasks);
+  return n;
+}
+
+TEST(PublishedVerdicts, R1SupportedRefutedMixed) {
+  EXPECT_EQ(judge_r1(r1({r1_task("parity", 0.52), r1_task("reverse", 0.62)})).verdict,
+            Verdict::Supported);
+  EXPECT_EQ(judge_r1(r1({r1_task("parity", 0.95), r1_task("reverse", 0.90)})).verdict,
+            Verdict::Refuted);
+  const Judgement mixed = judge_r1(r1({r1_task("parity", 0.52), r1_task("reverse", 0.97)}));
+  EXPECT_EQ(mixed.verdict, Verdict::Mixed);
+  EXPECT_TRUE(says(mixed, "1 of 2 judged tasks solved")) << mixed.because;
+  EXPECT_TRUE(says(mixed, "reverse 0.970 (rotary, lr 0.001")) << mixed.because;
+  // The line is the config's.
+  R1Numbers strict = r1({r1_task("parity", 0.95)});
+  strict.solved = 0.99;
+  EXPECT_EQ(judge_r1(strict).verdict, Verdict::Supported);
+}
+
+TEST(PublishedVerdicts, R1AtTheCeilingAndTheFloorIsAVerdict) {
+  // The rule judges each task against a fixed line, not tasks against each other: every
+  // task solved perfectly refutes the claim, every task at 0 supports it.
+  EXPECT_EQ(judge_r1(r1({r1_task("parity", 1.0), r1_task("reverse", 1.0)})).verdict,
+            Verdict::Refuted);
+  EXPECT_EQ(judge_r1(r1({r1_task("parity", 0.0), r1_task("reverse", 0.0)})).verdict,
+            Verdict::Supported);
+}
+
+TEST(PublishedVerdicts, R1LeavesOutTasksNoSchemeLearned) {
+  // A task that no scheme learned in distribution is named and left out, even when its best
+  // score would have decided the verdict.
+  const Judgement j =
+      judge_r1(r1({r1_task("parity", 0.99, /*learned=*/false), r1_task("reverse", 0.6)}));
+  EXPECT_EQ(j.verdict, Verdict::Supported);
+  EXPECT_TRUE(says(j, "left out: parity (no scheme learned it in distribution)")) << j.because;
+  // A task with no score beyond the training lengths is left out too.
+  R1Task unscored = r1_task("reverse", std::nan(""));
+  unscored.best.runs = 0;
+  const Judgement k = judge_r1(r1({unscored, r1_task("parity", 0.95)}));
+  EXPECT_EQ(k.verdict, Verdict::Refuted);
+  EXPECT_TRUE(says(k, "reverse (no run evaluated beyond the training lengths)")) << k.because;
+}
+
+TEST(PublishedVerdicts, R1InconclusiveWhenNoTaskIsLeft) {
+  for (const double best : {0.0, 0.5, 1.0}) {  // floor, between, ceiling: none is judged
+    const Judgement j =
+        judge_r1(r1({r1_task("parity", best, /*learned=*/false), r1_task("reverse", best, false)}));
+    EXPECT_EQ(j.verdict, Verdict::Inconclusive) << best;
+    EXPECT_TRUE(says(j, "no task is left to judge")) << j.because;
+    EXPECT_TRUE(says(j, "parity") && says(j, "reverse")) << j.because;
+  }
+  EXPECT_EQ(judge_r1(r1({})).verdict, Verdict::Inconclusive);
+}
+
+// ---- R2 ----
+
+R2Task pair(const std::string& task, std::vector<double> plain, std::vector<double> randomized,
+            LearnedCount plain_learned = kLearned, LearnedCount randomized_learned = kLearned) {
+  return {task, plain_learned, randomized_learned, std::move(plain), std::move(randomized)};
+}
+
+TEST(PublishedVerdicts, RandomizationGainIsTheMeanOverTasksWithSeedsResampledPerTask) {
+  const std::vector<R2Task> tasks = {pair("parity", {0.5, 0.5, 0.5}, {0.7, 0.8, 0.9}),
+                                     pair("reverse", {0.6, 0.6, 0.6}, {0.6, 0.6, 0.6})};
+  const Gain g = randomization_gain(tasks);
+  EXPECT_NEAR(g.mean, (0.3 + 0.0) / 2, 1e-12);
+  EXPECT_EQ(g.tasks, 2);
+  // Only parity's randomized seeds vary: the interval is theirs, halved by the mean over
+  // two tasks, and lies within [0.2, 0.4] / 2.
+  EXPECT_GE(g.interval.low, 0.1 - 1e-12);
+  EXPECT_LE(g.interval.high, 0.2 + 1e-12);
+  EXPECT_LT(g.interval.low, g.mean);
+  EXPECT_GT(g.interval.high, g.mean);
+  // Deterministic: the same numbers give the same interval, bit for bit.
+  const Gain again = randomization_gain(tasks);
+  EXPECT_EQ(g.interval.low, again.interval.low);
+  EXPECT_EQ(g.interval.high, again.interval.high);
+  // One seed a side: no spread, the interval is the difference itself.
+  const Gain single = randomization_gain({pair("parity", {0.5}, {0.6})});
+  EXPECT_NEAR(single.interval.low, 0.1, 1e-12);
+  EXPECT_NEAR(single.interval.high, 0.1, 1e-12);
+  // Nothing to compare: no gain.
+  EXPECT_TRUE(std::isnan(randomization_gain({}).mean));
+  EXPECT_TRUE(std::isnan(randomization_gain({pair("parity", {}, {0.5})}).mean));
+}
+
+// A scheme whose two tasks gain `delta` each, with a little spread over seeds.
+R2Scheme scheme(const std::string& name, double delta, LearnedCount plain = kLearned) {
+  return {name,
+          {pair("parity", {0.49, 0.50, 0.51}, {0.49 + delta, 0.50 + delta, 0.51 + delta}, plain),
+           pair("reverse", {0.59, 0.60, 0.61}, {0.59 + delta, 0.60 + delta, 0.61 + delta})}};
+}
+
+R2Numbers r2(std::vector<R2Scheme> schemes) {
+  R2Numbers n;
+  n.schemes = std::move(schemes);
+  return n;
+}
+
+TEST(PublishedVerdicts, R2SchemeEffects) {
+  const std::vector<R2SchemeResult> e =
+      r2_effects(r2({scheme("rotary", 0.2), scheme("alibi", -0.2), scheme("learned", 0.0),
+                     scheme("relative", 0.2, kNotLearned)}));
+  ASSERT_EQ(e.size(), 4u);
+  EXPECT_EQ(e[0].effect, R2Effect::Raised);
+  EXPECT_EQ(e[1].effect, R2Effect::Lowered);
+  EXPECT_EQ(e[2].effect, R2Effect::Unclear);
+  // relative's parity did not learn plain: one task left, fewer than 2, not judged.
+  EXPECT_EQ(e[3].effect, R2Effect::NotJudged);
+  EXPECT_EQ(e[3].gain.tasks, 1);
+  ASSERT_EQ(e[3].left_out.size(), 1u);
+  EXPECT_NE(e[3].left_out[0].find("parity (learned in distribution: plain 2 of 3, randomized 3 "
+                                  "of 3)"),
+            std::string::npos)
+      << e[3].left_out[0];
+}
+
+TEST(PublishedVerdicts, R2SupportedRefutedMixed) {
+  // More than half raised and none lowered.
+  EXPECT_EQ(
+      judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.1), scheme("learned", 0.0)})).verdict,
+      Verdict::Supported);
+  // None raised.
+  EXPECT_EQ(judge_r2(r2({scheme("rotary", -0.2), scheme("alibi", 0.0)})).verdict, Verdict::Refuted);
+  // Raised, but one lowered.
+  const Judgement lowered =
+      judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.2), scheme("learned", -0.2)}));
+  EXPECT_EQ(lowered.verdict, Verdict::Mixed);
+  EXPECT_TRUE(says(lowered, "2 of 3 judged schemes raised, 1 lowered")) << lowered.because;
+  // Half raised is not most.
+  EXPECT_EQ(judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.0)})).verdict, Verdict::Mixed);
+  // A scheme not judged does not count towards "most".
+  const Judgement j = judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.0, kNotLearned),
+                                   scheme("learned", 0.0, kNotLearned)}));
+  EXPECT_EQ(j.verdict, Verdict::Supported);
+  EXPECT_TRUE(says(j, "not judged: alibi (tasks that count: 1, needed: 2)")) << j.because;
+}
+
+TEST(PublishedVerdicts, R2AtTheCeilingAndTheFloor) {
+  // Plain and randomized both at the ceiling, or both at chance (here 0.5, two classes): no
+  // gain can show, so the tasks do not count, no scheme is judged: inconclusive.
+  for (const double level : {0.5, 0.51, 0.995, 1.0}) {
+    R2Scheme s{"rotary",
+               {pair("parity", {level, level, level}, {level, level, level}),
+                pair("reverse", {level, level, level}, {level, level, level})}};
+    for (R2Task& task : s.tasks) task.chance = 0.5;
+    const std::vector<R2SchemeResult> e = r2_effects(r2({s}));
+    EXPECT_EQ(e[0].effect, R2Effect::NotJudged) << level;
+    ASSERT_EQ(e[0].left_out.size(), 2u) << level;
+    EXPECT_NE(e[0].left_out[0].find(level > 0.9 ? "both at the ceiling" : "both at chance 0.500"),
+              std::string::npos)
+        << e[0].left_out[0];
+    EXPECT_EQ(judge_r2(r2({s})).verdict, Verdict::Inconclusive) << level;
+  }
+  // One side off the ceiling or above chance: the task counts.
+  R2Scheme s{"rotary",
+             {pair("parity", {1.0, 1.0, 1.0}, {0.9, 0.9, 0.9}),
+              pair("reverse", {0.5, 0.5, 0.5}, {0.6, 0.6, 0.6})}};
+  for (R2Task& task : s.tasks) task.chance = 0.5;
+  EXPECT_EQ(r2_effects(r2({s}))[0].gain.tasks, 2);
+}
+
+TEST(PublishedVerdicts, R2InconclusiveWhenNoSchemeIsJudged) {
+  // Randomized runs that did not learn leave every task out.
+  R2Scheme s = scheme("rotary", 0.3);
+  for (R2Task& t : s.tasks) t.randomized_learned = kNotLearned;
+  const Judgement j = judge_r2(r2({s}));
+  EXPECT_EQ(j.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(j, "not judged: rotary (tasks that count: 0, needed: 2)")) << j.because;
+  // Too few tasks for min_tasks.
+  R2Numbers n = r2({scheme("rotary", 0.3)});
+  n.min_tasks = 3;
+  EXPECT_EQ(judge_r2(n).verdict, Verdict::Inconclusive);
+  n.min_tasks = 1;
+  EXPECT_EQ(judge_r2(n).verdict, Verdict::Supported);
+  EXPECT_EQ(judge_r2(r2({})).verdict, Verdict::Inconclusive);
+}
+
+}  // namespace
+}  // namespace pelab::claims
