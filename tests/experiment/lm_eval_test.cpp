@@ -1,6 +1,7 @@
 // The lm layout in a run: its config key (checks, errors, config.yaml), greedy generation on a
 // hand-checkable model, that generation's exact match is teacher forcing's all-right on a
-// trained model (why validation may stay teacher-forced), and `pelab train` end to end.
+// trained model (why validation may stay teacher-forced), `pelab dump`'s batches, and
+// `pelab train` end to end.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,6 +11,7 @@
 #include "pelab/data/lm_layout.h"
 #include "pelab/experiment/config.h"
 #include "pelab/experiment/decoding.h"
+#include "pelab/experiment/dump.h"
 #include "pelab/experiment/evaluate.h"
 #include "pelab/experiment/trainer.h"
 #include "pelab_process.h"
@@ -232,6 +234,31 @@ TEST(LmEvaluation, GenerationExactMatchIsTeacherForcedAllRight) {
       EXPECT_EQ(greedy.by_length[i].sequence_accuracy, forced.by_length[i].sequence_accuracy);
       EXPECT_EQ(greedy.by_length[i].loss, forced.by_length[i].loss);
     }
+  }
+}
+
+// ---- pelab dump ---------------------------------------------------------------------------
+
+TEST(LmDump, AppendedExamplesAreLaidOutAsTheRunTrainsOnThem) {
+  const ExperimentConfig c = config();
+  const std::unique_ptr<Task> lm = make_task(c.task);
+  TaskConfig native_config = c.task;
+  native_config.layout = "native";
+  const std::unique_ptr<Task> native = make_task(native_config);
+  DumpSource source;
+  source.task = "copy";
+  source.lengths = {3, 5};
+  source.count = 2;
+  source.seed = 5;
+  const DumpExamples laid_out = read_dump_examples(source, *lm, c.task, "run");
+  const DumpExamples as_drawn = read_dump_examples(source, *native, native_config, "run");
+  ASSERT_EQ(laid_out.examples.size(), 4u);
+  ASSERT_EQ(as_drawn.examples.size(), 4u);
+  for (size_t i = 0; i < laid_out.examples.size(); ++i) {
+    const Example expected = to_lm_example(as_drawn.examples[i], *lm_vocabulary_of(*lm));
+    EXPECT_EQ(laid_out.examples[i].tokens, expected.tokens);
+    EXPECT_EQ(laid_out.examples[i].targets, expected.targets);
+    EXPECT_EQ(laid_out.examples[i].targets.back(), 4);  // <end>
   }
 }
 
