@@ -194,11 +194,18 @@ TEST(LmGeneration, HandCheckedGreedyDecoding) {
 // wrong), greedy generation is an exact match exactly when every teacher-forced argmax is
 // right (the argument is in validate(), evaluate.cpp). It rests on the output at t depending
 // only on what is at or before t; a forward pass of L tokens could round unlike the prefix of
-// a longer one, so this asserts it on these seeds.
+// a longer one, so this asserts it on these seeds. With randomized positions, both read the
+// positions drawn for the full sequence.
 TEST(LmEvaluation, GenerationExactMatchIsTeacherForcedAllRight) {
-  for (const std::string scheme : {"none", "rotary"}) {
-    SCOPED_TRACE(scheme);
-    const ExperimentConfig c = config({"positional=" + scheme});
+  const std::vector<std::vector<std::string>> runs = {
+      {"positional=none"},
+      {"positional=rotary"},
+      {"positional=rotary", "positional.randomize.max_position=40"}};
+  for (const std::vector<std::string>& overrides : runs) {
+    SCOPED_TRACE(overrides.back());
+    const ExperimentConfig c = config(overrides);
+    const RandomizeConfig* randomize = c.randomize.max_position > 0 ? &c.randomize : nullptr;
+    Generator position_rng(7);
     Training t(c);
     for (int64_t step = 0; step < c.training.steps; ++step)
       train_step(c, t, t.stream.next(), step, [] { return std::string(); });
@@ -208,7 +215,7 @@ TEST(LmEvaluation, GenerationExactMatchIsTeacherForcedAllRight) {
     for (int64_t n : c.evaluation.lengths) {
       const std::vector<Example> examples =
           evaluation_examples(*t.task, n, c.evaluation.examples, c.evaluation.seed);
-      const Batch batch = collate(examples);
+      const Batch batch = collate(examples, randomize, &position_rng);
       const IntTensor forced = teacher_forced_predictions(t.model->forward(batch).logits, batch);
       const IntTensor generated = greedy_predictions(*t.model, batch, *lm);
       const int64_t T = batch.length();
