@@ -55,6 +55,10 @@ Three layouts:
 - **appended queries** — the input, a separator `|`, then blank query tokens `?` whose
   outputs are the answer (as in Delétang et al. 2022); only the queries are scored;
 - **classification** — one label, read at one designated token (a final `?`, or a marker).
+- **lm** (`task.layout: lm`, a run's choice for an appended-queries task and a causal model,
+  not a task's own layout) — the decoder layout of Kazemnejad et al. 2023: the input, the
+  separator, then the answer itself, each target the next answer token and `<end>` after the
+  last; evaluated by greedy generation, sequence accuracy being exact match.
 
 *Sequence accuracy* counts an example right only when every scored token is right.
 

@@ -10,6 +10,7 @@
 #include "data/task_base.h"
 #include "pelab/core/strings.h"
 #include "pelab/data/file_dataset.h"
+#include "pelab/data/lm_layout.h"
 
 // One line per task, in the order task_names() lists them.
 #define PELAB_TASKS(X)  \
@@ -110,12 +111,22 @@ std::vector<TaskParam> task_params(const std::string& name) {
   return find_task(name).params;
 }
 
-std::unique_ptr<Task> make_task(const TaskConfig& config) {
+namespace {
+std::unique_ptr<Task> make_native_task(const TaskConfig& config) {
   if (config.name != kFileTaskName) return make_task(config.name, config.params);
   PELAB_CHECK(config.params.empty(), "task 'file' takes no parameters; got '{}'",
               config.params.empty() ? "" : config.params.all().begin()->first);
   return load_file_task(config.train_file, config.eval_file, config.train_file, config.eval_file,
                         config.sampling);
+}
+}  // namespace
+
+std::unique_ptr<Task> make_task(const TaskConfig& config) {
+  PELAB_CHECK(config.layout == "native" || config.layout == "lm",
+              "task.layout: '{}' is not valid (valid: {})", config.layout, join(kTaskLayouts));
+  std::unique_ptr<Task> task = make_native_task(config);
+  if (config.layout == "lm") return make_lm_task(std::move(task));
+  return task;
 }
 
 }  // namespace pelab

@@ -15,6 +15,7 @@
 #include "pelab/core/error.h"
 #include "pelab/core/strings.h"
 #include "pelab/data/file_dataset.h"
+#include "pelab/data/lm_layout.h"
 #include "pelab/nn/encoder.h"
 #include "pelab/positional/scheme.h"
 #include "pelab/train/schedule.h"
@@ -29,8 +30,8 @@ const std::vector<std::string> kSections = {"model",    "positional", "task",
                                             "training", "evaluation", "sweep"};
 const std::vector<std::string> kTopKeys = {"name", "seed",     "threads",    "model", "positional",
                                            "task", "training", "evaluation", "sweep"};
-const std::vector<std::string> kTaskKeys = {"name",       "min_length", "max_length",
-                                            "train_file", "eval_file",  "sampling"};
+const std::vector<std::string> kTaskKeys = {"name",      "min_length", "max_length", "train_file",
+                                            "eval_file", "sampling",   "layout"};
 // Bounds that keep a typo (batch_size: 320000) from exhausting memory, far above real use.
 constexpr int64_t kMaxBatch = 65536;  // sequences per batch
 constexpr int64_t kMaxExamples = kMaxEvalExamples;
@@ -273,6 +274,9 @@ void read_task_section(MapReader& task, TaskConfig& c) {
   if (std::find(kSizeSamplings.begin(), kSizeSamplings.end(), c.sampling) == kSizeSamplings.end())
     task.fail("sampling",
               fmt::format("'{}' is not valid (valid: {})", c.sampling, join(kSizeSamplings)));
+  task.read("layout", c.layout);
+  if (std::find(kTaskLayouts.begin(), kTaskLayouts.end(), c.layout) == kTaskLayouts.end())
+    task.fail("layout", fmt::format("'{}' is not valid (valid: {})", c.layout, join(kTaskLayouts)));
   std::vector<std::string> valid = kTaskKeys;
   std::vector<TaskParam> params;
   try {
@@ -508,6 +512,22 @@ void resolve_task_files(TaskConfig& task, const std::string& task_source, const 
   }
 }
 
+// task.layout: lm, for a task whose native layout it fits and a causal model; errors name
+// where task.layout was given.
+std::unique_ptr<Task> laid_out(std::unique_ptr<Task> native, const ExperimentConfig& c,
+                               const KeyPlaces& at) {
+  if (c.task.layout != "lm") return native;
+  const std::string problem = lm_layout_problem(native->info());
+  if (!problem.empty()) throw Error(at("task.layout") + ": " + problem);
+  if (!c.model.causal)
+    throw Error(fmt::format(
+        "{}: 'lm' needs model.causal: true (the answer is fed back as input, so bidirectional "
+        "attention would read the token each position is to predict; valid with "
+        "model.causal: false: native)",
+        at("task.layout")));
+  return make_lm_task(std::move(native));
+}
+
 // The task itself, with the defaults a file task takes from its files: training sizes =
 // the training file's range, evaluation lengths = every size in the evaluation file.
 std::unique_ptr<Task> resolve_task(ExperimentConfig& c, const std::string& task_source,
@@ -518,12 +538,15 @@ std::unique_ptr<Task> resolve_task(ExperimentConfig& c, const std::string& task_
     task = load_file_task(c.task.train_file, c.task.eval_file, at("task.train_file"),
                           at("task.eval_file"), c.task.sampling);
   } else {
+    TaskConfig native = c.task;
+    native.layout = "native";
     try {
-      task = make_task(c.task);
+      task = make_task(native);
     } catch (const Error& e) {
       throw Error(at("task.name") + ": " + e.what());
     }
   }
+  task = laid_out(std::move(task), c, at);
   // A task with sizes of its own (the file task) gives the defaults: training sizes = the
   // training file's range, evaluation lengths = every size in the evaluation file.
   const std::vector<int> train_sizes = task->train_sizes(), eval_sizes = task->eval_sizes();
@@ -802,6 +825,8 @@ std::string to_yaml(const ExperimentConfig& c) {
     rest << YAML::Key << "eval_file" << YAML::Value << c.task.eval_file;
   if (c.task.name == kFileTaskName)
     rest << YAML::Key << "sampling" << YAML::Value << c.task.sampling;
+  if (c.task.layout != "native")  // written only when chosen: native configs keep their text
+    rest << YAML::Key << "layout" << YAML::Value << c.task.layout;
   rest << YAML::EndMap;
   const TrainingConfig& t = c.training;
   rest << YAML::Key << "training" << YAML::Value << YAML::BeginMap;

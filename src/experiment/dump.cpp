@@ -14,6 +14,7 @@
 #include "pelab/core/parallel.h"
 #include "pelab/core/rng.h"
 #include "pelab/data/file_dataset.h"
+#include "pelab/data/lm_layout.h"
 #include "pelab/experiment/config.h"
 #include "pelab/experiment/run_checkpoint.h"
 #include "pelab/io/read_file.h"
@@ -161,6 +162,8 @@ DumpExamples read_dump_examples(const DumpSource& source, const Task& run_task,
                           : read_dataset_file(source.file, DatasetDefaults{.layout = info.layout});
   const std::shared_ptr<const FileTaskData> data =
       build_file_task_data(run_vocabulary(info, batch_file.layout, run_name), batch_file);
+  const LmVocabulary* lm =
+      batch_file.layout == TaskLayout::AppendedQueries ? lm_vocabulary_of(run_task) : nullptr;
   DumpExamples out;
   for (size_t i = 0; i < data->eval.size(); ++i) {
     const std::string where = fmt::format("{}:{}", batch_file.source, data->eval_lines[i]);
@@ -172,7 +175,7 @@ DumpExamples read_dump_examples(const DumpSource& source, const Task& run_task,
                   "symbols) lacks",
                   where, dataset_layout_name(batch_file.layout), data->info.input_symbols[id],
                   run_name, info.vocab_in());
-    out.examples.push_back(data->eval[i]);
+    out.examples.push_back(lm ? to_lm_example(data->eval[i], *lm) : data->eval[i]);
     out.where.push_back(where);
   }
   return out;

@@ -7,6 +7,7 @@
 #include "pelab/autograd/autograd.h"
 #include "pelab/core/error.h"
 #include "pelab/data/batching.h"
+#include "pelab/experiment/decoding.h"
 
 namespace pelab {
 
@@ -18,12 +19,15 @@ struct Tally {
   double loss_sum = 0;
 };
 
-// Scores `examples` (problem size n) in batches: argmax and cross-entropy at every scored
-// target, added to `positions` (by token index) and returned as a tally. Positions are drawn
-// from `position_rng` when `randomize` is given, else 0..T-1.
+// Scores `examples` (problem size n) in batches: prediction and cross-entropy at every scored
+// target, added to `positions` (by token index) and returned as a tally. The prediction is
+// the argmax of one forward pass, or with `lm` (the lm layout, generating) the token greedy
+// generation produced for that answer slot; the loss is the forward pass's either way.
+// Positions are drawn from `position_rng` when `randomize` is given, else 0..T-1.
 Tally score_examples(const Encoder& model, const std::vector<Example>& examples, int64_t n,
                      const ExperimentConfig& config, const RandomizeConfig* randomize,
-                     Generator& position_rng, std::vector<PositionResult>& positions) {
+                     Generator& position_rng, const LmVocabulary* lm,
+                     std::vector<PositionResult>& positions) {
   const int64_t V = config.model.vocab_out;
   Tally tally;
   for (size_t start = 0; start < examples.size(); start += config.evaluation.batch_size) {
@@ -32,6 +36,8 @@ Tally score_examples(const Encoder& model, const std::vector<Example>& examples,
     const std::vector<Example> part(examples.begin() + start, examples.begin() + end);
     const Batch batch = collate(part, randomize, &position_rng);
     const Tensor logits = model.forward(batch).logits;  // [B, T, V]
+    const IntTensor predicted = lm ? greedy_predictions(model, batch, *lm)
+                                   : teacher_forced_predictions(logits, batch);  // [B, T]
     const float* z = logits.data();
     const int64_t T = batch.length();
     for (size_t b = 0; b < part.size(); ++b) {
@@ -40,14 +46,11 @@ Tally score_examples(const Encoder& model, const std::vector<Example>& examples,
         const int32_t y = batch.targets.values[b * T + t];
         if (y == kIgnore) continue;
         const float* row = z + (b * T + t) * V;
-        int64_t best = 0;
-        float mx = row[0];
-        for (int64_t c = 1; c < V; ++c)
-          if (row[c] > mx) mx = row[c], best = c;
+        const float mx = row[argmax(row, V)];
         double sum = 0;
         for (int64_t c = 0; c < V; ++c) sum += std::exp(static_cast<double>(row[c] - mx));
         const double loss = std::log(sum) - (row[y] - mx);
-        const bool right = best == y;
+        const bool right = predicted.values[b * T + t] == y;
         if (static_cast<int64_t>(positions.size()) <= t) positions.resize(t + 1);
         PositionResult& p = positions[t];
         p.length = n;
@@ -69,8 +72,9 @@ Tally score_examples(const Encoder& model, const std::vector<Example>& examples,
 }  // namespace
 
 Evaluation evaluate(const Encoder& model, const Task& task, const ExperimentConfig& config,
-                    std::vector<int64_t> lengths) {
+                    std::vector<int64_t> lengths, AnswerDecoding decoding) {
   if (lengths.empty()) lengths = config.evaluation.lengths;
+  const LmVocabulary* lm = decoding == AnswerDecoding::greedy ? lm_vocabulary_of(task) : nullptr;
   NoGradGuard no_grad;
   Evaluation out;
   const RandomizeConfig& rnd = config.randomize;
@@ -93,7 +97,7 @@ Evaluation evaluate(const Encoder& model, const Task& task, const ExperimentConf
           d == 0 ? derive_seed(stream, "eval-positions")
                  : derive_seed(mix64(stream) ^ static_cast<uint64_t>(d), "eval-positions-draw"));
       const Tally t = score_examples(model, examples, n, config, random_positions ? &rnd : nullptr,
-                                     position_rng, positions);
+                                     position_rng, lm, positions);
       r.scored = t.scored;
       loss_sum += t.scored ? t.loss_sum / static_cast<double>(t.scored) : 0.0;
       r.token_accuracy_draws.push_back(t.scored ? static_cast<double>(t.correct) / t.scored : 0.0);
@@ -133,7 +137,20 @@ Validation validate(const Encoder& model, const Task& task, const ExperimentConf
   Validation out;
   out.lengths = validation_lengths(task, config);
   if (out.lengths.empty()) return out;
-  const Evaluation e = evaluate(model, task, v, out.lengths);
+  // The lm layout is validated teacher-forced, in one forward pass per batch, not by greedy
+  // generation (m + 1 passes). For a causal model the two give the same sequence accuracy:
+  // the output at position t depends only on the tokens and positions at or before t, so, by
+  // induction over the answer slots, while every teacher-forced argmax so far was right the
+  // generated prefix equals the gold one, generation's next input is the gold token, and its
+  // next prediction is the teacher-forced one; so generation is an exact match exactly when
+  // every teacher-forced argmax (each answer token and <end>) is right. Token accuracy can
+  // differ (after a first error generation reads its own tokens). Two caveats: the scheme
+  // must not number a position by the sequence's length (`normalized` divides by it, so the
+  // prefix and the full sequence number the same token differently), and a forward pass of L
+  // tokens rounds like the prefix of a longer one only up to the GEMM's blocking, which could
+  // flip an argmax at an exact tie (LmEvaluation.GenerationExactMatchIsTeacherForcedAllRight
+  // checks every example of a trained run).
+  const Evaluation e = evaluate(model, task, v, out.lengths, AnswerDecoding::teacher_forced);
   for (const LengthResult& r : e.by_length) {
     out.token_accuracy += r.token_accuracy;
     out.sequence_accuracy += r.sequence_accuracy;

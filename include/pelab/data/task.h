@@ -98,8 +98,12 @@ struct TaskConfig {
   // training file has in [min, max], then over that size's examples (a generated task's
   // rule); "examples", uniformly over every example in [min, max].
   std::string sampling = "sizes";
+  // How examples are laid out (kTaskLayouts): "native", the task's own layout; "lm", the
+  // decoder layout of an appended-queries task (pelab/data/lm_layout.h), for a causal model.
+  std::string layout = "native";
 };
 inline const std::vector<std::string> kSizeSamplings = {"sizes", "examples"};
+inline const std::vector<std::string> kTaskLayouts = {"native", "lm"};
 
 // Builds a task by name. Unknown names and parameters a task does not take are errors that
 // list what is valid; a value of the wrong type or outside its range is an error naming the
@@ -107,7 +111,8 @@ inline const std::vector<std::string> kSizeSamplings = {"sizes", "examples"};
 // file task is not made by name: it needs its files (make_task(const TaskConfig&)).
 std::unique_ptr<Task> make_task(const std::string& name, const TaskParams& params = {});
 // Builds a run's task: a generated task by name, or the file task from its two files (read
-// afresh: a task holds its examples, and nothing is kept between calls).
+// afresh: a task holds its examples, and nothing is kept between calls), laid out as
+// config.layout says.
 std::unique_ptr<Task> make_task(const TaskConfig& config);
 std::vector<std::string> task_names();
 // The parameters a task takes, with their defaults (for --help and docs).

@@ -42,7 +42,8 @@ struct DumpExamples {
 
 // Reads the examples, encoded with the run's vocabulary (`run_task`'s symbols; `run_name`
 // names it in messages). A symbol the vocabulary lacks is an error naming file, line and
-// symbol. A generated task uses the run's task parameters when it is the run's task.
+// symbol. A generated task uses the run's task parameters when it is the run's task. A run of
+// task.layout: lm lays appended examples out as it trains on them (pelab/data/lm_layout.h).
 DumpExamples read_dump_examples(const DumpSource& source, const Task& run_task,
                                 const TaskConfig& run_task_config, const std::string& run_name);
 

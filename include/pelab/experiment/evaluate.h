@@ -38,9 +38,18 @@ struct Evaluation {
   std::vector<PositionResult> by_position;
 };
 
-// Evaluates `model` at `lengths` (default: config.evaluation.lengths).
+// How an lm task's answers are predicted (pelab/experiment/decoding.h): by greedy generation
+// (the reported evaluation), or teacher-forced, every answer slot in one forward pass
+// (validation). A native layout reads every answer in one forward pass either way.
+enum class AnswerDecoding { greedy, teacher_forced };
+
+// Evaluates `model` at `lengths` (default: config.evaluation.lengths). For the lm layout,
+// with greedy decoding: token accuracy is the share of answer slots (m answer tokens and
+// <end>) whose generated token is the gold one; sequence accuracy is exact match (y_1..y_m,
+// then <end>); the loss stays the teacher-forced cross-entropy on the same examples.
 Evaluation evaluate(const Encoder& model, const Task& task, const ExperimentConfig& config,
-                    std::vector<int64_t> lengths = {});
+                    std::vector<int64_t> lengths = {},
+                    AnswerDecoding decoding = AnswerDecoding::greedy);
 
 // The in-distribution validation score (training.stop_when, and summary.json): the mean over
 // the training lengths of token and sequence accuracy, on validation sets drawn with their
