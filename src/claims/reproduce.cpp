@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "claims/claim.h"
@@ -284,6 +285,27 @@ std::string anchor_of(std::string id) {
   return id;
 }
 
+// The pelab commits that trained the runs the claims used (each run's environment.json):
+// finished runs are reused, so a report may judge runs an earlier commit trained.
+std::vector<std::string> run_commits(const std::string& out,
+                                     const std::vector<ClaimResult>& results) {
+  std::set<std::string> commits;
+  for (const ClaimResult& r : results)
+    for (const nlohmann::json& e : r.experiments) {
+      const fs::path dir = fs::path(out) / e.value("runs", std::string());
+      if (e.value("runs", std::string()).empty() || !fs::is_directory(dir)) continue;
+      for (const fs::directory_entry& f : fs::recursive_directory_iterator(dir)) {
+        if (f.path().filename() != "environment.json") continue;
+        const nlohmann::json env = nlohmann::json::parse(
+            read_regular_file(f.path().string(), "a run's environment.json", uint64_t{1} << 20),
+            nullptr, false);
+        if (env.is_object() && env.contains("git_commit") && env["git_commit"].is_string())
+          commits.insert(env["git_commit"].get<std::string>());
+      }
+    }
+  return {commits.begin(), commits.end()};
+}
+
 std::string verdict_badge(Verdict v) {
   switch (v) {
     case Verdict::Supported:
@@ -350,13 +372,19 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
   j["quick"] = options.quick;
   j["provenance"] = provenance.to_json();
   j["claims"] = nlohmann::json::array();
+  const std::vector<std::string> commits = run_commits(options.out, results);
+  j["run_commits"] = commits;
   std::string md = "# The notes' claims, reproduced\n\n";
   md += fmt::format(
       "Made by `pelab reproduce{}` ({}). Each claim's config (under `configs/claims/`) states "
       "the verdict rule; the code applies it to the numbers below. The trained claims use toy "
       "tasks, small models (d_model 64) and short training; a verdict holds for the settings "
-      "its section lists, and the per-seed tables show how much it depends on the seed.{}\n\n",
+      "its section lists, and the per-seed tables show how much it depends on the seed.{}{}\n\n",
       options.quick ? " --quick" : "", provenance.describe(),
+      commits.empty() ? ""
+                      : fmt::format(" The training runs it judges were made by pelab commit{} {} "
+                                    "(finished runs are reused).",
+                                    commits.size() == 1 ? "" : "s", join(commits, ", ")),
       options.quick ? " With --quick the settings are smaller still (fewer seeds, schemes and "
                       "steps): it checks that everything runs, its verdicts are not findings."
                     : "");
