@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "pelab/core/rng.h"
 
@@ -119,6 +120,8 @@ const char* to_string(R2Effect e) {
       return "raised";
     case R2Effect::Lowered:
       return "lowered";
+    case R2Effect::NoGain:
+      return "no gain";
     case R2Effect::Unclear:
       return "unclear";
     case R2Effect::NotJudged:
@@ -127,71 +130,95 @@ const char* to_string(R2Effect e) {
   return "?";
 }
 
+namespace {
+
+// The tasks of a scheme that count (learned on both sides, not both at the ceiling nor both
+// at chance); the others are named in `left_out` with the reason.
+std::vector<R2Task> counted_tasks(const R2Scheme& s, const R2Numbers& n,
+                                  std::vector<std::string>& left_out) {
+  std::vector<R2Task> counted;
+  for (const R2Task& t : s.tasks) {
+    const double plain = mean_of(t.plain), randomized = mean_of(t.randomized);
+    const double floor = t.chance + n.floor_margin;
+    if (!t.plain_learned.all() || !t.randomized_learned.all())
+      left_out.push_back(
+          fmt::format("{} (learned in distribution: plain {} of {}, randomized {} of {})", t.task,
+                      t.plain_learned.learned, t.plain_learned.runs, t.randomized_learned.learned,
+                      t.randomized_learned.runs));
+    else if (plain >= n.ceiling && randomized >= n.ceiling)
+      left_out.push_back(fmt::format("{} (both at the ceiling: plain {:.3f}, randomized {:.3f})",
+                                     t.task, plain, randomized));
+    else if (plain <= floor && randomized <= floor)
+      left_out.push_back(fmt::format("{} (both at chance {:.3f}: plain {:.3f}, randomized {:.3f})",
+                                     t.task, t.chance, plain, randomized));
+    else
+      counted.push_back(t);
+  }
+  return counted;
+}
+
+R2Effect effect_of(const Gain& g, double min_gain) {
+  if (g.interval.low > 0) return R2Effect::Raised;
+  if (g.interval.high < 0) return R2Effect::Lowered;
+  if (g.interval.high < min_gain) return R2Effect::NoGain;
+  return R2Effect::Unclear;
+}
+
+}  // namespace
+
 std::vector<R2SchemeResult> r2_effects(const R2Numbers& n) {
   std::vector<R2SchemeResult> out;
   for (const R2Scheme& s : n.schemes) {
     R2SchemeResult r;
     r.name = s.name;
-    std::vector<R2Task> counted;
-    for (const R2Task& t : s.tasks) {
-      const double plain = mean_of(t.plain), randomized = mean_of(t.randomized);
-      const double floor = t.chance + n.floor_margin;
-      if (!t.plain_learned.all() || !t.randomized_learned.all())
-        r.left_out.push_back(
-            fmt::format("{} (learned in distribution: plain {} of {}, randomized {} of {})", t.task,
-                        t.plain_learned.learned, t.plain_learned.runs, t.randomized_learned.learned,
-                        t.randomized_learned.runs));
-      else if (plain >= n.ceiling && randomized >= n.ceiling)
-        r.left_out.push_back(
-            fmt::format("{} (both at the ceiling: plain {:.3f}, randomized {:.3f})", t.task, plain,
-                        randomized));
-      else if (plain <= floor && randomized <= floor)
-        r.left_out.push_back(
-            fmt::format("{} (both at chance {:.3f}: plain {:.3f}, randomized {:.3f})", t.task,
-                        t.chance, plain, randomized));
-      else
-        counted.push_back(t);
-    }
-    r.gain = randomization_gain(counted);
-    if (r.gain.tasks >= n.min_tasks && !std::isnan(r.gain.mean))
-      r.effect = r.gain.interval.low > 0    ? R2Effect::Raised
-                 : r.gain.interval.high < 0 ? R2Effect::Lowered
-                                            : R2Effect::Unclear;
+    r.gain = randomization_gain(counted_tasks(s, n, r.left_out));
+    const auto excluded = std::find_if(n.excluded.begin(), n.excluded.end(),
+                                       [&](const R2Excluded& e) { return e.scheme == s.name; });
+    if (excluded != n.excluded.end())
+      r.not_judged = excluded->reason;
+    else if (r.gain.tasks < n.min_tasks || std::isnan(r.gain.mean))
+      r.not_judged = fmt::format("tasks that count: {}, needed: {}", r.gain.tasks, n.min_tasks);
+    else
+      r.effect = effect_of(r.gain, n.min_gain);
     out.push_back(std::move(r));
   }
   return out;
 }
 
 Judgement judge_r2(const R2Numbers& n) {
-  int64_t judged = 0, raised = 0, lowered = 0;
+  std::map<R2Effect, int64_t> count;
   std::vector<std::string> parts, not_judged;
   for (const R2SchemeResult& r : r2_effects(n)) {
     if (r.effect == R2Effect::NotJudged) {
-      not_judged.push_back(
-          fmt::format("{} (tasks that count: {}, needed: {})", r.name, r.gain.tasks, n.min_tasks));
+      not_judged.push_back(fmt::format("{} ({})", r.name, r.not_judged));
       continue;
     }
-    ++judged;
-    raised += r.effect == R2Effect::Raised;
-    lowered += r.effect == R2Effect::Lowered;
+    ++count[r.effect];
     parts.push_back(fmt::format("{} {} ({:+.3f} [{:+.3f}, {:+.3f}] over {} tasks)", r.name,
                                 to_string(r.effect), r.gain.mean, r.gain.interval.low,
                                 r.gain.interval.high, r.gain.tasks));
   }
   const std::string unjudged =
       not_judged.empty() ? "" : "; not judged: " + joined(not_judged, ", ");
+  const int64_t judged = static_cast<int64_t>(parts.size());
   if (judged == 0)
     return cannot_tell(
-        "no scheme has enough tasks that count (learned plain and randomized, not "
-        "both at the ceiling or at chance)" +
+        "no scheme is judged (too few tasks that count: learned plain and randomized, not both "
+        "at the ceiling or at chance; or left out before the runs)" +
         unjudged);
-  const Verdict v = raised == 0                             ? Verdict::Refuted
-                    : (2 * raised > judged && lowered == 0) ? Verdict::Supported
-                                                            : Verdict::Mixed;
-  return {v, fmt::format("randomized − plain token accuracy beyond the training lengths, mean "
-                         "over tasks [95% interval]: {}; {} of {} judged schemes raised, {} "
-                         "lowered{}",
-                         joined(parts, "; "), raised, judged, lowered, unjudged)};
+  const int64_t raised = count[R2Effect::Raised], lowered = count[R2Effect::Lowered];
+  const int64_t no_gain = count[R2Effect::NoGain], unclear = count[R2Effect::Unclear];
+  const std::string because = fmt::format(
+      "randomized − plain token accuracy beyond the training lengths, mean over tasks [95% "
+      "interval]: {}; of {} judged schemes {} raised, {} lowered, {} with no gain of {:.2f} or "
+      "more, {} unclear{}",
+      joined(parts, "; "), judged, raised, lowered, no_gain, n.min_gain, unclear, unjudged);
+  if (2 * unclear > judged)
+    return cannot_tell("the noise is as large as the effect for most schemes: " + because);
+  const Verdict v = (2 * raised > judged && lowered == 0)               ? Verdict::Supported
+                    : (2 * (lowered + no_gain) > judged && raised == 0) ? Verdict::Refuted
+                                                                        : Verdict::Mixed;
+  return {v, because};
 }
 
 }  // namespace pelab::claims

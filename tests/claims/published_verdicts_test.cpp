@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <yaml-cpp/yaml.h>
+
 #include <cmath>
 
 namespace pelab::claims {
@@ -155,6 +157,14 @@ R2Scheme scheme(const std::string& name, double delta, LearnedCount plain = kLea
            pair("reverse", {0.59, 0.60, 0.61}, {0.59 + delta, 0.60 + delta, 0.61 + delta})}};
 }
 
+// A scheme whose gain is noisy: about +0.05 on average, seeds from −0.2 to +0.3, so its
+// interval runs from below 0 to above the smallest gain of interest.
+R2Scheme unclear_scheme(const std::string& name) {
+  return {name,
+          {pair("parity", {0.5, 0.5, 0.5}, {0.3, 0.55, 0.8}),
+           pair("reverse", {0.6, 0.6, 0.6}, {0.4, 0.65, 0.9})}};
+}
+
 R2Numbers r2(std::vector<R2Scheme> schemes) {
   R2Numbers n;
   n.schemes = std::move(schemes);
@@ -162,37 +172,92 @@ R2Numbers r2(std::vector<R2Scheme> schemes) {
 }
 
 TEST(PublishedVerdicts, R2SchemeEffects) {
-  const std::vector<R2SchemeResult> e =
-      r2_effects(r2({scheme("rotary", 0.2), scheme("alibi", -0.2), scheme("learned", 0.0),
-                     scheme("relative", 0.2, kNotLearned)}));
-  ASSERT_EQ(e.size(), 4u);
+  // Gains with a spread of ±0.01 over seeds: the interval lies within about ±0.01 of delta.
+  const std::vector<R2SchemeResult> e = r2_effects(r2(
+      {scheme("rotary", 0.2), scheme("alibi", -0.2), scheme("learned", 0.0),
+       scheme("relative", 0.2, kNotLearned), scheme("sinusoidal", 0.03), unclear_scheme("none")}));
+  ASSERT_EQ(e.size(), 6u);
   EXPECT_EQ(e[0].effect, R2Effect::Raised);
   EXPECT_EQ(e[1].effect, R2Effect::Lowered);
-  EXPECT_EQ(e[2].effect, R2Effect::Unclear);
+  // Around 0, within ±0.05: shown too small to matter.
+  EXPECT_EQ(e[2].effect, R2Effect::NoGain);
   // relative's parity did not learn plain: one task left, fewer than 2, not judged.
   EXPECT_EQ(e[3].effect, R2Effect::NotJudged);
+  EXPECT_EQ(e[3].not_judged, "tasks that count: 1, needed: 2");
   EXPECT_EQ(e[3].gain.tasks, 1);
   ASSERT_EQ(e[3].left_out.size(), 1u);
   EXPECT_NE(e[3].left_out[0].find("parity (learned in distribution: plain 2 of 3, randomized 3 "
                                   "of 3)"),
             std::string::npos)
       << e[3].left_out[0];
+  // Above 0 it is raised, however small: the smallest gain of interest bounds only "no gain".
+  EXPECT_EQ(e[4].effect, R2Effect::Raised);
+  // An interval from below 0 to above min_gain: unclear.
+  EXPECT_EQ(e[5].effect, R2Effect::Unclear);
+  EXPECT_LT(e[5].gain.interval.low, 0);
+  EXPECT_GT(e[5].gain.interval.high, 0.05);
+  // min_gain is the config's: at 0.005 the same gain around 0 is unclear.
+  R2Numbers strict = r2({scheme("learned", 0.0)});
+  strict.min_gain = 0.005;
+  EXPECT_EQ(r2_effects(strict)[0].effect, R2Effect::Unclear);
 }
 
-TEST(PublishedVerdicts, R2SupportedRefutedMixed) {
+TEST(PublishedVerdicts, R2SchemesExcludedBeforeTheRunsAreNotJudged) {
+  // An excluded scheme keeps its gain in the table but does not count, with its reason.
+  R2Numbers n = r2({scheme("rotary", 0.2), scheme("relative", -0.2)});
+  n.excluded = {{"relative", "clipped at k = 8"}};
+  const std::vector<R2SchemeResult> e = r2_effects(n);
+  EXPECT_EQ(e[1].effect, R2Effect::NotJudged);
+  EXPECT_EQ(e[1].not_judged, "clipped at k = 8");
+  EXPECT_NEAR(e[1].gain.mean, -0.2, 1e-12);
+  const Judgement j = judge_r2(n);
+  EXPECT_EQ(j.verdict, Verdict::Supported);
+  EXPECT_TRUE(says(j, "not judged: relative (clipped at k = 8)")) << j.because;
+  // R2's config excludes relative, with a reason, before any run.
+  const YAML::Node config =
+      YAML::LoadFile(std::string(PELAB_SOURCE_DIR) + "/configs/claims/r02.yaml");
+  const YAML::Node listed = config["settings"]["not_judged"];
+  ASSERT_TRUE(listed.IsSequence());
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["scheme"].as<std::string>(), "relative");
+  EXPECT_NE(listed[0]["reason"].as<std::string>().find("k = 8"), std::string::npos);
+}
+
+TEST(PublishedVerdicts, R2SupportedRefutedMixedInconclusive) {
   // More than half raised and none lowered.
   EXPECT_EQ(
       judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.1), scheme("learned", 0.0)})).verdict,
       Verdict::Supported);
-  // None raised.
-  EXPECT_EQ(judge_r2(r2({scheme("rotary", -0.2), scheme("alibi", 0.0)})).verdict, Verdict::Refuted);
+  // More than half lowered or no gain, none raised.
+  const Judgement refuted =
+      judge_r2(r2({scheme("rotary", -0.2), scheme("alibi", 0.0), unclear_scheme("learned")}));
+  EXPECT_EQ(refuted.verdict, Verdict::Refuted);
+  EXPECT_TRUE(says(refuted,
+                   "of 3 judged schemes 0 raised, 1 lowered, 1 with no gain of 0.05 or "
+                   "more, 1 unclear"))
+      << refuted.because;
+  EXPECT_EQ(judge_r2(r2({scheme("rotary", 0.0), scheme("alibi", 0.0)})).verdict, Verdict::Refuted);
   // Raised, but one lowered.
   const Judgement lowered =
       judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.2), scheme("learned", -0.2)}));
   EXPECT_EQ(lowered.verdict, Verdict::Mixed);
-  EXPECT_TRUE(says(lowered, "2 of 3 judged schemes raised, 1 lowered")) << lowered.because;
-  // Half raised is not most.
+  EXPECT_TRUE(says(lowered, "2 raised, 1 lowered")) << lowered.because;
+  // Half raised is not most; one raised forbids refuted.
   EXPECT_EQ(judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.0)})).verdict, Verdict::Mixed);
+  EXPECT_EQ(
+      judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.0), scheme("learned", 0.0)})).verdict,
+      Verdict::Mixed);
+  // Within noise is not refuted: every scheme unclear, or most of them, is inconclusive.
+  for (const std::vector<R2Scheme>& schemes :
+       {std::vector<R2Scheme>{unclear_scheme("rotary"), unclear_scheme("alibi")},
+        std::vector<R2Scheme>{unclear_scheme("rotary"), unclear_scheme("alibi"),
+                              scheme("learned", 0.0)}}) {
+    const Judgement j = judge_r2(r2(schemes));
+    EXPECT_EQ(j.verdict, Verdict::Inconclusive);
+    EXPECT_TRUE(says(j, "the noise is as large as the effect")) << j.because;
+  }
+  // Half unclear is not most: one raised, one unclear is mixed.
+  EXPECT_EQ(judge_r2(r2({scheme("rotary", 0.2), unclear_scheme("alibi")})).verdict, Verdict::Mixed);
   // A scheme not judged does not count towards "most".
   const Judgement j = judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.0, kNotLearned),
                                    scheme("learned", 0.0, kNotLearned)}));
@@ -203,7 +268,7 @@ TEST(PublishedVerdicts, R2SupportedRefutedMixed) {
 TEST(PublishedVerdicts, R2AtTheCeilingAndTheFloor) {
   // Plain and randomized both at the ceiling, or both at chance (here 0.5, two classes): no
   // gain can show, so the tasks do not count, no scheme is judged: inconclusive.
-  for (const double level : {0.5, 0.51, 0.995, 1.0}) {
+  for (const double level : {0.5, 0.51, 0.98, 0.995, 1.0}) {
     R2Scheme s{"rotary",
                {pair("parity", {level, level, level}, {level, level, level}),
                 pair("reverse", {level, level, level}, {level, level, level})}};
@@ -222,6 +287,11 @@ TEST(PublishedVerdicts, R2AtTheCeilingAndTheFloor) {
               pair("reverse", {0.5, 0.5, 0.5}, {0.6, 0.6, 0.6})}};
   for (R2Task& task : s.tasks) task.chance = 0.5;
   EXPECT_EQ(r2_effects(r2({s}))[0].gain.tasks, 2);
+  // The ceiling is 0.98: one side just below it counts.
+  R2Scheme below{"rotary",
+                 {pair("parity", {0.979, 0.979, 0.979}, {0.99, 0.99, 0.99}),
+                  pair("reverse", {0.99, 0.99, 0.99}, {0.979, 0.979, 0.979})}};
+  EXPECT_EQ(r2_effects(r2({below}))[0].gain.tasks, 2);
 }
 
 TEST(PublishedVerdicts, R2InconclusiveWhenNoSchemeIsJudged) {

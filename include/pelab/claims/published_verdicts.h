@@ -87,30 +87,42 @@ struct R2Scheme {
   std::string name;
   std::vector<R2Task> tasks;
 };
+// A scheme that is run but, by a reason stated before any run, not judged.
+struct R2Excluded {
+  std::string scheme, reason;
+};
 struct R2Numbers {
   std::vector<R2Scheme> schemes;
   int64_t min_tasks = 2;  // a scheme needs this many tasks that count
   // A task where both sides' means are at or above `ceiling`, or both at or below chance +
   // `floor_margin`, cannot show a gain either way: it does not count.
-  double ceiling = 0.99;
+  double ceiling = 0.98;
   double floor_margin = 0.02;
+  // The smallest gain of interest (token accuracy): a gain whose interval lies below it is
+  // shown too small to matter.
+  double min_gain = 0.05;
+  std::vector<R2Excluded> excluded;
 };
 // The verdict on one scheme.
-enum class R2Effect { Raised, Lowered, Unclear, NotJudged };
+enum class R2Effect { Raised, Lowered, NoGain, Unclear, NotJudged };
 const char* to_string(R2Effect e);
 struct R2SchemeResult {
   std::string name;
   R2Effect effect = R2Effect::NotJudged;
   Gain gain;                          // over the tasks that count
   std::vector<std::string> left_out;  // tasks that do not count, with the reason
+  std::string not_judged;             // why the scheme is not judged ("" when it is)
 };
 // Per scheme, a task counts when both its plain and its randomized runs all learned in
-// distribution and the two sides are neither both at the ceiling nor both at chance; a scheme with
-// fewer than min_tasks such tasks is not judged. A judged scheme is raised when its gain's interval
-// lies above 0, lowered when below, unclear otherwise.
+// distribution and the two sides are neither both at the ceiling nor both at chance; a scheme
+// that is excluded, or has fewer than min_tasks such tasks, is not judged. A judged scheme is
+// raised when its gain's interval lies above 0, lowered when below 0, no gain when its upper
+// bound lies below min_gain (and it is not lowered), unclear otherwise.
 std::vector<R2SchemeResult> r2_effects(const R2Numbers& n);
-// Supported when more than half of the judged schemes are raised and none is lowered,
-// refuted when none is raised, mixed otherwise; inconclusive when no scheme is judged.
+// Over the judged schemes: supported when more than half are raised and none is lowered;
+// refuted when more than half are lowered or show no gain and none is raised; inconclusive
+// when more than half are unclear (the noise is as large as the effect), or when no scheme
+// is judged; mixed otherwise.
 Judgement judge_r2(const R2Numbers& n);
 
 }  // namespace pelab::claims
