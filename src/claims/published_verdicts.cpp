@@ -41,11 +41,18 @@ double resampled_mean(const std::vector<double>& values, Generator& rng) {
 
 }  // namespace
 
-double beyond_training_average(const std::vector<LengthScore>& lengths, int64_t train_max_length) {
+double beyond_training_average(const std::vector<LengthScore>& lengths) {
   std::vector<double> beyond;
   for (const LengthScore& l : lengths)
-    if (l.length > train_max_length) beyond.push_back(l.token_accuracy);
+    if (!l.in_training) beyond.push_back(l.token_accuracy);
   return mean_of(beyond);
+}
+
+double in_training_average(const std::vector<LengthScore>& lengths) {
+  std::vector<double> in;
+  for (const LengthScore& l : lengths)
+    if (l.in_training) in.push_back(l.token_accuracy);
+  return mean_of(in);
 }
 
 SweepBest best_over_sweep(const std::vector<ScoredRun>& runs) {
@@ -55,6 +62,7 @@ SweepBest best_over_sweep(const std::vector<ScoredRun>& runs) {
     ++best.runs;
     if (best.runs == 1 || r.score > best.score) {
       best.score = r.score;
+      best.in_distribution = r.in_distribution;
       best.scheme = r.scheme;
       best.lr = r.lr;
       best.seed = r.seed;
@@ -75,20 +83,29 @@ Judgement judge_r1(const R1Numbers& n) {
       left_out.push_back(t.name + " (no run evaluated beyond the training lengths)");
       continue;
     }
+    if (!(t.best.in_distribution >= n.min_in_distribution)) {
+      left_out.push_back(
+          fmt::format("{} (its best run's in-distribution token accuracy {:.3f} "
+                      "is below {:.2f})",
+                      t.name, t.best.in_distribution, n.min_in_distribution));
+      continue;
+    }
     solved += t.best.score >= n.solved;
-    judged.push_back(fmt::format("{} {:.3f} ({}, lr {}, seed {})", t.name, t.best.score,
-                                 t.best.scheme, t.best.lr, t.best.seed));
+    judged.push_back(fmt::format("{} {:.3f} ({}, lr {}, seed {}; in distribution {:.3f})", t.name,
+                                 t.best.score, t.best.scheme, t.best.lr, t.best.seed,
+                                 t.best.in_distribution));
   }
   const std::string unjudged = left_out.empty() ? "" : "; left out: " + joined(left_out, ", ");
-  if (judged.empty()) return cannot_tell("no task is left to judge" + unjudged);
+  const std::string budget = n.budget.empty() ? "" : ". " + n.budget;
+  if (judged.empty()) return cannot_tell("no task is left to judge" + unjudged + budget);
   const int64_t m = static_cast<int64_t>(judged.size());
   const Verdict v = solved == 0   ? Verdict::Supported
                     : solved == m ? Verdict::Refuted
                                   : Verdict::Mixed;
   return {v, fmt::format("best token accuracy beyond the training lengths (max over schemes, "
                          "seeds and learning rates) against the solved line {:.2f}: {}; {} of "
-                         "{} judged tasks solved{}",
-                         n.solved, joined(judged, "; "), solved, m, unjudged)};
+                         "{} judged tasks solved{}{}",
+                         n.solved, joined(judged, "; "), solved, m, unjudged, budget)};
 }
 
 Gain randomization_gain(const std::vector<R2Task>& tasks, const BootstrapOptions& options) {

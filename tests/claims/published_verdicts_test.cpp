@@ -25,12 +25,19 @@ bool says(const Judgement& j, const std::string& text) {
 TEST(PublishedVerdicts, BeyondTrainingAverageIsUnweightedOverLengths) {
   // Lengths 8..40 were trained on; 64, 100 and 200 count once each, however long they are
   // (a mean over tokens would weigh 200 three times as much as 64).
-  const std::vector<LengthScore> lengths = {{8, 1.0}, {40, 1.0}, {64, 0.6}, {100, 0.5}, {200, 0.1}};
-  EXPECT_NEAR(beyond_training_average(lengths, 40), 0.4, 1e-12);
-  EXPECT_NEAR(beyond_training_average(lengths, 64), 0.3, 1e-12);
+  const std::vector<LengthScore> lengths = {
+      {8, 1.0, true}, {40, 0.9, true}, {64, 0.6, false}, {100, 0.5, false}, {200, 0.1, false}};
+  EXPECT_NEAR(beyond_training_average(lengths), 0.4, 1e-12);
+  EXPECT_NEAR(in_training_average(lengths), 0.95, 1e-12);
+  // Beyond training is the evaluation's in_training flag (compare's definition), not the
+  // length: a length flagged as trained on is not beyond training, whatever it is.
+  std::vector<LengthScore> flagged = lengths;
+  flagged[2].in_training = true;
+  EXPECT_NEAR(beyond_training_average(flagged), 0.3, 1e-12);
   // Nothing beyond training: no score.
-  EXPECT_TRUE(std::isnan(beyond_training_average(lengths, 200)));
-  EXPECT_TRUE(std::isnan(beyond_training_average({}, 40)));
+  EXPECT_TRUE(std::isnan(beyond_training_average({{8, 1.0, true}})));
+  EXPECT_TRUE(std::isnan(beyond_training_average({})));
+  EXPECT_TRUE(std::isnan(in_training_average({{64, 0.6, false}})));
 }
 
 TEST(PublishedVerdicts, BestOverSweepIsTheMaximumOverSchemesSeedsAndLearningRates) {
@@ -56,6 +63,7 @@ R1Task r1_task(const std::string& name, double best, bool learned = true) {
   t.name = name;
   if (learned) t.learned_schemes = {"rotary"};
   t.best.score = best;
+  t.best.in_distribution = 1.0;
   t.best.scheme = "rotary";
   t.best.lr = "0.001";
   t.best.runs = 30;
@@ -76,7 +84,8 @@ TEST(PublishedVerdicts, R1SupportedRefutedMixed) {
   const Judgement mixed = judge_r1(r1({r1_task("parity", 0.52), r1_task("reverse", 0.97)}));
   EXPECT_EQ(mixed.verdict, Verdict::Mixed);
   EXPECT_TRUE(says(mixed, "1 of 2 judged tasks solved")) << mixed.because;
-  EXPECT_TRUE(says(mixed, "reverse 0.970 (rotary, lr 0.001")) << mixed.because;
+  EXPECT_TRUE(says(mixed, "reverse 0.970 (rotary, lr 0.001, seed 0; in distribution 1.000)"))
+      << mixed.because;
   // The line is the config's.
   R1Numbers strict = r1({r1_task("parity", 0.95)});
   strict.solved = 0.99;
@@ -105,6 +114,44 @@ TEST(PublishedVerdicts, R1LeavesOutTasksNoSchemeLearned) {
   const Judgement k = judge_r1(r1({unscored, r1_task("parity", 0.95)}));
   EXPECT_EQ(k.verdict, Verdict::Refuted);
   EXPECT_TRUE(says(k, "reverse (no run evaluated beyond the training lengths)")) << k.because;
+}
+
+TEST(PublishedVerdicts, R1JudgesOnlyTasksWhoseBestRunLearnedTheTrainingLengths) {
+  // A best run below 0.98 in distribution may be undertrained: its task is left out, even
+  // when it would have supported the claim.
+  R1Task under = r1_task("parity", 0.52);
+  under.best.in_distribution = 0.97;
+  R1Task unknown = r1_task("cycle_navigation", 0.52);
+  unknown.best.in_distribution = std::nan("");
+  const Judgement j = judge_r1(r1({under, unknown, r1_task("reverse", 0.95)}));
+  EXPECT_EQ(j.verdict, Verdict::Refuted);
+  EXPECT_TRUE(says(j,
+                   "parity (its best run's in-distribution token accuracy 0.970 is below "
+                   "0.98)"))
+      << j.because;
+  EXPECT_TRUE(says(j, "cycle_navigation (its best run's in-distribution")) << j.because;
+  // At the line it is judged; the line is the config's.
+  R1Task at = r1_task("parity", 0.52);
+  at.best.in_distribution = 0.98;
+  EXPECT_EQ(judge_r1(r1({at})).verdict, Verdict::Supported);
+  R1Numbers lenient = r1({under});
+  lenient.min_in_distribution = 0.95;
+  EXPECT_EQ(judge_r1(lenient).verdict, Verdict::Supported);
+  EXPECT_EQ(judge_r1(r1({under})).verdict, Verdict::Inconclusive);
+}
+
+TEST(PublishedVerdicts, R1PrintsItsBudgetBesideTheVerdict) {
+  R1Numbers n = r1({r1_task("parity", 0.52)});
+  n.budget = "At most 1000 steps: not solved may be undertraining.";
+  EXPECT_FALSE(says(judge_r1(r1({r1_task("parity", 0.52)})), "undertraining"));  // none set
+  EXPECT_TRUE(says(judge_r1(n),
+                   "judged tasks solved. At most 1000 steps: not solved may be "
+                   "undertraining."))
+      << judge_r1(n).because;
+  n.tasks.front().learned_schemes.clear();
+  const Judgement none = judge_r1(n);
+  EXPECT_EQ(none.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(none, "undertraining")) << none.because;
 }
 
 TEST(PublishedVerdicts, R1InconclusiveWhenNoTaskIsLeft) {
