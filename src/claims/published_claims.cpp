@@ -162,7 +162,8 @@ void r1(const ClaimContext& ctx, ClaimResult& r) {
   n.min_in_distribution = s.min_in_distribution;
   n.budget = s.budget;
   nlohmann::json per_task = nlohmann::json::array();
-  std::string table = "| task | published best (R1, %) | pelab best (%: scheme, lr, seed) |";
+  std::string table =
+      "| task | issue 16's figures (not confirmed; %) | pelab best (%: scheme, lr, seed) |";
   std::string rule = "|---|--:|---|";
   for (const std::string& scheme : schemes) {
     table += fmt::format(" {} (protocol) |", scheme);
