@@ -84,6 +84,8 @@ struct R1Settings {
   std::map<std::string, double> published;       // task → the paper's best, in percent
   std::string published_source;
   double solved = 0.90;
+  double min_in_distribution = 0.98;  // R1Numbers: the best run must have learned this well
+  std::string budget;                 // R1Numbers: the sentence beside the verdict
   std::vector<std::string> differences;
 };
 
@@ -108,8 +110,11 @@ R1Settings read_r1_settings(const ClaimConfig& config) {
   }
   s.read("published_source", r.published_source);
   s.read("solved", r.solved);
+  s.read("min_in_distribution", r.min_in_distribution);
+  s.read("budget", r.budget);
   s.read("differences", r.differences);
-  s.finish({"experiment", "sweeps", "published", "published_source", "solved", "differences"});
+  s.finish({"experiment", "sweeps", "published", "published_source", "solved",
+            "min_in_distribution", "budget", "differences"});
   return r;
 }
 
@@ -121,11 +126,13 @@ std::map<std::string, std::vector<ScoredRun>> scored_runs(const std::vector<Toke
     for (const RunRecord& r : t.runs) {
       if (r.status != "completed") continue;
       std::vector<LengthScore> lengths;
-      for (const RunRecord::Point& p : r.eval) lengths.push_back({p.length, p.token_accuracy});
+      for (const RunRecord::Point& p : r.eval)
+        lengths.push_back({p.length, p.token_accuracy, p.in_training});
       const std::string task = config_value(r, "task.name");
       if (!by_task.count(task)) task_order.push_back(task);
       by_task[task].push_back({config_value(r, "positional.type"), config_value(r, "training.lr"),
-                               r.seed, beyond_training_average(lengths, r.train_max_length)});
+                               r.seed, beyond_training_average(lengths),
+                               in_training_average(lengths)});
     }
   return by_task;
 }
@@ -152,8 +159,11 @@ void r1(const ClaimContext& ctx, ClaimResult& r) {
 
   R1Numbers n;
   n.solved = s.solved;
+  n.min_in_distribution = s.min_in_distribution;
+  n.budget = s.budget;
   nlohmann::json per_task = nlohmann::json::array();
-  std::string table = "| task | published best (R1, %) | pelab best (%: scheme, lr, seed) |";
+  std::string table =
+      "| task | issue 16's figures (not confirmed; %) | pelab best (%: scheme, lr, seed) |";
   std::string rule = "|---|--:|---|";
   for (const std::string& scheme : schemes) {
     table += fmt::format(" {} (protocol) |", scheme);
@@ -190,12 +200,14 @@ void r1(const ClaimContext& ctx, ClaimResult& r) {
                         {"best_scheme", t.best.scheme},
                         {"best_lr", t.best.lr},
                         {"best_seed", t.best.seed},
+                        {"best_in_distribution", t.best.in_distribution},
                         {"learned_schemes", t.learned_schemes},
                         {"protocol", protocol}});
     n.tasks.push_back(std::move(t));
   }
   apply(judge_r1(n), r);
-  r.numbers = {{"solved", s.solved}, {"tasks", per_task}};
+  r.numbers = {
+      {"solved", s.solved}, {"min_in_distribution", s.min_in_distribution}, {"tasks", per_task}};
   r.details = fmt::format(
       "Score of a run (the paper's): per-token accuracy at each evaluated length beyond the "
       "training lengths, averaged over those lengths unweighted. **pelab best** is the "
@@ -228,7 +240,9 @@ struct R2Settings {
                                          // it lacks
   std::vector<std::string> randomized;   // added to each of its sweeps: the randomized
   int64_t min_tasks = 2;
-  double ceiling = 0.99, floor_margin = 0.02;  // R2Numbers: when a task cannot show a gain
+  double ceiling = 0.98, floor_margin = 0.02;  // R2Numbers: when a task cannot show a gain
+  double min_gain = 0.05;                      // R2Numbers: the smallest gain of interest
+  std::vector<R2Excluded> not_judged;          // schemes run but not judged, with the reason
   double published_gain = 0;                   // in points
   std::string published_source;
   std::vector<std::string> differences;
@@ -245,11 +259,22 @@ R2Settings read_r2_settings(const ClaimContext& ctx) {
   s.read("min_tasks", r.min_tasks);
   s.read("ceiling", r.ceiling);
   s.read("floor_margin", r.floor_margin);
+  s.read("min_gain", r.min_gain);
+  if (const std::optional<YAML::Node> excluded = s.take("not_judged")) {
+    PELAB_CHECK(excluded->IsSequence(),
+                "{}: settings.not_judged must be a list of {{scheme, reason}}", ctx.config.path);
+    for (const YAML::Node& e : *excluded) {
+      PELAB_CHECK(e.IsMap() && e["scheme"] && e["reason"] && e.size() == 2,
+                  "{}:{}: settings.not_judged: each entry is {{scheme: ..., reason: ...}}",
+                  ctx.config.path, e.Mark().line + 1);
+      r.not_judged.push_back({e["scheme"].as<std::string>(), e["reason"].as<std::string>()});
+    }
+  }
   s.read("published_gain", r.published_gain);
   s.read("published_source", r.published_source);
   s.read("differences", r.differences);
   s.finish({"plain_runs_of", "plain_extra", "randomized", "min_tasks", "ceiling", "floor_margin",
-            "published_gain", "published_source", "differences"});
+            "min_gain", "not_judged", "published_gain", "published_source", "differences"});
   return r;
 }
 
@@ -303,6 +328,8 @@ R2Measured measure_r2(const R2Sweeps& sweeps, const R2Settings& s, const std::st
   m.numbers.min_tasks = s.min_tasks;
   m.numbers.ceiling = s.ceiling;
   m.numbers.floor_margin = s.floor_margin;
+  m.numbers.min_gain = s.min_gain;
+  m.numbers.excluded = s.not_judged;
   m.table = "| scheme | task | plain | randomized | randomized − plain |\n|---|---|---|---|--:|\n";
   for (const TokenSweep& t : sweeps.randomized)
     for (const Cell& c : cells_of(t)) {
@@ -344,13 +371,16 @@ void r2(const ClaimContext& ctx, ClaimResult& r) {
   nlohmann::json per_scheme = nlohmann::json::array();
   std::vector<double> judged_gains;
   for (const R2SchemeResult& e : r2_effects(m.numbers)) {
+    const std::string effect = e.not_judged.empty()
+                                   ? std::string(to_string(e.effect))
+                                   : fmt::format("{} ({})", to_string(e.effect), e.not_judged);
     effects +=
-        fmt::format("| {} | {} | {} | {} | {} |\n", e.name, e.gain.tasks, gain_text(e.gain),
-                    to_string(e.effect),
+        fmt::format("| {} | {} | {} | {} | {} |\n", e.name, e.gain.tasks, gain_text(e.gain), effect,
                     e.left_out.empty() ? "—" : fmt::format("{}", fmt::join(e.left_out, "; ")));
     if (e.effect != R2Effect::NotJudged) judged_gains.push_back(e.gain.mean);
     per_scheme.push_back({{"scheme", e.name},
                           {"effect", to_string(e.effect)},
+                          {"not_judged", e.not_judged},
                           {"gain", e.gain.mean},
                           {"gain_ci", {e.gain.interval.low, e.gain.interval.high}},
                           {"tasks", e.gain.tasks},

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "pelab/core/rng.h"
 
@@ -40,11 +41,18 @@ double resampled_mean(const std::vector<double>& values, Generator& rng) {
 
 }  // namespace
 
-double beyond_training_average(const std::vector<LengthScore>& lengths, int64_t train_max_length) {
+double beyond_training_average(const std::vector<LengthScore>& lengths) {
   std::vector<double> beyond;
   for (const LengthScore& l : lengths)
-    if (l.length > train_max_length) beyond.push_back(l.token_accuracy);
+    if (!l.in_training) beyond.push_back(l.token_accuracy);
   return mean_of(beyond);
+}
+
+double in_training_average(const std::vector<LengthScore>& lengths) {
+  std::vector<double> in;
+  for (const LengthScore& l : lengths)
+    if (l.in_training) in.push_back(l.token_accuracy);
+  return mean_of(in);
 }
 
 SweepBest best_over_sweep(const std::vector<ScoredRun>& runs) {
@@ -54,6 +62,7 @@ SweepBest best_over_sweep(const std::vector<ScoredRun>& runs) {
     ++best.runs;
     if (best.runs == 1 || r.score > best.score) {
       best.score = r.score;
+      best.in_distribution = r.in_distribution;
       best.scheme = r.scheme;
       best.lr = r.lr;
       best.seed = r.seed;
@@ -74,20 +83,29 @@ Judgement judge_r1(const R1Numbers& n) {
       left_out.push_back(t.name + " (no run evaluated beyond the training lengths)");
       continue;
     }
+    if (!(t.best.in_distribution >= n.min_in_distribution)) {
+      left_out.push_back(
+          fmt::format("{} (its best run's in-distribution token accuracy {:.3f} "
+                      "is below {:.2f})",
+                      t.name, t.best.in_distribution, n.min_in_distribution));
+      continue;
+    }
     solved += t.best.score >= n.solved;
-    judged.push_back(fmt::format("{} {:.3f} ({}, lr {}, seed {})", t.name, t.best.score,
-                                 t.best.scheme, t.best.lr, t.best.seed));
+    judged.push_back(fmt::format("{} {:.3f} ({}, lr {}, seed {}; in distribution {:.3f})", t.name,
+                                 t.best.score, t.best.scheme, t.best.lr, t.best.seed,
+                                 t.best.in_distribution));
   }
   const std::string unjudged = left_out.empty() ? "" : "; left out: " + joined(left_out, ", ");
-  if (judged.empty()) return cannot_tell("no task is left to judge" + unjudged);
+  const std::string budget = n.budget.empty() ? "" : ". " + n.budget;
+  if (judged.empty()) return cannot_tell("no task is left to judge" + unjudged + budget);
   const int64_t m = static_cast<int64_t>(judged.size());
   const Verdict v = solved == 0   ? Verdict::Supported
                     : solved == m ? Verdict::Refuted
                                   : Verdict::Mixed;
   return {v, fmt::format("best token accuracy beyond the training lengths (max over schemes, "
                          "seeds and learning rates) against the solved line {:.2f}: {}; {} of "
-                         "{} judged tasks solved{}",
-                         n.solved, joined(judged, "; "), solved, m, unjudged)};
+                         "{} judged tasks solved{}{}",
+                         n.solved, joined(judged, "; "), solved, m, unjudged, budget)};
 }
 
 Gain randomization_gain(const std::vector<R2Task>& tasks, const BootstrapOptions& options) {
@@ -119,6 +137,8 @@ const char* to_string(R2Effect e) {
       return "raised";
     case R2Effect::Lowered:
       return "lowered";
+    case R2Effect::NoGain:
+      return "no gain";
     case R2Effect::Unclear:
       return "unclear";
     case R2Effect::NotJudged:
@@ -127,71 +147,95 @@ const char* to_string(R2Effect e) {
   return "?";
 }
 
+namespace {
+
+// The tasks of a scheme that count (learned on both sides, not both at the ceiling nor both
+// at chance); the others are named in `left_out` with the reason.
+std::vector<R2Task> counted_tasks(const R2Scheme& s, const R2Numbers& n,
+                                  std::vector<std::string>& left_out) {
+  std::vector<R2Task> counted;
+  for (const R2Task& t : s.tasks) {
+    const double plain = mean_of(t.plain), randomized = mean_of(t.randomized);
+    const double floor = t.chance + n.floor_margin;
+    if (!t.plain_learned.all() || !t.randomized_learned.all())
+      left_out.push_back(
+          fmt::format("{} (learned in distribution: plain {} of {}, randomized {} of {})", t.task,
+                      t.plain_learned.learned, t.plain_learned.runs, t.randomized_learned.learned,
+                      t.randomized_learned.runs));
+    else if (plain >= n.ceiling && randomized >= n.ceiling)
+      left_out.push_back(fmt::format("{} (both at the ceiling: plain {:.3f}, randomized {:.3f})",
+                                     t.task, plain, randomized));
+    else if (plain <= floor && randomized <= floor)
+      left_out.push_back(fmt::format("{} (both at chance {:.3f}: plain {:.3f}, randomized {:.3f})",
+                                     t.task, t.chance, plain, randomized));
+    else
+      counted.push_back(t);
+  }
+  return counted;
+}
+
+R2Effect effect_of(const Gain& g, double min_gain) {
+  if (g.interval.low > 0) return R2Effect::Raised;
+  if (g.interval.high < 0) return R2Effect::Lowered;
+  if (g.interval.high < min_gain) return R2Effect::NoGain;
+  return R2Effect::Unclear;
+}
+
+}  // namespace
+
 std::vector<R2SchemeResult> r2_effects(const R2Numbers& n) {
   std::vector<R2SchemeResult> out;
   for (const R2Scheme& s : n.schemes) {
     R2SchemeResult r;
     r.name = s.name;
-    std::vector<R2Task> counted;
-    for (const R2Task& t : s.tasks) {
-      const double plain = mean_of(t.plain), randomized = mean_of(t.randomized);
-      const double floor = t.chance + n.floor_margin;
-      if (!t.plain_learned.all() || !t.randomized_learned.all())
-        r.left_out.push_back(
-            fmt::format("{} (learned in distribution: plain {} of {}, randomized {} of {})", t.task,
-                        t.plain_learned.learned, t.plain_learned.runs, t.randomized_learned.learned,
-                        t.randomized_learned.runs));
-      else if (plain >= n.ceiling && randomized >= n.ceiling)
-        r.left_out.push_back(
-            fmt::format("{} (both at the ceiling: plain {:.3f}, randomized {:.3f})", t.task, plain,
-                        randomized));
-      else if (plain <= floor && randomized <= floor)
-        r.left_out.push_back(
-            fmt::format("{} (both at chance {:.3f}: plain {:.3f}, randomized {:.3f})", t.task,
-                        t.chance, plain, randomized));
-      else
-        counted.push_back(t);
-    }
-    r.gain = randomization_gain(counted);
-    if (r.gain.tasks >= n.min_tasks && !std::isnan(r.gain.mean))
-      r.effect = r.gain.interval.low > 0    ? R2Effect::Raised
-                 : r.gain.interval.high < 0 ? R2Effect::Lowered
-                                            : R2Effect::Unclear;
+    r.gain = randomization_gain(counted_tasks(s, n, r.left_out));
+    const auto excluded = std::find_if(n.excluded.begin(), n.excluded.end(),
+                                       [&](const R2Excluded& e) { return e.scheme == s.name; });
+    if (excluded != n.excluded.end())
+      r.not_judged = excluded->reason;
+    else if (r.gain.tasks < n.min_tasks || std::isnan(r.gain.mean))
+      r.not_judged = fmt::format("tasks that count: {}, needed: {}", r.gain.tasks, n.min_tasks);
+    else
+      r.effect = effect_of(r.gain, n.min_gain);
     out.push_back(std::move(r));
   }
   return out;
 }
 
 Judgement judge_r2(const R2Numbers& n) {
-  int64_t judged = 0, raised = 0, lowered = 0;
+  std::map<R2Effect, int64_t> count;
   std::vector<std::string> parts, not_judged;
   for (const R2SchemeResult& r : r2_effects(n)) {
     if (r.effect == R2Effect::NotJudged) {
-      not_judged.push_back(
-          fmt::format("{} (tasks that count: {}, needed: {})", r.name, r.gain.tasks, n.min_tasks));
+      not_judged.push_back(fmt::format("{} ({})", r.name, r.not_judged));
       continue;
     }
-    ++judged;
-    raised += r.effect == R2Effect::Raised;
-    lowered += r.effect == R2Effect::Lowered;
+    ++count[r.effect];
     parts.push_back(fmt::format("{} {} ({:+.3f} [{:+.3f}, {:+.3f}] over {} tasks)", r.name,
                                 to_string(r.effect), r.gain.mean, r.gain.interval.low,
                                 r.gain.interval.high, r.gain.tasks));
   }
   const std::string unjudged =
       not_judged.empty() ? "" : "; not judged: " + joined(not_judged, ", ");
+  const int64_t judged = static_cast<int64_t>(parts.size());
   if (judged == 0)
     return cannot_tell(
-        "no scheme has enough tasks that count (learned plain and randomized, not "
-        "both at the ceiling or at chance)" +
+        "no scheme is judged (too few tasks that count: learned plain and randomized, not both "
+        "at the ceiling or at chance; or left out before the runs)" +
         unjudged);
-  const Verdict v = raised == 0                             ? Verdict::Refuted
-                    : (2 * raised > judged && lowered == 0) ? Verdict::Supported
-                                                            : Verdict::Mixed;
-  return {v, fmt::format("randomized − plain token accuracy beyond the training lengths, mean "
-                         "over tasks [95% interval]: {}; {} of {} judged schemes raised, {} "
-                         "lowered{}",
-                         joined(parts, "; "), raised, judged, lowered, unjudged)};
+  const int64_t raised = count[R2Effect::Raised], lowered = count[R2Effect::Lowered];
+  const int64_t no_gain = count[R2Effect::NoGain], unclear = count[R2Effect::Unclear];
+  const std::string because = fmt::format(
+      "randomized − plain token accuracy beyond the training lengths, mean over tasks [95% "
+      "interval]: {}; of {} judged schemes {} raised, {} lowered, {} with no gain of {:.2f} or "
+      "more, {} unclear{}",
+      joined(parts, "; "), judged, raised, lowered, no_gain, n.min_gain, unclear, unjudged);
+  if (2 * unclear > judged)
+    return cannot_tell("the noise is as large as the effect for most schemes: " + because);
+  const Verdict v = (2 * raised > judged && lowered == 0)               ? Verdict::Supported
+                    : (2 * (lowered + no_gain) > judged && raised == 0) ? Verdict::Refuted
+                                                                        : Verdict::Mixed;
+  return {v, because};
 }
 
 }  // namespace pelab::claims

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <yaml-cpp/yaml.h>
+
 #include <cmath>
 
 namespace pelab::claims {
@@ -23,12 +25,19 @@ bool says(const Judgement& j, const std::string& text) {
 TEST(PublishedVerdicts, BeyondTrainingAverageIsUnweightedOverLengths) {
   // Lengths 8..40 were trained on; 64, 100 and 200 count once each, however long they are
   // (a mean over tokens would weigh 200 three times as much as 64).
-  const std::vector<LengthScore> lengths = {{8, 1.0}, {40, 1.0}, {64, 0.6}, {100, 0.5}, {200, 0.1}};
-  EXPECT_NEAR(beyond_training_average(lengths, 40), 0.4, 1e-12);
-  EXPECT_NEAR(beyond_training_average(lengths, 64), 0.3, 1e-12);
+  const std::vector<LengthScore> lengths = {
+      {8, 1.0, true}, {40, 0.9, true}, {64, 0.6, false}, {100, 0.5, false}, {200, 0.1, false}};
+  EXPECT_NEAR(beyond_training_average(lengths), 0.4, 1e-12);
+  EXPECT_NEAR(in_training_average(lengths), 0.95, 1e-12);
+  // Beyond training is the evaluation's in_training flag (compare's definition), not the
+  // length: a length flagged as trained on is not beyond training, whatever it is.
+  std::vector<LengthScore> flagged = lengths;
+  flagged[2].in_training = true;
+  EXPECT_NEAR(beyond_training_average(flagged), 0.3, 1e-12);
   // Nothing beyond training: no score.
-  EXPECT_TRUE(std::isnan(beyond_training_average(lengths, 200)));
-  EXPECT_TRUE(std::isnan(beyond_training_average({}, 40)));
+  EXPECT_TRUE(std::isnan(beyond_training_average({{8, 1.0, true}})));
+  EXPECT_TRUE(std::isnan(beyond_training_average({})));
+  EXPECT_TRUE(std::isnan(in_training_average({{64, 0.6, false}})));
 }
 
 TEST(PublishedVerdicts, BestOverSweepIsTheMaximumOverSchemesSeedsAndLearningRates) {
@@ -54,6 +63,7 @@ R1Task r1_task(const std::string& name, double best, bool learned = true) {
   t.name = name;
   if (learned) t.learned_schemes = {"rotary"};
   t.best.score = best;
+  t.best.in_distribution = 1.0;
   t.best.scheme = "rotary";
   t.best.lr = "0.001";
   t.best.runs = 30;
@@ -74,7 +84,8 @@ TEST(PublishedVerdicts, R1SupportedRefutedMixed) {
   const Judgement mixed = judge_r1(r1({r1_task("parity", 0.52), r1_task("reverse", 0.97)}));
   EXPECT_EQ(mixed.verdict, Verdict::Mixed);
   EXPECT_TRUE(says(mixed, "1 of 2 judged tasks solved")) << mixed.because;
-  EXPECT_TRUE(says(mixed, "reverse 0.970 (rotary, lr 0.001")) << mixed.because;
+  EXPECT_TRUE(says(mixed, "reverse 0.970 (rotary, lr 0.001, seed 0; in distribution 1.000)"))
+      << mixed.because;
   // The line is the config's.
   R1Numbers strict = r1({r1_task("parity", 0.95)});
   strict.solved = 0.99;
@@ -103,6 +114,44 @@ TEST(PublishedVerdicts, R1LeavesOutTasksNoSchemeLearned) {
   const Judgement k = judge_r1(r1({unscored, r1_task("parity", 0.95)}));
   EXPECT_EQ(k.verdict, Verdict::Refuted);
   EXPECT_TRUE(says(k, "reverse (no run evaluated beyond the training lengths)")) << k.because;
+}
+
+TEST(PublishedVerdicts, R1JudgesOnlyTasksWhoseBestRunLearnedTheTrainingLengths) {
+  // A best run below 0.98 in distribution may be undertrained: its task is left out, even
+  // when it would have supported the claim.
+  R1Task under = r1_task("parity", 0.52);
+  under.best.in_distribution = 0.97;
+  R1Task unknown = r1_task("cycle_navigation", 0.52);
+  unknown.best.in_distribution = std::nan("");
+  const Judgement j = judge_r1(r1({under, unknown, r1_task("reverse", 0.95)}));
+  EXPECT_EQ(j.verdict, Verdict::Refuted);
+  EXPECT_TRUE(says(j,
+                   "parity (its best run's in-distribution token accuracy 0.970 is below "
+                   "0.98)"))
+      << j.because;
+  EXPECT_TRUE(says(j, "cycle_navigation (its best run's in-distribution")) << j.because;
+  // At the line it is judged; the line is the config's.
+  R1Task at = r1_task("parity", 0.52);
+  at.best.in_distribution = 0.98;
+  EXPECT_EQ(judge_r1(r1({at})).verdict, Verdict::Supported);
+  R1Numbers lenient = r1({under});
+  lenient.min_in_distribution = 0.95;
+  EXPECT_EQ(judge_r1(lenient).verdict, Verdict::Supported);
+  EXPECT_EQ(judge_r1(r1({under})).verdict, Verdict::Inconclusive);
+}
+
+TEST(PublishedVerdicts, R1PrintsItsBudgetBesideTheVerdict) {
+  R1Numbers n = r1({r1_task("parity", 0.52)});
+  n.budget = "At most 1000 steps: not solved may be undertraining.";
+  EXPECT_FALSE(says(judge_r1(r1({r1_task("parity", 0.52)})), "undertraining"));  // none set
+  EXPECT_TRUE(says(judge_r1(n),
+                   "judged tasks solved. At most 1000 steps: not solved may be "
+                   "undertraining."))
+      << judge_r1(n).because;
+  n.tasks.front().learned_schemes.clear();
+  const Judgement none = judge_r1(n);
+  EXPECT_EQ(none.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(none, "undertraining")) << none.because;
 }
 
 TEST(PublishedVerdicts, R1InconclusiveWhenNoTaskIsLeft) {
@@ -155,6 +204,14 @@ R2Scheme scheme(const std::string& name, double delta, LearnedCount plain = kLea
            pair("reverse", {0.59, 0.60, 0.61}, {0.59 + delta, 0.60 + delta, 0.61 + delta})}};
 }
 
+// A scheme whose gain is noisy: about +0.05 on average, seeds from −0.2 to +0.3, so its
+// interval runs from below 0 to above the smallest gain of interest.
+R2Scheme unclear_scheme(const std::string& name) {
+  return {name,
+          {pair("parity", {0.5, 0.5, 0.5}, {0.3, 0.55, 0.8}),
+           pair("reverse", {0.6, 0.6, 0.6}, {0.4, 0.65, 0.9})}};
+}
+
 R2Numbers r2(std::vector<R2Scheme> schemes) {
   R2Numbers n;
   n.schemes = std::move(schemes);
@@ -162,37 +219,92 @@ R2Numbers r2(std::vector<R2Scheme> schemes) {
 }
 
 TEST(PublishedVerdicts, R2SchemeEffects) {
-  const std::vector<R2SchemeResult> e =
-      r2_effects(r2({scheme("rotary", 0.2), scheme("alibi", -0.2), scheme("learned", 0.0),
-                     scheme("relative", 0.2, kNotLearned)}));
-  ASSERT_EQ(e.size(), 4u);
+  // Gains with a spread of ±0.01 over seeds: the interval lies within about ±0.01 of delta.
+  const std::vector<R2SchemeResult> e = r2_effects(r2(
+      {scheme("rotary", 0.2), scheme("alibi", -0.2), scheme("learned", 0.0),
+       scheme("relative", 0.2, kNotLearned), scheme("sinusoidal", 0.03), unclear_scheme("none")}));
+  ASSERT_EQ(e.size(), 6u);
   EXPECT_EQ(e[0].effect, R2Effect::Raised);
   EXPECT_EQ(e[1].effect, R2Effect::Lowered);
-  EXPECT_EQ(e[2].effect, R2Effect::Unclear);
+  // Around 0, within ±0.05: shown too small to matter.
+  EXPECT_EQ(e[2].effect, R2Effect::NoGain);
   // relative's parity did not learn plain: one task left, fewer than 2, not judged.
   EXPECT_EQ(e[3].effect, R2Effect::NotJudged);
+  EXPECT_EQ(e[3].not_judged, "tasks that count: 1, needed: 2");
   EXPECT_EQ(e[3].gain.tasks, 1);
   ASSERT_EQ(e[3].left_out.size(), 1u);
   EXPECT_NE(e[3].left_out[0].find("parity (learned in distribution: plain 2 of 3, randomized 3 "
                                   "of 3)"),
             std::string::npos)
       << e[3].left_out[0];
+  // Above 0 it is raised, however small: the smallest gain of interest bounds only "no gain".
+  EXPECT_EQ(e[4].effect, R2Effect::Raised);
+  // An interval from below 0 to above min_gain: unclear.
+  EXPECT_EQ(e[5].effect, R2Effect::Unclear);
+  EXPECT_LT(e[5].gain.interval.low, 0);
+  EXPECT_GT(e[5].gain.interval.high, 0.05);
+  // min_gain is the config's: at 0.005 the same gain around 0 is unclear.
+  R2Numbers strict = r2({scheme("learned", 0.0)});
+  strict.min_gain = 0.005;
+  EXPECT_EQ(r2_effects(strict)[0].effect, R2Effect::Unclear);
 }
 
-TEST(PublishedVerdicts, R2SupportedRefutedMixed) {
+TEST(PublishedVerdicts, R2SchemesExcludedBeforeTheRunsAreNotJudged) {
+  // An excluded scheme keeps its gain in the table but does not count, with its reason.
+  R2Numbers n = r2({scheme("rotary", 0.2), scheme("relative", -0.2)});
+  n.excluded = {{"relative", "clipped at k = 8"}};
+  const std::vector<R2SchemeResult> e = r2_effects(n);
+  EXPECT_EQ(e[1].effect, R2Effect::NotJudged);
+  EXPECT_EQ(e[1].not_judged, "clipped at k = 8");
+  EXPECT_NEAR(e[1].gain.mean, -0.2, 1e-12);
+  const Judgement j = judge_r2(n);
+  EXPECT_EQ(j.verdict, Verdict::Supported);
+  EXPECT_TRUE(says(j, "not judged: relative (clipped at k = 8)")) << j.because;
+  // R2's config excludes relative, with a reason, before any run.
+  const YAML::Node config =
+      YAML::LoadFile(std::string(PELAB_SOURCE_DIR) + "/configs/claims/r02.yaml");
+  const YAML::Node listed = config["settings"]["not_judged"];
+  ASSERT_TRUE(listed.IsSequence());
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["scheme"].as<std::string>(), "relative");
+  EXPECT_NE(listed[0]["reason"].as<std::string>().find("k = 8"), std::string::npos);
+}
+
+TEST(PublishedVerdicts, R2SupportedRefutedMixedInconclusive) {
   // More than half raised and none lowered.
   EXPECT_EQ(
       judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.1), scheme("learned", 0.0)})).verdict,
       Verdict::Supported);
-  // None raised.
-  EXPECT_EQ(judge_r2(r2({scheme("rotary", -0.2), scheme("alibi", 0.0)})).verdict, Verdict::Refuted);
+  // More than half lowered or no gain, none raised.
+  const Judgement refuted =
+      judge_r2(r2({scheme("rotary", -0.2), scheme("alibi", 0.0), unclear_scheme("learned")}));
+  EXPECT_EQ(refuted.verdict, Verdict::Refuted);
+  EXPECT_TRUE(says(refuted,
+                   "of 3 judged schemes 0 raised, 1 lowered, 1 with no gain of 0.05 or "
+                   "more, 1 unclear"))
+      << refuted.because;
+  EXPECT_EQ(judge_r2(r2({scheme("rotary", 0.0), scheme("alibi", 0.0)})).verdict, Verdict::Refuted);
   // Raised, but one lowered.
   const Judgement lowered =
       judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.2), scheme("learned", -0.2)}));
   EXPECT_EQ(lowered.verdict, Verdict::Mixed);
-  EXPECT_TRUE(says(lowered, "2 of 3 judged schemes raised, 1 lowered")) << lowered.because;
-  // Half raised is not most.
+  EXPECT_TRUE(says(lowered, "2 raised, 1 lowered")) << lowered.because;
+  // Half raised is not most; one raised forbids refuted.
   EXPECT_EQ(judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.0)})).verdict, Verdict::Mixed);
+  EXPECT_EQ(
+      judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.0), scheme("learned", 0.0)})).verdict,
+      Verdict::Mixed);
+  // Within noise is not refuted: every scheme unclear, or most of them, is inconclusive.
+  for (const std::vector<R2Scheme>& schemes :
+       {std::vector<R2Scheme>{unclear_scheme("rotary"), unclear_scheme("alibi")},
+        std::vector<R2Scheme>{unclear_scheme("rotary"), unclear_scheme("alibi"),
+                              scheme("learned", 0.0)}}) {
+    const Judgement j = judge_r2(r2(schemes));
+    EXPECT_EQ(j.verdict, Verdict::Inconclusive);
+    EXPECT_TRUE(says(j, "the noise is as large as the effect")) << j.because;
+  }
+  // Half unclear is not most: one raised, one unclear is mixed.
+  EXPECT_EQ(judge_r2(r2({scheme("rotary", 0.2), unclear_scheme("alibi")})).verdict, Verdict::Mixed);
   // A scheme not judged does not count towards "most".
   const Judgement j = judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.0, kNotLearned),
                                    scheme("learned", 0.0, kNotLearned)}));
@@ -203,7 +315,7 @@ TEST(PublishedVerdicts, R2SupportedRefutedMixed) {
 TEST(PublishedVerdicts, R2AtTheCeilingAndTheFloor) {
   // Plain and randomized both at the ceiling, or both at chance (here 0.5, two classes): no
   // gain can show, so the tasks do not count, no scheme is judged: inconclusive.
-  for (const double level : {0.5, 0.51, 0.995, 1.0}) {
+  for (const double level : {0.5, 0.51, 0.98, 0.995, 1.0}) {
     R2Scheme s{"rotary",
                {pair("parity", {level, level, level}, {level, level, level}),
                 pair("reverse", {level, level, level}, {level, level, level})}};
@@ -222,6 +334,11 @@ TEST(PublishedVerdicts, R2AtTheCeilingAndTheFloor) {
               pair("reverse", {0.5, 0.5, 0.5}, {0.6, 0.6, 0.6})}};
   for (R2Task& task : s.tasks) task.chance = 0.5;
   EXPECT_EQ(r2_effects(r2({s}))[0].gain.tasks, 2);
+  // The ceiling is 0.98: one side just below it counts.
+  R2Scheme below{"rotary",
+                 {pair("parity", {0.979, 0.979, 0.979}, {0.99, 0.99, 0.99}),
+                  pair("reverse", {0.99, 0.99, 0.99}, {0.979, 0.979, 0.979})}};
+  EXPECT_EQ(r2_effects(r2({below}))[0].gain.tasks, 2);
 }
 
 TEST(PublishedVerdicts, R2InconclusiveWhenNoSchemeIsJudged) {

@@ -17,27 +17,33 @@ namespace pelab::claims {
 
 // ---- the papers' score ----
 
-// One evaluated length of a run: its per-token accuracy.
+// One evaluated length of a run: its per-token accuracy, and whether it is one of the
+// training lengths (the evaluation's in_training flag, the one compare reads).
 struct LengthScore {
   int64_t length = 0;
   double token_accuracy = 0;
+  bool in_training = false;
 };
 // Delétang et al.'s score of a run: the per-token accuracy averaged over the evaluated
-// lengths beyond the longest training length, each length weighing the same (an unweighted
-// mean over lengths, not over tokens). NaN when no length lies beyond training.
-double beyond_training_average(const std::vector<LengthScore>& lengths, int64_t train_max_length);
+// lengths outside training (compare's definition: not in_training), each length weighing the
+// same (an unweighted mean over lengths, not over tokens). NaN when there is none.
+double beyond_training_average(const std::vector<LengthScore>& lengths);
+// The same mean over the evaluated training lengths (NaN when there is none).
+double in_training_average(const std::vector<LengthScore>& lengths);
 
 // One run of a sweep with its score.
 struct ScoredRun {
   std::string scheme, lr;
   uint64_t seed = 0;
   double score = std::numeric_limits<double>::quiet_NaN();
+  double in_distribution = std::numeric_limits<double>::quiet_NaN();  // in_training_average
 };
 // The best run of a sweep: the maximum score over schemes, seeds and learning rates, as the
 // paper reports it (no validation selection: chosen on the test lengths themselves, so
 // optimistic). Runs with a NaN score are skipped; `runs` counts those compared.
 struct SweepBest {
   double score = std::numeric_limits<double>::quiet_NaN();
+  double in_distribution = std::numeric_limits<double>::quiet_NaN();
   std::string scheme, lr;
   uint64_t seed = 0;
   int64_t runs = 0;
@@ -56,10 +62,15 @@ struct R1Task {
 struct R1Numbers {
   std::vector<R1Task> tasks;
   double solved = 0.90;  // the paper's "solved" line, as a fraction
+  // The best run must have learned the training lengths this well (token accuracy), so that
+  // "not solved" beyond them is not merely a run that has not learned yet.
+  double min_in_distribution = 0.98;
+  std::string budget;  // a sentence on the training budget, printed beside the verdict
 };
-// Precondition per task: at least one scheme learned it in distribution (the others are
-// named and left out; none left: inconclusive). Supported when every judged task's best
-// score stays below `solved`, refuted when every one reaches it, mixed otherwise.
+// Precondition per task: at least one scheme learned it in distribution, and the best run's
+// in-distribution token accuracy is at least min_in_distribution (the others are named and
+// left out; none left: inconclusive). Supported when every judged task's best score stays
+// below `solved`, refuted when every one reaches it, mixed otherwise. `budget` follows.
 Judgement judge_r1(const R1Numbers& n);
 
 // ---- R2: Ruoss et al. 2023, randomized positions raise length generalisation ----
@@ -87,30 +98,42 @@ struct R2Scheme {
   std::string name;
   std::vector<R2Task> tasks;
 };
+// A scheme that is run but, by a reason stated before any run, not judged.
+struct R2Excluded {
+  std::string scheme, reason;
+};
 struct R2Numbers {
   std::vector<R2Scheme> schemes;
   int64_t min_tasks = 2;  // a scheme needs this many tasks that count
   // A task where both sides' means are at or above `ceiling`, or both at or below chance +
   // `floor_margin`, cannot show a gain either way: it does not count.
-  double ceiling = 0.99;
+  double ceiling = 0.98;
   double floor_margin = 0.02;
+  // The smallest gain of interest (token accuracy): a gain whose interval lies below it is
+  // shown too small to matter.
+  double min_gain = 0.05;
+  std::vector<R2Excluded> excluded;
 };
 // The verdict on one scheme.
-enum class R2Effect { Raised, Lowered, Unclear, NotJudged };
+enum class R2Effect { Raised, Lowered, NoGain, Unclear, NotJudged };
 const char* to_string(R2Effect e);
 struct R2SchemeResult {
   std::string name;
   R2Effect effect = R2Effect::NotJudged;
   Gain gain;                          // over the tasks that count
   std::vector<std::string> left_out;  // tasks that do not count, with the reason
+  std::string not_judged;             // why the scheme is not judged ("" when it is)
 };
 // Per scheme, a task counts when both its plain and its randomized runs all learned in
-// distribution and the two sides are neither both at the ceiling nor both at chance; a scheme with
-// fewer than min_tasks such tasks is not judged. A judged scheme is raised when its gain's interval
-// lies above 0, lowered when below, unclear otherwise.
+// distribution and the two sides are neither both at the ceiling nor both at chance; a scheme
+// that is excluded, or has fewer than min_tasks such tasks, is not judged. A judged scheme is
+// raised when its gain's interval lies above 0, lowered when below 0, no gain when its upper
+// bound lies below min_gain (and it is not lowered), unclear otherwise.
 std::vector<R2SchemeResult> r2_effects(const R2Numbers& n);
-// Supported when more than half of the judged schemes are raised and none is lowered,
-// refuted when none is raised, mixed otherwise; inconclusive when no scheme is judged.
+// Over the judged schemes: supported when more than half are raised and none is lowered;
+// refuted when more than half are lowered or show no gain and none is raised; inconclusive
+// when more than half are unclear (the noise is as large as the effect), or when no scheme
+// is judged; mixed otherwise.
 Judgement judge_r2(const R2Numbers& n);
 
 }  // namespace pelab::claims
