@@ -291,6 +291,9 @@ class RunDirectory {
     PELAB_CHECK(!resume || fs::exists(ckpt_path),
                 "{}: nothing to resume (no checkpoint.safetensors)", dir);
     if (!resume) check_new_run_directory(dir, config_yaml);
+    // The logs are appended to by plain opens, which a FIFO would block forever.
+    for (const char* log : {"train.log", "metrics.jsonl"})
+      require_regular_file_if_any((fs::path(dir) / log).string(), "a run's log");
     fs::create_directories(dir);
     return std::make_unique<FileLock>(
         run_lock_path(dir),
