@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "pelab/core/error.h"
+#include "pelab/core/strings.h"
 #include "pelab/io/atomic_file.h"
 
 extern char** environ;
@@ -186,9 +187,9 @@ std::string length_plot_script(const Comparison& c,
                      number(c.lengths.back() + pad));
   }
   if (!c.lengths.empty()) {
-    std::string tics;
-    for (int64_t n : c.lengths) tics += std::string(tics.empty() ? "" : ", ") + std::to_string(n);
-    s += "set xtics (" + tics + ")\n";
+    std::vector<std::string> tics;
+    for (int64_t n : c.lengths) tics.push_back(std::to_string(n));
+    s += "set xtics (" + join(tics) + ")\n";
   }
   std::set<int64_t> train_max;
   for (const Group& g : c.groups)
@@ -306,9 +307,7 @@ std::string gnuplot_problem(const GnuplotInfo& info, const std::string& gnuplot)
 
 std::string join_problems(const GnuplotInfo& info, std::vector<std::string> problems) {
   if (info.png_terminal.empty()) problems.push_back("gnuplot has no PNG terminal; SVG only");
-  std::string message;
-  for (const std::string& p : problems) message += (message.empty() ? "" : "; ") + p;
-  return message;
+  return join(problems, "; ");
 }
 
 }  // namespace

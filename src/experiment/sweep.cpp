@@ -25,6 +25,7 @@
 
 #include "pelab/core/error.h"
 #include "pelab/core/process.h"
+#include "pelab/core/strings.h"
 #include "pelab/experiment/trainer.h"
 #include "pelab/io/atomic_file.h"
 #include "pelab/io/file_lock.h"
@@ -63,9 +64,9 @@ std::string shell_quote(const std::string& arg) {
 }  // namespace
 
 std::string join_command(const std::vector<std::string>& args) {
-  std::string s;
-  for (const std::string& a : args) s += std::string(s.empty() ? "" : " ") + shell_quote(a);
-  return s;
+  std::vector<std::string> quoted;
+  for (const std::string& a : args) quoted.push_back(shell_quote(a));
+  return join(quoted, " ");
 }
 
 namespace {
@@ -152,11 +153,10 @@ std::vector<SweepRun> expand_sweep(
   for (SweepRun& r : runs) {
     r.dir = (fs::path(out_dir) / r.name).string();
     r.overrides = base_overrides;
-    std::string given;
-    for (const auto& [key, value] : r.values) {
-      r.overrides.push_back(key + "=" + value);
-      given += std::string(given.empty() ? "" : ", ") + key + "=" + value;
-    }
+    std::vector<std::string> assignments;
+    for (const auto& [key, value] : r.values) assignments.push_back(key + "=" + value);
+    r.overrides.insert(r.overrides.end(), assignments.begin(), assignments.end());
+    const std::string given = join(assignments);
     r.overrides.push_back("sweep={}");
     auto [it, fresh] = seen.emplace(r.name, given);
     PELAB_CHECK(fresh,
