@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "pelab/claims/preconditions.h"
+#include "pelab/core/strings.h"
 
 namespace pelab::claims {
 
@@ -13,12 +14,6 @@ namespace {
 
 Judgement cannot_tell(const std::string& reason) {
   return {Verdict::Inconclusive, "the experiment cannot tell: " + reason};
-}
-
-std::string join(const std::vector<std::string>& parts, const std::string& separator) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : separator) + p;
-  return out;
 }
 
 std::string ratio_text(const RatioInterval& r) {

@@ -11,6 +11,7 @@
 
 #include "pelab/config/numbers.h"
 #include "pelab/core/error.h"
+#include "pelab/core/strings.h"
 #include "pelab/io/read_file.h"
 
 namespace pelab {
@@ -148,12 +149,6 @@ std::string describe(const YAML::Node& n) {
   if (n.IsMap()) return "a mapping";
   if (n.IsSequence()) return "a list";
   return "nothing";
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string s;
-  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
-  return s;
 }
 }  // namespace
 

@@ -58,10 +58,17 @@ pid_t spawn_child(const ChildSpec& spec, int& error) {
     posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
   }
   if (spec.stdout_fd >= 0) {
+    if (spec.stdin_null)
+      posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, spec.stdout_fd, STDOUT_FILENO);
+    if (spec.stderr_to == ChildSpec::Stderr::with_stdout)
+      posix_spawn_file_actions_adddup2(&fa, spec.stdout_fd, STDERR_FILENO);
+    if (spec.stderr_to == ChildSpec::Stderr::discarded)
+      posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addclose(&fa, spec.stdout_fd);
   }
   if (spec.close_fd >= 0) posix_spawn_file_actions_addclose(&fa, spec.close_fd);
+  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, spec.cwd.c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   if (spec.default_signals) {
@@ -75,45 +82,64 @@ pid_t spawn_child(const ChildSpec& spec, int& error) {
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   }
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, spec.program.c_str(), &fa, &attr, argv.data(), envp.data());
+  const int rc = (spec.search_path ? posix_spawnp : posix_spawn)(&pid, spec.program.c_str(), &fa,
+                                                                 &attr, argv.data(), envp.data());
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   error = rc;
   return rc == 0 ? pid : -1;
 }
 
-CapturedRun run_captured(const std::vector<std::string>& argv,
-                         const std::vector<std::string>& extra_env) {
+CapturedRun try_run_captured(const std::vector<std::string>& argv, const CaptureOptions& options) {
+  CapturedRun run;
+  run.status = -1;
   int fds[2];
   // Close-on-exec: a child spawned meanwhile by another thread must not inherit the write
   // end, or the reader below would never see the end of the output.
-  PELAB_CHECK(pipe2(fds, O_CLOEXEC) == 0, "cannot create a pipe");
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    run.start_error = errno;
+    return run;
+  }
   ChildSpec spec;
   spec.program = argv.at(0);
   spec.argv = argv;
-  spec.extra_env = extra_env;
+  spec.extra_env = options.extra_env;
   spec.stdout_fd = fds[1];
   spec.close_fd = fds[0];
+  spec.stderr_to = options.stderr_to;
+  spec.stdin_null = options.stdin_null;
+  spec.cwd = options.cwd;
+  spec.search_path = options.search_path;
   int error = 0;
   const pid_t pid = spawn_child(spec, error);
   close(fds[1]);
   if (pid < 0) {
     close(fds[0]);
-    throw Error(fmt::format("cannot run {}: {}", argv[0], std::strerror(error)));
+    run.start_error = error;
+    return run;
   }
-  CapturedRun run;
   char buf[4096];
   while (true) {
     const ssize_t n = read(fds[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;  // a signal is not the end of the output
     if (n <= 0) break;
-    run.out.append(buf, static_cast<size_t>(n));
+    if (run.out.size() < options.max_output) run.out.append(buf, static_cast<size_t>(n));
   }
   close(fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run;
+}
+
+CapturedRun run_captured(const std::vector<std::string>& argv,
+                         const std::vector<std::string>& extra_env) {
+  CaptureOptions options;
+  options.extra_env = extra_env;
+  CapturedRun run = try_run_captured(argv, options);
+  PELAB_CHECK(run.start_error == 0, "cannot run {}: {}", argv.at(0),
+              std::strerror(run.start_error));
   return run;
 }
 

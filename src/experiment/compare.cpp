@@ -15,6 +15,7 @@
 
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/error.h"
+#include "pelab/core/strings.h"
 #include "pelab/experiment/plot.h"
 #include "pelab/experiment/statistics.h"
 #include "pelab/io/atomic_file.h"
@@ -829,10 +830,8 @@ std::string comparison_json(const Comparison& c) {
 CompareOutput run_compare(const CompareOptions& o) {
   PELAB_CHECK(!o.dirs.empty(), "compare: no directory given");
   const std::vector<RunRecord> runs = find_runs(o.dirs);
-  std::string where;
-  for (const std::string& d : o.dirs) where += std::string(where.empty() ? "" : ", ") + d;
   PELAB_CHECK(!runs.empty(), "no run directories under {} (a run directory holds summary.json)",
-              where);
+              join(o.dirs));
   CompareOutput out;
   out.comparison = compare_runs(runs, o.metric, /*read_positions=*/true, o.rule);
   out.comparison.dirs = o.dirs;

@@ -1,8 +1,5 @@
 #include "pelab/experiment/plot.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,9 +11,9 @@
 #include <sstream>
 
 #include "pelab/core/error.h"
+#include "pelab/core/process.h"
+#include "pelab/core/strings.h"
 #include "pelab/io/atomic_file.h"
-
-extern char** environ;
 
 namespace pelab {
 
@@ -24,54 +21,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct ProcessResult {
-  int exit_code = -1;  // -1: could not start or killed by a signal
-  std::string output;  // stdout and stderr
-  std::string error;   // why it could not start
-};
-
-// Runs argv (argv[0] a path) in `cwd` with stdin from /dev/null, capturing its output.
-ProcessResult run_process(const std::vector<std::string>& args, const std::string& cwd) {
-  ProcessResult result;
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    result.error = std::strerror(errno);
-    return result;
-  }
-  std::vector<std::string> copy = args;
-  std::vector<char*> argv;
-  for (std::string& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, copy[0].c_str(), &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    result.error = std::strerror(rc);
-    return result;
-  }
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n > 0) {
-      if (result.output.size() < (1 << 20)) result.output.append(buf, static_cast<size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+// Runs gnuplot's argv (argv[0] a path) in `cwd` with stdin from /dev/null, capturing its
+// output, stderr included (its messages), the first MiB of it.
+CapturedRun run_gnuplot(const std::vector<std::string>& args, const std::string& cwd) {
+  CaptureOptions options;
+  options.cwd = cwd;
+  options.stdin_null = true;
+  options.stderr_to = ChildSpec::Stderr::with_stdout;
+  options.max_output = size_t{1} << 20;
+  return try_run_captured(args, options);
 }
 
 // A gnuplot string literal (single quotes: only '' needs escaping).
@@ -133,11 +91,11 @@ GnuplotInfo probe_gnuplot(const std::string& gnuplot) {
     }
   }
   if (info.path.empty()) return info;
-  const ProcessResult r = run_process({info.path, "-e", "set terminal"}, "");
-  if (r.exit_code != 0 && r.output.empty()) return info;
+  const CapturedRun r = run_gnuplot({info.path, "-e", "set terminal"}, "");
+  if (r.status != 0 && r.out.empty()) return info;
   info.found = true;
   std::set<std::string> terminals;
-  std::stringstream ss(r.output);
+  std::stringstream ss(r.out);
   for (std::string line; std::getline(ss, line);) {
     std::stringstream words(line);
     std::string first;
@@ -186,9 +144,9 @@ std::string length_plot_script(const Comparison& c,
                      number(c.lengths.back() + pad));
   }
   if (!c.lengths.empty()) {
-    std::string tics;
-    for (int64_t n : c.lengths) tics += std::string(tics.empty() ? "" : ", ") + std::to_string(n);
-    s += "set xtics (" + tics + ")\n";
+    std::vector<std::string> tics;
+    for (int64_t n : c.lengths) tics.push_back(std::to_string(n));
+    s += "set xtics (" + join(tics) + ")\n";
   }
   std::set<int64_t> train_max;
   for (const Group& g : c.groups)
@@ -277,10 +235,11 @@ void draw(const GnuplotInfo& info, const std::string& out_dir, const std::string
   const std::string script_path = (fs::path(out_dir) / (stem + ".gp")).string();
   write_file_atomic(script_path, script);
   result.written.push_back(script_path);
-  const ProcessResult r = run_process({info.path, stem + ".gp"}, out_dir);
-  if (r.exit_code != 0) {
-    problems.push_back(fmt::format("gnuplot failed on {}: {}", script_path,
-                                   r.error.empty() ? last_line_of(r.output) : r.error));
+  const CapturedRun r = run_gnuplot({info.path, stem + ".gp"}, out_dir);
+  if (r.status != 0) {
+    problems.push_back(
+        fmt::format("gnuplot failed on {}: {}", script_path,
+                    r.start_error == 0 ? last_line_of(r.out) : std::strerror(r.start_error)));
     return;
   }
   for (const auto& [terminal, file] : outputs) {
@@ -306,9 +265,7 @@ std::string gnuplot_problem(const GnuplotInfo& info, const std::string& gnuplot)
 
 std::string join_problems(const GnuplotInfo& info, std::vector<std::string> problems) {
   if (info.png_terminal.empty()) problems.push_back("gnuplot has no PNG terminal; SVG only");
-  std::string message;
-  for (const std::string& p : problems) message += (message.empty() ? "" : "; ") + p;
-  return message;
+  return join(problems, "; ");
 }
 
 }  // namespace

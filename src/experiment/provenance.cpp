@@ -2,16 +2,17 @@
 
 #include <fmt/format.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
 #include "pelab/core/machine.h"
+#include "pelab/core/process.h"
 
 namespace pelab {
 
@@ -20,20 +21,17 @@ namespace fs = std::filesystem;
 namespace {
 
 // Runs `git -C dir ARGS` and returns its output, or nullopt if git failed (not a checkout,
-// no git installed). The directory is quoted for the shell.
-std::optional<std::string> git_output(const std::string& dir, const std::string& args) {
-  std::string quoted = "'";
-  for (char ch : dir) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  quoted += "'";
-  const std::string command = "git -C " + quoted + " " + args + " 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) return std::nullopt;
-  std::string out;
-  std::array<char, 4096> buffer{};
-  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe.get()))
-    out.append(buffer.data(), n);
-  if (pclose(pipe.release()) != 0) return std::nullopt;
-  return out;
+// no git installed). Its messages are not shown: a missing checkout is an answer here.
+std::optional<std::string> git_output(const std::string& dir,
+                                      const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"git", "-C", dir};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CaptureOptions options;
+  options.search_path = true;
+  options.stderr_to = ChildSpec::Stderr::discarded;
+  const CapturedRun run = try_run_captured(argv, options);
+  if (run.status != 0) return std::nullopt;
+  return run.out;
 }
 
 std::string without_newline(std::string s) {
@@ -66,14 +64,16 @@ Provenance read_provenance(const std::string& configs_dir, bool allow_dirty) {
   p.isa = cpu_vector_isa();
   p.allow_dirty = allow_dirty;
   const std::string dir = fs::absolute(configs_dir).string();
-  if (const auto top = git_output(dir, "rev-parse --show-toplevel")) {
+  if (const auto top = git_output(dir, {"rev-parse", "--show-toplevel"})) {
     p.source_dir = without_newline(*top);
-    p.source_commit = without_newline(git_output(dir, "rev-parse --short=12 HEAD").value_or(""));
+    p.source_commit =
+        without_newline(git_output(dir, {"rev-parse", "--short=12", "HEAD"}).value_or(""));
     // Tracked files anywhere in the checkout, and new files among the configs: a claim
     // config never committed is as much a change as an edited one.
     p.source_changes = merged_lines(
-        git_output(dir, "status --porcelain --untracked-files=no").value_or("?"),
-        git_output(dir, "status --porcelain --untracked-files=all -- .").value_or("?"));
+        git_output(dir, {"status", "--porcelain", "--untracked-files=no"}).value_or("?"),
+        git_output(dir, {"status", "--porcelain", "--untracked-files=all", "--", "."})
+            .value_or("?"));
     // Configs kept in a repository of the user's own are not pelab's source: that
     // repository's commit cannot equal the binary's, so only its cleanliness is checked.
     p.source_is_pelab = fs::exists(fs::path(p.source_dir) / "cmake" / "build_info.cmake");

@@ -2,12 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <system_error>
 
+#include "experiment/run_files.h"
 #include "pelab/config/load_model.h"
+#include "pelab/config/yaml_reader.h"
 #include "pelab/core/error.h"
+#include "pelab/nn/checkpoint.h"
 
 namespace pelab {
 
@@ -41,7 +46,37 @@ std::string first_difference(const std::string& a, const std::string& b) {
   }
 }
 
+// A checkpoint's integer metadata entry, in [0, max].
+int64_t metadata_int(const SafetensorsFile& file, const std::string& key, int64_t max) {
+  const std::string& text = file.metadata_value(key);
+  int64_t value = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  PELAB_CHECK(ec == std::errc() && end == text.data() + text.size() && value >= 0 && value <= max,
+              "{}: __metadata__ '{}' is '{}'; expected an integer in [0, {}]", file.source, key,
+              message_text(text), max);
+  return value;
+}
+
 }  // namespace
+
+void check_checkpoint_format(const SafetensorsFile& file) {
+  const std::string& format = file.metadata_value("format");
+  PELAB_CHECK(format == kCheckpointFormat, "{}: __metadata__ 'format' is '{}'; expected '{}'",
+              file.source, message_text(format), kCheckpointFormat);
+}
+
+CheckpointProgress checkpoint_progress(const SafetensorsFile& file, int64_t max_step) {
+  CheckpointProgress p;
+  p.step = metadata_int(file, "step", max_step);
+  p.optimizer_steps = metadata_int(file, "optimizer_steps", max_step);
+  PELAB_CHECK(p.optimizer_steps == p.step,
+              "{}: __metadata__ 'optimizer_steps' is {} but 'step' is {}; a run takes one "
+              "optimizer step per training step",
+              file.source, p.optimizer_steps, p.step);
+  if (file.metadata.count("stop_streak"))
+    p.stop_streak = metadata_int(file, "stop_streak", std::numeric_limits<int64_t>::max());
+  return p;
+}
 
 void check_checkpoint_config(const SafetensorsFile& file, const std::string& config_yaml,
                              const std::string& config_path) {
@@ -96,9 +131,17 @@ RunCheckpoint open_run_checkpoint(const std::string& run_or_checkpoint) {
               run_or_checkpoint, fs::is_directory(status) ? "" : " (no " + config_path + ")");
   const SafetensorsFile file = read_safetensors(run.checkpoint_path);
   run.config = load_run_config(config_path);
+  // As strictly as `--resume`, which refuses any config.yaml that is not the text the run
+  // started with. What it resolves to must be the checkpoint's config (a task edited since
+  // training shows at the value it changes, vocab_in), and so must the text itself: a value
+  // the task determines edited (vocab_out: 5) or a key removed after training is refused,
+  // not filled in from the task or a default.
   check_checkpoint_config(file, to_yaml(run.config), config_path);
+  check_checkpoint_config(file, run_files::read_text(config_path), config_path);
+  check_checkpoint_format(file);
   run.model = load_model(file);
   check_parameters_finite(*run.model, run.checkpoint_path);
+  run.progress = checkpoint_progress(file, run.config.training.steps);
   return run;
 }
 

@@ -76,12 +76,9 @@ const std::set<std::string> kCompareKeys = {"account", "partition", "qos", "rese
 const std::string kTaskIdWord = "\"$SLURM_ARRAY_TASK_ID\"";
 
 std::string known_keys() {
-  std::string s;
-  for (const auto& [key, format] : kSlurmKeys) {
-    if (!s.empty()) s += ", ";
-    s += key;
-  }
-  return s;
+  std::vector<std::string> keys;
+  for (const auto& [key, format] : kSlurmKeys) keys.push_back(key);
+  return join(keys);
 }
 
 void check_slurm_value(const std::string& key, const std::string& value,

@@ -25,6 +25,7 @@
 
 #include "pelab/core/error.h"
 #include "pelab/core/process.h"
+#include "pelab/core/strings.h"
 #include "pelab/experiment/trainer.h"
 #include "pelab/io/atomic_file.h"
 #include "pelab/io/file_lock.h"
@@ -63,23 +64,21 @@ std::string shell_quote(const std::string& arg) {
 }  // namespace
 
 std::string join_command(const std::vector<std::string>& args) {
-  std::string s;
-  for (const std::string& a : args) s += std::string(s.empty() ? "" : " ") + shell_quote(a);
-  return s;
+  std::vector<std::string> quoted;
+  for (const std::string& a : args) quoted.push_back(shell_quote(a));
+  return join(quoted, " ");
 }
 
 namespace {
 
 // The last step logged in run_dir/metrics.jsonl (0 if none).
 int64_t last_logged_step(const fs::path& run_dir) {
-  if (!is_regular_file_now((run_dir / "metrics.jsonl").string())) return 0;
-  std::ifstream in(run_dir / "metrics.jsonl", std::ios::binary | std::ios::ate);
-  if (!in) return 0;
-  const std::streamoff size = in.tellg();
-  const std::streamoff from = std::max<std::streamoff>(0, size - 4096);
-  in.seekg(from);
-  std::string tail(static_cast<size_t>(size - from), '\0');
-  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  std::string tail;
+  try {
+    tail = read_regular_file_tail((run_dir / "metrics.jsonl").string(), "a run's log", 4096);
+  } catch (const Error&) {
+    return 0;
+  }
   std::vector<std::string> lines;
   std::stringstream ss(tail);
   for (std::string line; std::getline(ss, line);) lines.push_back(line);
@@ -154,11 +153,10 @@ std::vector<SweepRun> expand_sweep(
   for (SweepRun& r : runs) {
     r.dir = (fs::path(out_dir) / r.name).string();
     r.overrides = base_overrides;
-    std::string given;
-    for (const auto& [key, value] : r.values) {
-      r.overrides.push_back(key + "=" + value);
-      given += std::string(given.empty() ? "" : ", ") + key + "=" + value;
-    }
+    std::vector<std::string> assignments;
+    for (const auto& [key, value] : r.values) assignments.push_back(key + "=" + value);
+    r.overrides.insert(r.overrides.end(), assignments.begin(), assignments.end());
+    const std::string given = join(assignments);
     r.overrides.push_back("sweep={}");
     auto [it, fresh] = seen.emplace(r.name, given);
     PELAB_CHECK(fresh,
@@ -182,14 +180,12 @@ std::string first_difference(const std::string& a, const std::string& b) {
 }
 
 std::string last_line(const std::string& path) {
-  if (!is_regular_file_now(path)) return "";
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return "";
-  const std::streamoff size = in.tellg();
-  const std::streamoff from = std::max<std::streamoff>(0, size - 8192);
-  in.seekg(from);
-  std::string tail(static_cast<size_t>(size - from), '\0');
-  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  std::string tail;
+  try {
+    tail = read_regular_file_tail(path, "a run's log", 8192);
+  } catch (const Error&) {
+    return "";
+  }
   std::string last;
   std::stringstream ss(tail);
   for (std::string line; std::getline(ss, line);) {
@@ -332,20 +328,38 @@ std::vector<std::string> train_arguments(const SweepPlan& plan, size_t i) {
   return args;
 }
 
+namespace {
+
+// Why the sweep leaves run `p` alone this time ("" when it may start it). Another process
+// training it (a Slurm task, a hand-run `pelab train`) owns its files; the trainer itself
+// holds the lock while it runs. A lock or a stdout.log that is not a regular file (a FIFO)
+// would block the sweep in open() forever.
+std::string reason_not_to_start(const PlannedRun& p) {
+  const std::string lock = run_lock_path(p.run.dir);
+  try {
+    if (FileLock::held_elsewhere(lock))
+      return fmt::format("another pelab is training it (it holds {})", lock);
+    require_regular_file_if_any((fs::path(p.run.dir) / "stdout.log").string(), "a run's log");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
 StartedRun start_planned_run(const SweepPlan& plan, size_t i, const std::string& executable) {
   const PlannedRun& p = plan.runs.at(i);
   const bool resume = p.plan.action == RunAction::resume;
   fs::create_directories(p.run.dir);
   const fs::path dir(p.run.dir);
-  // Another process training this run (a Slurm task, a hand-run `pelab train`) owns its
-  // files: leave them alone. The trainer itself holds the lock while it runs.
-  if (FileLock::held_elsewhere(run_lock_path(p.run.dir))) {
-    StartedRun busy;
-    busy.index = i;
-    busy.failure.outcome = RunOutcome::failed;
-    busy.failure.line = fmt::format("FAILED {}: another pelab is training it (it holds {})",
-                                    p.run.name, run_lock_path(p.run.dir));
-    return busy;
+  const std::string refusal = reason_not_to_start(p);
+  if (!refusal.empty()) {
+    StartedRun refused;
+    refused.index = i;
+    refused.failure.outcome = RunOutcome::failed;
+    refused.failure.line = fmt::format("FAILED {}: {}", p.run.name, refusal);
+    return refused;
   }
   std::error_code ec;
   if (!resume) {  // a redo starts clean: no stale checkpoint, status or config (it may differ)

@@ -127,17 +127,6 @@ std::string first_nonfinite_param(const Encoder& model) {
   return "";
 }
 
-// A checkpoint's integer metadata entry, checked (the file may have been edited or corrupted).
-int64_t metadata_int(const SafetensorsFile& file, const std::string& key, int64_t max) {
-  const std::string& text = file.metadata_value(key);
-  int64_t value = -1;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  PELAB_CHECK(ec == std::errc() && end == text.data() + text.size() && value >= 0 && value <= max,
-              "{}: __metadata__ '{}' is '{}'; expected an integer in [0, {}]", file.source, key,
-              message_text(text), max);
-  return value;
-}
-
 // Turns numerics checking on for a run and restores the previous setting afterwards.
 class CheckFiniteScope {
  public:
@@ -291,6 +280,9 @@ class RunDirectory {
     PELAB_CHECK(!resume || fs::exists(ckpt_path),
                 "{}: nothing to resume (no checkpoint.safetensors)", dir);
     if (!resume) check_new_run_directory(dir, config_yaml);
+    // The logs are appended to by plain opens, which a FIFO would block forever.
+    for (const char* log : {"train.log", "metrics.jsonl"})
+      require_regular_file_if_any((fs::path(dir) / log).string(), "a run's log");
     fs::create_directories(dir);
     return std::make_unique<FileLock>(
         run_lock_path(dir),
@@ -346,16 +338,13 @@ class RunDirectory {
                 "{}: the checkpoint was written by a different config than {}/config.yaml; "
                 "resume only from the run's own checkpoint",
                 ckpt_path_, dir_);
-    check_format(file);
+    check_checkpoint_format(file);
     load_parameters(model, file);
     check_run_tensors(file, model);
     check_parameters_finite(model, ckpt_path_);
-    const int64_t step = metadata_int(file, "step", max_step);
-    const int64_t optimizer_steps = metadata_int(file, "optimizer_steps", max_step);
-    PELAB_CHECK(optimizer_steps == step,
-                "{}: __metadata__ 'optimizer_steps' is {} but 'step' is {}; a run takes one "
-                "optimizer step per training step",
-                ckpt_path_, optimizer_steps, step);
+    const CheckpointProgress progress = checkpoint_progress(file, max_step);
+    const int64_t step = progress.step;
+    const int64_t optimizer_steps = progress.optimizer_steps;
     NamedTensors state;
     for (const SafetensorsTensor& t : file.tensors)
       if (t.name.rfind("optim.", 0) == 0) state.emplace_back(t.name.substr(6), file.tensor(t.name));
@@ -365,10 +354,7 @@ class RunDirectory {
       throw Error(ckpt_path_ + ": " + e.what());
     }
     data_rng.set_state(data_rng_state(file));
-    if (stop_streak)
-      stop_streak = file.metadata.count("stop_streak")
-                        ? metadata_int(file, "stop_streak", std::numeric_limits<int64_t>::max())
-                        : 0;
+    if (stop_streak) stop_streak = progress.stop_streak.value_or(0);
     saved_step_ = step;
     remove_stale_temporaries(ckpt_path_);
     std::istringstream in(run_files::read_text(fs::path(dir_) / "metrics.jsonl"));
@@ -446,13 +432,6 @@ class RunDirectory {
   }
 
  private:
-  // The format save_checkpoint writes (model_checkpoint's tag).
-  void check_format(const SafetensorsFile& file) const {
-    const std::string& format = file.metadata_value("format");
-    PELAB_CHECK(format == kCheckpointFormat, "{}: __metadata__ 'format' is '{}'; expected '{}'",
-                ckpt_path_, message_text(format), kCheckpointFormat);
-  }
-
   // Only what save_checkpoint writes: the model's parameters, "optim." buffers (the
   // optimizer checks their names) and "rng.data". load_parameters has refused names that
   // would be parameters; this refuses the other prefixes it lets through.

@@ -60,10 +60,17 @@ void ensure_directory(const std::string& path) {
 void write_file_atomic(const std::string& path, const std::string& bytes) {
   PELAB_CHECK(!path.empty(), "cannot write a file with an empty path");
   TempFile temp(atomic_temp_path(path));
-  // O_NOFOLLOW: never write through a symlink planted at the temporary name.
+  // O_NOFOLLOW: never write through a symlink planted at the temporary name. O_NONBLOCK: a
+  // FIFO planted there is refused (no reader) or found below, never waited on; a regular
+  // file's writes do not care.
   temp.fd_ =
-      ::open(temp.path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
+      ::open(temp.path_.c_str(),
+             O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0666);
   if (temp.fd_ < 0) fail(path, fmt::format("creating the temporary '{}'", temp.path_), errno);
+  struct stat st {};
+  if (::fstat(temp.fd_, &st) != 0 || !S_ISREG(st.st_mode))
+    throw Error(fmt::format("{}: cannot write the file: the temporary '{}' is not a regular file",
+                            path, temp.path_));
   temp.created_ = true;
 
   const char* data = bytes.data();

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -78,6 +79,28 @@ std::optional<std::string> read_regular_file_if_any(const std::string& path, uin
   return bytes;
 }
 
+std::string read_regular_file_tail(const std::string& path, const std::string& what,
+                                   uint64_t max_bytes) {
+  Fd file{open_regular(path, what)};
+  struct stat st {};
+  PELAB_CHECK(::fstat(file.fd, &st) == 0, "{}: read error: {}", path, reason(errno));
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  const uint64_t from = size > max_bytes ? size - max_bytes : 0;
+  PELAB_CHECK(::lseek(file.fd, static_cast<off_t>(from), SEEK_SET) >= 0, "{}: read error: {}", path,
+              reason(errno));
+  std::string bytes;
+  char buffer[1 << 16];
+  while (bytes.size() < max_bytes) {
+    const ssize_t n =
+        ::read(file.fd, buffer, std::min<uint64_t>(sizeof buffer, max_bytes - bytes.size()));
+    if (n < 0 && errno == EINTR) continue;
+    PELAB_CHECK(n >= 0, "{}: read error: {}", path, reason(errno));
+    if (n == 0) break;
+    bytes.append(buffer, static_cast<size_t>(n));
+  }
+  return bytes;
+}
+
 bool is_regular_file_now(const std::string& path) {
   try {
     Fd checked{open_regular(path, "a regular file")};
@@ -89,6 +112,12 @@ bool is_regular_file_now(const std::string& path) {
 
 void require_regular_file(const std::string& path, const std::string& what) {
   Fd checked{open_regular(path, what)};
+}
+
+void require_regular_file_if_any(const std::string& path, const std::string& what) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) return;
+  require_regular_file(path, what);
 }
 
 }  // namespace pelab

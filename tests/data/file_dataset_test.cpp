@@ -82,28 +82,42 @@ struct CwdGuard {
 // ---- round trips: generated task → file text → parsed → the same examples
 // ------------------------
 
-struct RoundTripCase {
-  std::string task;
-  TaskParams params;
-  TaskLayout written;  // the layout format_dataset chooses
+// The parameters a task is tried with where not its defaults; every other task, a new one
+// too, runs with its defaults.
+const std::map<std::string, TaskParams> kRoundTripParams = {
+    {"reverse", {{"symbols", 3}}},
+    {"long_range", {{"distance", 2}}},
 };
 
-class RoundTrip : public ::testing::TestWithParam<std::tuple<RoundTripCase, DatasetFormat>> {};
+// The layout format_dataset writes a task in: its own, unless some example does not fit
+// that layout's file form (binary_addition's queries are not `input | ?..`; long_range's
+// scored token is not the last), when it writes tagging over all tokens.
+TaskLayout written_layout(const Task& task) {
+  const std::string& name = task.info().name;
+  if (name == "binary_addition" || name == "long_range") return TaskLayout::Tagging;
+  return task.info().layout;
+}
+
+// Every task the registry makes by name: a new task is covered without a line here.
+class RoundTrip : public ::testing::TestWithParam<std::tuple<std::string, DatasetFormat>> {};
 
 TEST_P(RoundTrip, ReproducesTheTask) {
-  const auto& [c, format] = GetParam();
-  const std::unique_ptr<Task> task = make_task(c.task, c.params);
+  const auto& [name, format] = GetParam();
+  const auto params = kRoundTripParams.find(name);
+  const std::unique_ptr<Task> task =
+      make_task(name, params == kRoundTripParams.end() ? TaskParams{} : params->second);
+  const TaskLayout written = written_layout(*task);
   std::vector<int> lengths;
   for (int n = task->min_length(); n < task->min_length() + 6; ++n) lengths.push_back(n);
   const std::vector<Example> examples = generate(*task, lengths, 4, 7);
   TaskLayout layout = TaskLayout::Tagging;
   const std::string source = format == DatasetFormat::Jsonl ? "gen.jsonl" : "gen.tsv";
   const std::string text = format_dataset(task->info(), examples, format, &layout);
-  EXPECT_EQ(layout, c.written);
+  EXPECT_EQ(layout, written);
 
   const ParsedDataset parsed = parse_dataset_text(text, source);
   EXPECT_EQ(parsed.format, format);
-  EXPECT_EQ(parsed.layout, c.written);
+  EXPECT_EQ(parsed.layout, written);
   EXPECT_TRUE(parsed.vocabulary_declared);
   ASSERT_EQ(parsed.examples.size(), examples.size());
   const auto data = build_file_task_data(parsed, parsed);
@@ -111,7 +125,7 @@ TEST_P(RoundTrip, ReproducesTheTask) {
   EXPECT_EQ(data->info.output_symbols, task->info().output_symbols);
   ASSERT_EQ(data->train.size(), examples.size());
   for (size_t i = 0; i < examples.size(); ++i)
-    EXPECT_TRUE(same(data->train[i], examples[i])) << c.task << " example " << i;
+    EXPECT_TRUE(same(data->train[i], examples[i])) << name << " example " << i;
 
   // As a task: the sizes, sequence lengths and every sample are the generator's.
   const FileTask file(data);
@@ -128,29 +142,11 @@ TEST_P(RoundTrip, ReproducesTheTask) {
   }
 }
 
-const std::vector<RoundTripCase> kRoundTripCases = {
-    {"copy", {}, TaskLayout::AppendedQueries},
-    {"reverse", {{"symbols", 3}}, TaskLayout::AppendedQueries},
-    {"duplicate", {}, TaskLayout::AppendedQueries},
-    {"sort", {}, TaskLayout::AppendedQueries},
-    {"shift", {}, TaskLayout::Tagging},  // its blank class is "_": the marker moves
-    {"local_sum", {}, TaskLayout::Tagging},
-    {"parity", {}, TaskLayout::Classification},
-    {"cycle_navigation", {}, TaskLayout::Classification},
-    {"missing_duplicate", {}, TaskLayout::Classification},  // with "length"
-    {"modular_arithmetic", {}, TaskLayout::Classification},
-    {"associative_recall", {}, TaskLayout::Classification},
-    {"binary_addition", {}, TaskLayout::Tagging},  // not input | ?..: tagging over all tokens
-    {"long_range", {{"distance", 2}}, TaskLayout::Tagging},
-};
-
-INSTANTIATE_TEST_SUITE_P(Tasks, RoundTrip,
-                         ::testing::Combine(::testing::ValuesIn(kRoundTripCases),
-                                            ::testing::Values(DatasetFormat::Jsonl,
-                                                              DatasetFormat::Tsv)),
-                         [](const auto& p) {
-                           return std::get<0>(p.param).task + "_" + to_string(std::get<1>(p.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Tasks, RoundTrip,
+    ::testing::Combine(::testing::ValuesIn(task_names()),
+                       ::testing::Values(DatasetFormat::Jsonl, DatasetFormat::Tsv)),
+    [](const auto& p) { return std::get<0>(p.param) + "_" + to_string(std::get<1>(p.param)); });
 
 TEST(DatasetFormatTest, WritesTheDocumentedForms) {
   const auto copy = make_task("copy", {{"symbols", 4}});

@@ -1,6 +1,7 @@
 #include "pelab/io/safetensors.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -631,6 +632,17 @@ TEST(AtomicFile, FailedTemporaryCreationLeavesOldFile) {
   EXPECT_EQ(slurp(path), before);
   fs::remove(atomic_temp_path(path));
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"model.safetensors"});
+}
+
+TEST(AtomicFile, AFifoAtTheTemporaryNameIsRefusedNotWaitedOn) {
+  TempDir dir;
+  const std::string path = dir / "out.txt";
+  write_file_atomic(path, "old");
+  ASSERT_EQ(::mkfifo(atomic_temp_path(path).c_str(), 0644), 0);
+  const std::string m = error_of([&] { write_file_atomic(path, "new"); });
+  EXPECT_NE(m.find(path + ": cannot write the file"), std::string::npos) << m;
+  EXPECT_EQ(slurp(path), "old");
+  fs::remove(atomic_temp_path(path));
 }
 
 TEST(AtomicFile, FailedRenameRemovesTheTemporary) {

@@ -54,6 +54,33 @@ class EvalTrust : public ::testing::Test {
     EXPECT_EQ(listing(dir_.path()), before) << "files were left behind";
   }
 
+  // Both `pelab eval run` and `pelab train run/config.yaml --resume` refuse the run with one
+  // line holding each of their `parts`, leaving every file as it was.
+  void expect_both_refuse(const std::vector<std::string>& eval_parts,
+                          const std::vector<std::string>& resume_parts) {
+    SCOPED_TRACE(read_file(config_));
+    expect_user_error({"eval", "run"}, eval_parts);
+    expect_user_error({"train", "run/config.yaml", "--out", "run", "--resume", "--no-progress"},
+                      resume_parts);
+  }
+
+  // Rewrites the checkpoint with its metadata entry `key` set to `value`.
+  void set_metadata(const std::string& key, const std::string& value) {
+    SafetensorsFile file = read_safetensors(checkpoint_);
+    SafetensorsWriter w;
+    for (auto& [k, v] : file.metadata) w.set_metadata(k, k == key ? value : v);
+    for (SafetensorsTensor t : file.tensors) w.add(std::move(t));
+    w.write(checkpoint_);
+  }
+
+  // A metadata entry edited to `value`: eval and resume both refuse it with `expected`.
+  void expect_metadata_refused(const std::string& key, const std::string& value,
+                               const std::string& expected) {
+    set_metadata(key, value);
+    expect_both_refuse({"run/checkpoint.safetensors: __metadata__ '" + key + "'", expected},
+                       {"run/checkpoint.safetensors: __metadata__ '" + key + "'", expected});
+  }
+
   static TempDir shared_;
   TempDir dir_;
   const std::string config_ = dir_ / "run/config.yaml";
@@ -97,6 +124,54 @@ TEST_F(EvalTrust, NonFiniteWeightsAreRefused) {
   w.write(checkpoint_);
   expect_user_error({"eval", "run"}, {"run/checkpoint.safetensors: parameter 'embed.weight' "
                                       "holds NaN at element 5"});
+}
+
+// ---- eval is as strict as --resume -------------------------------------------------------
+
+// The line of config.yaml that gives model.vocab_out ("  vocab_out: 9").
+std::string vocab_out_line(const std::string& config_yaml) {
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(config_yaml, m, std::regex("  vocab_out: [0-9]+\\n")));
+  return m.str();
+}
+
+// vocab_out is determined by the task; an edited one in config.yaml used to be replaced by
+// the task's value on eval (exit 0) while --resume refused the file.
+TEST_F(EvalTrust, SmallerVocabOutIsRefused) {
+  const std::string line = vocab_out_line(read_file(config_));
+  edit_file(config_, line, "  vocab_out: 5\n");
+  expect_both_refuse({"different config than run/config.yaml", "'vocab_out: 5' in config.yaml"},
+                     {"run/config.yaml:", "model.vocab_out: 5 differs"});
+}
+
+TEST_F(EvalTrust, LargerVocabOutIsRefused) {
+  const std::string line = vocab_out_line(read_file(config_));
+  edit_file(config_, line, "  vocab_out: 30\n");
+  expect_both_refuse({"different config than run/config.yaml", "'vocab_out: 30' in config.yaml"},
+                     {"run/config.yaml:", "model.vocab_out: 30 differs"});
+}
+
+TEST_F(EvalTrust, RemovedVocabOutIsRefused) {
+  const std::string line = vocab_out_line(read_file(config_));
+  edit_file(config_, line, "");
+  expect_both_refuse({"different config than run/config.yaml", "vocab_out"},
+                     {"the config differs from the one the run started with"});
+}
+
+TEST_F(EvalTrust, AnotherFormatIsRefused) {
+  expect_metadata_refused("format", "other", "is 'other'; expected 'pelab");
+}
+
+TEST_F(EvalTrust, AStepThatIsNotANumberIsRefused) {
+  expect_metadata_refused("step", "x", "is 'x'; expected an integer in [0, 4]");
+}
+
+TEST_F(EvalTrust, ANegativeStepIsRefused) {
+  expect_metadata_refused("step", "-4", "is '-4'; expected an integer in [0, 4]");
+}
+
+TEST_F(EvalTrust, OptimizerStepsOutOfRangeAreRefused) {
+  expect_metadata_refused("optimizer_steps", "1e20", "is '1e20'; expected an integer in [0, 4]");
 }
 
 // `pelab eval RUN/other.safetensors` evaluates that file, never RUN/checkpoint.safetensors.

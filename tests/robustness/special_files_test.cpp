@@ -106,6 +106,42 @@ TEST_F(SpecialFiles, CheckpointsAndRunFiles) {
   expect_refused("train tiny.yaml --out run --resume", {"config.yaml: not a regular file"});
 }
 
+// Every file a run or a sweep opens for writing or locking, not only those it reads: a lock
+// or a log that is a FIFO would block open() (a writer waits for a reader). The sweep
+// records the run as failed, naming the file, and goes on with the others; a trainer refuses
+// with one line.
+TEST_F(SpecialFiles, LocksAndLogs) {
+  write_file(dir_ / "swept.yaml", kTiny + "sweep:\n  seed: [0, 1]\n");
+  const std::string sweep = "sweep swept.yaml --out swd --no-progress --jobs 1";
+  const std::string in_dir = "cd '" + dir_.path().string() + "' && timeout 60 '" + pelab_binary();
+  const auto [first_status, first_output] = shell(in_dir + "' " + sweep + " 2>&1");
+  ASSERT_EQ(first_status, 0) << first_output;
+  for (const std::string name : {".run.lock", "stdout.log"}) {
+    SCOPED_TRACE(name);
+    fs::remove(dir_.path() / "swd/seed=0/summary.json");
+    fs::remove(dir_.path() / ("swd/seed=0/" + name));
+    make_fifo("swd/seed=0/" + name);
+    const auto [status, output] = shell(in_dir + "' " + sweep + " 2>&1");
+    ASSERT_NE(status, 124) << "pelab sweep hung on a FIFO " << name;
+    EXPECT_NE(status, 0) << output;
+    EXPECT_NE(output.find("FAILED seed=0: swd/seed=0/" + name + ": not a regular file"),
+              std::string::npos)
+        << output;
+    fs::remove(dir_.path() / ("swd/seed=0/" + name));
+  }
+  // A trainer resuming a run whose lock or logs are FIFOs.
+  for (const std::string name : {".run.lock", "train.log", "metrics.jsonl"}) {
+    SCOPED_TRACE(name);
+    const fs::path kept = dir_.path() / "swd/seed=1/kept";
+    fs::rename(dir_.path() / ("swd/seed=1/" + name), kept);
+    make_fifo("swd/seed=1/" + name);
+    expect_refused("train swept.yaml seed=1 --out swd/seed=1 --resume --no-progress",
+                   {"swd/seed=1/" + name + ": not a regular file; expected a"});
+    fs::remove(dir_.path() / ("swd/seed=1/" + name));
+    fs::rename(kept, dir_.path() / ("swd/seed=1/" + name));
+  }
+}
+
 TEST_F(SpecialFiles, TorchScript) {
   make_fifo("torch_ref.py");
   expect_refused("bench --vs-torch --torch-script torch_ref.py --smoke",

@@ -11,13 +11,16 @@ namespace pelab {
 class FileLock {
  public:
   // Creates `path` if needed and locks it; throws Error(`held_message`) when another process
-  // holds it. Close-on-exec: a child process never inherits the lock.
+  // holds it, and "<path>: not a regular file; expected a lock file" when something else (a
+  // FIFO, a device, a symlink) is at its name. Never blocks. Close-on-exec: a child process
+  // never inherits the lock.
   FileLock(const std::string& path, const std::string& held_message);
   ~FileLock();
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
 
-  // Whether another process holds the lock on `path` now (false when the file is missing).
+  // Whether another process holds the lock on `path` now (false when the file is missing);
+  // the same error as the constructor when `path` is not a regular file. Never blocks.
   static bool held_elsewhere(const std::string& path);
 
  private:

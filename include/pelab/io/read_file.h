@@ -24,12 +24,20 @@ std::string read_regular_file(const std::string& path, const std::string& what, 
 // start an unreadable run afresh and delete its checkpoint).
 std::optional<std::string> read_regular_file_if_any(const std::string& path, uint64_t limit);
 
-// Whether `path` is a regular file now, checked without blocking (a FIFO is not); for readers
-// that read only part of a file, such as the tail of a log.
+// The last `max_bytes` bytes (or fewer) of the regular file `path`, with the errors of
+// read_regular_file: for the tail of a log, which may be large.
+std::string read_regular_file_tail(const std::string& path, const std::string& what,
+                                   uint64_t max_bytes);
+
+// Whether `path` is a regular file now, checked without blocking (a FIFO is not).
 bool is_regular_file_now(const std::string& path);
 
 // Throws "<path>: not a regular file; expected <what>" (or "no such file") unless `path` is a
 // regular file now; for paths pelab hands to another program instead of reading itself.
 void require_regular_file(const std::string& path, const std::string& what);
+
+// The same, but a missing `path` passes: for a file pelab is about to create or append to
+// (a log), where a FIFO would block the writer until some reader came.
+void require_regular_file_if_any(const std::string& path, const std::string& what);
 
 }  // namespace pelab

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "data/task_base.h"
+#include "pelab/core/strings.h"
 
 namespace pelab::tasks {
 
@@ -135,8 +136,7 @@ StringClassificationTask::StringClassificationTask(std::string name,
       min_length_(min_length) {
   info_.name = std::move(name);
   info_.layout = TaskLayout::Classification;
-  std::string letters;
-  for (const std::string& a : alphabet) letters += (letters.empty() ? "" : ", ") + a;
+  const std::string letters = join(alphabet);
   info_.input_symbols = std::move(alphabet);
   info_.input_symbols.push_back("?");  // the query, id |alphabet|
   info_.output_symbols = std::move(labels);
