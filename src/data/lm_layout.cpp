@@ -24,7 +24,7 @@ std::vector<std::string> appended_task_names() {
 class LmTask : public Task {
  public:
   explicit LmTask(std::unique_ptr<Task> native)
-      : native_(std::move(native)), vocabulary_(lm_vocabulary(native_->info())) {
+      : native_(std::move(native)), vocabulary_(pelab::lm_vocabulary(native_->info())) {
     info_ = native_->info();
     info_.output_symbols.push_back(kEndSymbol);
     info_.description +=
@@ -33,7 +33,7 @@ class LmTask : public Task {
   }
 
   const TaskInfo& info() const override { return info_; }
-  const LmVocabulary& vocabulary() const { return vocabulary_; }
+  const LmVocabulary* lm_vocabulary() const override { return &vocabulary_; }
 
   Example sample(Generator& rng, int length) const override {
     return to_lm_example(native_->sample(rng, length), vocabulary_);
@@ -126,11 +126,6 @@ Example to_lm_example(const Example& native, const LmVocabulary& vocabulary) {
 std::unique_ptr<Task> make_lm_task(std::unique_ptr<Task> native) {
   PELAB_ASSERT(native != nullptr);
   return std::make_unique<LmTask>(std::move(native));
-}
-
-const LmVocabulary* lm_vocabulary_of(const Task& task) {
-  const auto* lm = dynamic_cast<const LmTask*>(&task);
-  return lm ? &lm->vocabulary() : nullptr;
 }
 
 }  // namespace pelab

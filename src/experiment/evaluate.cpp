@@ -74,7 +74,7 @@ Tally score_examples(const Encoder& model, const std::vector<Example>& examples,
 Evaluation evaluate(const Encoder& model, const Task& task, const ExperimentConfig& config,
                     std::vector<int64_t> lengths, AnswerDecoding decoding) {
   if (lengths.empty()) lengths = config.evaluation.lengths;
-  const LmVocabulary* lm = decoding == AnswerDecoding::greedy ? lm_vocabulary_of(task) : nullptr;
+  const LmVocabulary* lm = decoding == AnswerDecoding::greedy ? task.lm_vocabulary() : nullptr;
   NoGradGuard no_grad;
   Evaluation out;
   const RandomizeConfig& rnd = config.randomize;

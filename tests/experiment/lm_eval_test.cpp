@@ -209,7 +209,7 @@ TEST(LmEvaluation, GenerationExactMatchIsTeacherForcedAllRight) {
     Training t(c);
     for (int64_t step = 0; step < c.training.steps; ++step)
       train_step(c, t, t.stream.next(), step, [] { return std::string(); });
-    const LmVocabulary* lm = lm_vocabulary_of(*t.task);
+    const LmVocabulary* lm = t.task->lm_vocabulary();
     ASSERT_NE(lm, nullptr);
     int64_t exact = 0, wrong = 0;
     for (int64_t n : c.evaluation.lengths) {
@@ -262,7 +262,7 @@ TEST(LmDump, AppendedExamplesAreLaidOutAsTheRunTrainsOnThem) {
   ASSERT_EQ(laid_out.examples.size(), 4u);
   ASSERT_EQ(as_drawn.examples.size(), 4u);
   for (size_t i = 0; i < laid_out.examples.size(); ++i) {
-    const Example expected = to_lm_example(as_drawn.examples[i], *lm_vocabulary_of(*lm));
+    const Example expected = to_lm_example(as_drawn.examples[i], *lm->lm_vocabulary());
     EXPECT_EQ(laid_out.examples[i].tokens, expected.tokens);
     EXPECT_EQ(laid_out.examples[i].targets, expected.targets);
     EXPECT_EQ(laid_out.examples[i].targets.back(), 4);  // <end>
