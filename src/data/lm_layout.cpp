@@ -8,6 +8,7 @@
 
 #include "pelab/core/error.h"
 #include "pelab/core/strings.h"
+#include "pelab/data/file_dataset.h"
 
 namespace pelab {
 
@@ -70,9 +71,9 @@ class LmTask : public Task {
 std::string lm_layout_problem(const TaskInfo& native) {
   if (native.layout != TaskLayout::AppendedQueries)
     return fmt::format(
-        "'lm' is only for tasks whose native layout is appended_queries ({}, or task 'file' "
-        "with appended examples); task '{}' is {} (valid for it: native)",
-        join(appended_task_names()), native.name, to_string(native.layout));
+        "'lm' is only for tasks whose examples are laid out appended ({}, or task 'file' with "
+        "appended examples); task '{}' is {} (valid for it: native)",
+        join(appended_task_names()), native.name, dataset_layout_name(native.layout));
   for (const std::string& symbol : native.output_symbols) {
     if (symbol == kEndSymbol)
       return fmt::format(

@@ -64,16 +64,15 @@ TEST(LmConfig, ErrorsNameTheFileLineAndKey) {
   EXPECT_EQ(error_of({"task.layout=decoder"}),
             "command line 'task.layout=decoder': task.layout: 'decoder' is not valid (valid: "
             "native, lm)");
-  EXPECT_EQ(
-      error_of({}, R"(model:
+  EXPECT_EQ(error_of({}, R"(model:
   causal: true
 task:
   name: parity
   layout: lm
 )"),
-      "lm.yaml:5: task.layout: 'lm' is only for tasks whose native layout is appended_queries "
-      "(copy, reverse, duplicate, odds_first, sort, binary_addition, or task 'file' with "
-      "appended examples); task 'parity' is classification (valid for it: native)");
+            "lm.yaml:5: task.layout: 'lm' is only for tasks whose examples are laid out appended "
+            "(copy, reverse, duplicate, odds_first, sort, binary_addition, or task 'file' with "
+            "appended examples); task 'parity' is classification (valid for it: native)");
   EXPECT_EQ(error_of({"model.causal=false"}),
             "lm.yaml:14: task.layout: 'lm' needs model.causal: true (the answer is fed back as "
             "input, so bidirectional attention would read the token each position is to "
