@@ -14,6 +14,7 @@
 #include "pelab/experiment/dump.h"
 #include "pelab/experiment/evaluate.h"
 #include "pelab/experiment/trainer.h"
+#include "pelab/positional/scheme.h"
 #include "pelab_process.h"
 
 namespace pelab {
@@ -77,6 +78,24 @@ task:
             "lm.yaml:14: task.layout: 'lm' needs model.causal: true (the answer is fed back as "
             "input, so bidirectional attention would read the token each position is to "
             "predict; valid with model.causal: false: native)");
+}
+
+// Generation feeds the model ever longer prefixes of the sequence it was trained on whole; a
+// scheme that numbers positions by the sequence's length (normalized) would read each prefix
+// unlike training, so it is refused, by the property the scheme declares. Every other scheme
+// is accepted.
+TEST(LmConfig, ASchemeWhosePositionsDependOnTheLengthIsRefused) {
+  EXPECT_EQ(error_of({"positional=normalized"}),
+            "lm.yaml:14: task.layout: 'lm' cannot take positional.type: normalized (it numbers "
+            "positions by the sequence's length, which grows during generation); every scheme "
+            "but normalized can");
+  for (const SchemeInfo& info : scheme_table()) {
+    SCOPED_TRACE(info.name);
+    EXPECT_EQ(info.positions_depend_on_length, info.name == "normalized");
+    if (!info.positions_depend_on_length) {
+      EXPECT_NO_THROW(config({"positional=" + info.name}));
+    }
+  }
 }
 
 TEST(LmConfig, AFileTaskWhoseAnswersAreNotInputsCannotUseIt) {
