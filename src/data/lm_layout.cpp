@@ -8,6 +8,7 @@
 
 #include "pelab/core/error.h"
 #include "pelab/core/strings.h"
+#include "pelab/data/file_dataset.h"
 
 namespace pelab {
 
@@ -24,7 +25,7 @@ std::vector<std::string> appended_task_names() {
 class LmTask : public Task {
  public:
   explicit LmTask(std::unique_ptr<Task> native)
-      : native_(std::move(native)), vocabulary_(lm_vocabulary(native_->info())) {
+      : native_(std::move(native)), vocabulary_(pelab::lm_vocabulary(native_->info())) {
     info_ = native_->info();
     info_.output_symbols.push_back(kEndSymbol);
     info_.description +=
@@ -33,7 +34,7 @@ class LmTask : public Task {
   }
 
   const TaskInfo& info() const override { return info_; }
-  const LmVocabulary& vocabulary() const { return vocabulary_; }
+  const LmVocabulary* lm_vocabulary() const override { return &vocabulary_; }
 
   Example sample(Generator& rng, int length) const override {
     return to_lm_example(native_->sample(rng, length), vocabulary_);
@@ -70,9 +71,9 @@ class LmTask : public Task {
 std::string lm_layout_problem(const TaskInfo& native) {
   if (native.layout != TaskLayout::AppendedQueries)
     return fmt::format(
-        "'lm' is only for tasks whose native layout is appended_queries ({}, or task 'file' "
-        "with appended examples); task '{}' is {} (valid for it: native)",
-        join(appended_task_names()), native.name, to_string(native.layout));
+        "'lm' is only for tasks whose examples are laid out appended ({}, or task 'file' with "
+        "appended examples); task '{}' is {} (valid for it: native)",
+        join(appended_task_names()), native.name, dataset_layout_name(native.layout));
   for (const std::string& symbol : native.output_symbols) {
     if (symbol == kEndSymbol)
       return fmt::format(
@@ -126,11 +127,6 @@ Example to_lm_example(const Example& native, const LmVocabulary& vocabulary) {
 std::unique_ptr<Task> make_lm_task(std::unique_ptr<Task> native) {
   PELAB_ASSERT(native != nullptr);
   return std::make_unique<LmTask>(std::move(native));
-}
-
-const LmVocabulary* lm_vocabulary_of(const Task& task) {
-  const auto* lm = dynamic_cast<const LmTask*>(&task);
-  return lm ? &lm->vocabulary() : nullptr;
 }
 
 }  // namespace pelab

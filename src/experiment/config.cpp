@@ -512,8 +512,10 @@ void resolve_task_files(TaskConfig& task, const std::string& task_source, const 
   }
 }
 
-// task.layout: lm, for a task whose native layout it fits and a causal model; errors name
-// where task.layout was given.
+// task.layout: lm, for a task whose native layout it fits, a causal model and a scheme whose
+// positions do not depend on the sequence's length (greedy generation grows the sequence, so
+// such a scheme would encode every prefix unlike training); errors name where task.layout
+// was given.
 std::unique_ptr<Task> laid_out(std::unique_ptr<Task> native, const ExperimentConfig& c,
                                const KeyPlaces& at) {
   if (c.task.layout != "lm") return native;
@@ -525,6 +527,16 @@ std::unique_ptr<Task> laid_out(std::unique_ptr<Task> native, const ExperimentCon
         "attention would read the token each position is to predict; valid with "
         "model.causal: false: native)",
         at("task.layout")));
+  const std::string& scheme = c.model.positional.type;
+  if (is_scheme(scheme) && scheme_info(scheme).positions_depend_on_length) {
+    std::vector<std::string> refused;
+    for (const SchemeInfo& info : scheme_table())
+      if (info.positions_depend_on_length) refused.push_back(info.name);
+    throw Error(fmt::format(
+        "{}: 'lm' cannot take positional.type: {} (it numbers positions by the sequence's "
+        "length, which grows during generation); every scheme but {} can",
+        at("task.layout"), scheme, join(refused)));
+  }
   return make_lm_task(std::move(native));
 }
 

@@ -163,7 +163,7 @@ DumpExamples read_dump_examples(const DumpSource& source, const Task& run_task,
   const std::shared_ptr<const FileTaskData> data =
       build_file_task_data(run_vocabulary(info, batch_file.layout, run_name), batch_file);
   const LmVocabulary* lm =
-      batch_file.layout == TaskLayout::AppendedQueries ? lm_vocabulary_of(run_task) : nullptr;
+      batch_file.layout == TaskLayout::AppendedQueries ? run_task.lm_vocabulary() : nullptr;
   DumpExamples out;
   for (size_t i = 0; i < data->eval.size(); ++i) {
     const std::string where = fmt::format("{}:{}", batch_file.source, data->eval_lines[i]);

@@ -74,7 +74,7 @@ Tally score_examples(const Encoder& model, const std::vector<Example>& examples,
 Evaluation evaluate(const Encoder& model, const Task& task, const ExperimentConfig& config,
                     std::vector<int64_t> lengths, AnswerDecoding decoding) {
   if (lengths.empty()) lengths = config.evaluation.lengths;
-  const LmVocabulary* lm = decoding == AnswerDecoding::greedy ? lm_vocabulary_of(task) : nullptr;
+  const LmVocabulary* lm = decoding == AnswerDecoding::greedy ? task.lm_vocabulary() : nullptr;
   NoGradGuard no_grad;
   Evaluation out;
   const RandomizeConfig& rnd = config.randomize;
@@ -144,12 +144,14 @@ Validation validate(const Encoder& model, const Task& task, const ExperimentConf
   // generated prefix equals the gold one, generation's next input is the gold token, and its
   // next prediction is the teacher-forced one; so generation is an exact match exactly when
   // every teacher-forced argmax (each answer token and <end>) is right. Token accuracy can
-  // differ (after a first error generation reads its own tokens). Two caveats: the scheme
+  // differ (after a first error generation reads its own tokens). Two caveats. The scheme
   // must not number a position by the sequence's length (`normalized` divides by it, so the
-  // prefix and the full sequence number the same token differently), and a forward pass of L
-  // tokens rounds like the prefix of a longer one only up to the GEMM's blocking, which could
-  // flip an argmax at an exact tie (LmEvaluation.GenerationExactMatchIsTeacherForcedAllRight
-  // checks every example of a trained run).
+  // prefix and the full sequence number the same token differently); the config refuses such
+  // a scheme with lm. And a forward pass of L tokens rounds like the prefix of a longer one
+  // only up to the GEMM's blocking, so the two logits can differ by a few ulps, which flips
+  // an argmax wherever two classes are that close (a near tie, not only an exact one).
+  // LmEvaluation.GenerationExactMatchIsTeacherForcedAllRight checks every example of three
+  // configs (none, rotary, rotary with randomized positions) on fixed seeds, not every scheme.
   const Evaluation e = evaluate(model, task, v, out.lengths, AnswerDecoding::teacher_forced);
   for (const LengthResult& r : e.by_length) {
     out.token_accuracy += r.token_accuracy;

@@ -27,9 +27,11 @@ class Normalized : public InputScheme {
 }  // namespace
 
 SchemeInfo normalized_scheme() {
-  return {"normalized", "the notes' guess 2: p / (n − 1) in every column, n the real length",
-          input_scheme_keys(),
-          [](const SchemeContext& c) { return std::make_unique<Normalized>(c); }};
+  SchemeInfo info{
+      "normalized", "the notes' guess 2: p / (n − 1) in every column, n the real length",
+      input_scheme_keys(), [](const SchemeContext& c) { return std::make_unique<Normalized>(c); }};
+  info.positions_depend_on_length = true;  // n is the real length
+  return info;
 }
 
 }  // namespace pelab

@@ -91,11 +91,11 @@ TEST(LmLayout, VocabularyGainsEndAndMapsOutputsToInputsByName) {
   EXPECT_EQ(lm->info().input_symbols, native->info().input_symbols);  // '?' stays, unused
   EXPECT_EQ(lm->info().vocab_out(), native->info().vocab_out() + 1);
   EXPECT_EQ(lm->info().output_symbols.back(), "<end>");
-  const LmVocabulary* v = lm_vocabulary_of(*lm);
+  const LmVocabulary* v = lm->lm_vocabulary();
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->end, 8);
   EXPECT_EQ(v->input_of_output, (std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
-  EXPECT_EQ(lm_vocabulary_of(*native), nullptr);
+  EXPECT_EQ(native->lm_vocabulary(), nullptr);
 
   // By name, not by id: outputs listed in another order than the inputs.
   TaskInfo info;
@@ -119,11 +119,11 @@ TEST(LmLayout, OnlyAppendedQueriesTasksWhoseOutputsAreInputs) {
   EXPECT_EQ(lm_layout_problem(make_task("copy")->info()), "");
   EXPECT_EQ(lm_layout_problem(make_task("binary_addition")->info()), "");
   EXPECT_EQ(lm_layout_problem(make_task("parity")->info()),
-            "'lm' is only for tasks whose native layout is appended_queries (copy, reverse, "
+            "'lm' is only for tasks whose examples are laid out appended (copy, reverse, "
             "duplicate, odds_first, sort, binary_addition, or task 'file' with appended "
             "examples); task 'parity' is classification (valid for it: native)");
   EXPECT_EQ(error_of([] { lm_task("shift"); }),
-            "task.layout: 'lm' is only for tasks whose native layout is appended_queries (copy, "
+            "task.layout: 'lm' is only for tasks whose examples are laid out appended (copy, "
             "reverse, duplicate, odds_first, sort, binary_addition, or task 'file' with appended "
             "examples); task 'shift' is tagging (valid for it: native)");
 

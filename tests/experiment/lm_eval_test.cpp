@@ -4,6 +4,8 @@
 // `pelab train` end to end.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "pelab/core/error.h"
@@ -14,6 +16,7 @@
 #include "pelab/experiment/dump.h"
 #include "pelab/experiment/evaluate.h"
 #include "pelab/experiment/trainer.h"
+#include "pelab/positional/scheme.h"
 #include "pelab_process.h"
 
 namespace pelab {
@@ -64,20 +67,37 @@ TEST(LmConfig, ErrorsNameTheFileLineAndKey) {
   EXPECT_EQ(error_of({"task.layout=decoder"}),
             "command line 'task.layout=decoder': task.layout: 'decoder' is not valid (valid: "
             "native, lm)");
-  EXPECT_EQ(
-      error_of({}, R"(model:
+  EXPECT_EQ(error_of({}, R"(model:
   causal: true
 task:
   name: parity
   layout: lm
 )"),
-      "lm.yaml:5: task.layout: 'lm' is only for tasks whose native layout is appended_queries "
-      "(copy, reverse, duplicate, odds_first, sort, binary_addition, or task 'file' with "
-      "appended examples); task 'parity' is classification (valid for it: native)");
+            "lm.yaml:5: task.layout: 'lm' is only for tasks whose examples are laid out appended "
+            "(copy, reverse, duplicate, odds_first, sort, binary_addition, or task 'file' with "
+            "appended examples); task 'parity' is classification (valid for it: native)");
   EXPECT_EQ(error_of({"model.causal=false"}),
             "lm.yaml:14: task.layout: 'lm' needs model.causal: true (the answer is fed back as "
             "input, so bidirectional attention would read the token each position is to "
             "predict; valid with model.causal: false: native)");
+}
+
+// Generation feeds the model ever longer prefixes of the sequence it was trained on whole; a
+// scheme that numbers positions by the sequence's length (normalized) would read each prefix
+// unlike training, so it is refused, by the property the scheme declares. Every other scheme
+// is accepted.
+TEST(LmConfig, ASchemeWhosePositionsDependOnTheLengthIsRefused) {
+  EXPECT_EQ(error_of({"positional=normalized"}),
+            "lm.yaml:14: task.layout: 'lm' cannot take positional.type: normalized (it numbers "
+            "positions by the sequence's length, which grows during generation); every scheme "
+            "but normalized can");
+  for (const SchemeInfo& info : scheme_table()) {
+    SCOPED_TRACE(info.name);
+    EXPECT_EQ(info.positions_depend_on_length, info.name == "normalized");
+    if (!info.positions_depend_on_length) {
+      EXPECT_NO_THROW(config({"positional=" + info.name}));
+    }
+  }
 }
 
 TEST(LmConfig, AFileTaskWhoseAnswersAreNotInputsCannotUseIt) {
@@ -209,7 +229,7 @@ TEST(LmEvaluation, GenerationExactMatchIsTeacherForcedAllRight) {
     Training t(c);
     for (int64_t step = 0; step < c.training.steps; ++step)
       train_step(c, t, t.stream.next(), step, [] { return std::string(); });
-    const LmVocabulary* lm = lm_vocabulary_of(*t.task);
+    const LmVocabulary* lm = t.task->lm_vocabulary();
     ASSERT_NE(lm, nullptr);
     int64_t exact = 0, wrong = 0;
     for (int64_t n : c.evaluation.lengths) {
@@ -244,6 +264,120 @@ TEST(LmEvaluation, GenerationExactMatchIsTeacherForcedAllRight) {
   }
 }
 
+// ---- teacher forcing is causal -----------------------------------------------------------
+
+// Teacher forcing feeds the gold answer as input; it is a fair stand-in for generation only if
+// no position reads a later token. So changing answer token y_k (at input position p) must
+// leave every logit at positions before p bit-identical, in every row of the batch, through
+// the model's public forward pass; and the logits at p itself do change (not vacuous). On an
+// initialized model of several schemes (relative ones mix positions inside attention).
+TEST(LmTeacherForcing, AChangedAnswerTokenLeavesEarlierLogitsBitIdentical) {
+  for (const std::string scheme : {"none", "learned", "rotary", "alibi", "t5", "relative"}) {
+    SCOPED_TRACE(scheme);
+    const ExperimentConfig c = config({"positional=" + scheme});
+    const Training t(c);
+    const std::vector<Example> examples = evaluation_examples(*t.task, 5, 4, c.evaluation.seed);
+    const Batch batch = collate(examples);
+    const int64_t T = batch.length(), V = c.model.vocab_out;
+    const int64_t first = T - 5;  // copy of size 5: the answer tokens y_1..y_5 are the last 5
+    const Tensor before = t.model->forward(batch).logits;  // [B, T, V]
+    for (const int64_t k : {int64_t{0}, int64_t{2}, int64_t{4}}) {
+      const int64_t p = first + k;  // y_{k+1}'s input position
+      Batch changed = batch;
+      int32_t& token = changed.tokens.values[1 * T + p];
+      token = (token + 1) % 4;  // another answer symbol (input ids 0..3 are the symbols)
+      const Tensor after = t.model->forward(changed).logits;
+      for (int64_t b = 0; b < batch.batch_size(); ++b)
+        EXPECT_EQ(std::memcmp(before.data() + b * T * V, after.data() + b * T * V,
+                              sizeof(float) * static_cast<size_t>((b == 1 ? p : T) * V)),
+                  0)
+            << "row " << b << ", answer token " << k;
+      EXPECT_NE(std::memcmp(before.data() + (T + p) * V, after.data() + (T + p) * V,
+                            sizeof(float) * static_cast<size_t>(V)),
+                0)
+          << "answer token " << k;
+    }
+  }
+}
+
+// ---- a file task -------------------------------------------------------------------------
+
+// An appended file task can use the layout. Its examples' prompts and answers differ in length
+// within one problem size (`length` sets the size), so generation's step batches are right-
+// padded; each example's greedy answer in its batch is the one it generates alone.
+TEST(LmFileTask, ExamplesOfDifferentPromptAndAnswerLengthsTrainAndGenerate) {
+  TempDir dir;
+  const std::string data =
+      R"({"layout": "appended", "input_symbols": ["a", "b", "c"], "output_symbols": ["a", "b", "c"]}
+{"input": ["a"], "target": ["a"], "length": 1}
+{"input": ["b", "c"], "target": ["c", "b", "b"], "length": 1}
+{"input": ["c"], "target": ["c", "c"], "length": 1}
+{"input": ["a", "b"], "target": ["b"], "length": 2}
+{"input": ["b", "a", "c"], "target": ["c", "a", "b", "a"], "length": 2}
+{"input": ["c", "c"], "target": ["a", "c"], "length": 2}
+{"input": ["a", "c", "b", "a"], "target": ["a", "b"], "length": 2}
+)";
+  testing::write_file(dir.path() / "train.jsonl", data);
+  testing::write_file(dir.path() / "eval.jsonl", data);
+  testing::write_file(dir.path() / "x.yaml", R"(seed: 4
+model:
+  d_model: 16
+  heads: 2
+  layers: 1
+  causal: true
+positional:
+  type: rotary
+task:
+  name: file
+  train_file: train.jsonl
+  eval_file: eval.jsonl
+  layout: lm
+training:
+  steps: 30
+  batch_size: 8
+  lr: 0.01
+  warmup: 5
+evaluation:
+  examples: 8
+)");
+  const ExperimentConfig c = load_experiment(dir / "x.yaml");
+  EXPECT_EQ(c.model.vocab_out, 4);  // a b c <end>
+  Training t(c);
+  for (int64_t step = 0; step < c.training.steps; ++step)
+    train_step(c, t, t.stream.next(), step, [] { return std::string(); });
+  const LmVocabulary* lm = t.task->lm_vocabulary();
+  ASSERT_NE(lm, nullptr);
+  EXPECT_EQ(lm->input_of_output, (std::vector<int32_t>{0, 1, 2}));
+
+  const Evaluation e = evaluate(*t.model, *t.task, c);
+  ASSERT_EQ(e.by_length.size(), 2u);
+  EXPECT_EQ(e.by_length[0].examples, 3);
+  EXPECT_EQ(e.by_length[0].scored, 2 + 4 + 3);  // m + 1 slots each
+  EXPECT_EQ(e.by_length[1].scored, 2 + 5 + 3 + 3);
+  int64_t longest_generated = 0;  // tokens; ≥ 2: a step after the first fed one back
+  for (const int64_t n : {1, 2}) {
+    SCOPED_TRACE(n);
+    const std::vector<Example> examples = evaluation_examples(*t.task, n, 8, c.evaluation.seed);
+    const Batch batch = collate(examples);
+    const IntTensor together = greedy_predictions(*t.model, batch, *lm);
+    const int64_t T = batch.length();
+    for (size_t i = 0; i < examples.size(); ++i) {
+      const Batch one = collate({examples[i]});
+      const IntTensor alone = greedy_predictions(*t.model, one, *lm);
+      const int64_t L = one.length();  // collate pads on the right: the example comes first
+      const std::vector<int32_t> row(together.values.begin() + static_cast<int64_t>(i) * T,
+                                     together.values.begin() + static_cast<int64_t>(i) * T + L);
+      EXPECT_EQ(row, alone.values) << "example " << i;
+      longest_generated = std::max<int64_t>(
+          longest_generated,
+          std::count_if(row.begin(), row.end(), [](int32_t y) { return y != kNoPrediction; }));
+      for (int64_t t_ = L; t_ < T; ++t_)
+        EXPECT_EQ(together.values[static_cast<int64_t>(i) * T + t_], kNoPrediction);
+    }
+  }
+  EXPECT_GE(longest_generated, 2);
+}
+
 // ---- pelab dump ---------------------------------------------------------------------------
 
 TEST(LmDump, AppendedExamplesAreLaidOutAsTheRunTrainsOnThem) {
@@ -262,7 +396,7 @@ TEST(LmDump, AppendedExamplesAreLaidOutAsTheRunTrainsOnThem) {
   ASSERT_EQ(laid_out.examples.size(), 4u);
   ASSERT_EQ(as_drawn.examples.size(), 4u);
   for (size_t i = 0; i < laid_out.examples.size(); ++i) {
-    const Example expected = to_lm_example(as_drawn.examples[i], *lm_vocabulary_of(*lm));
+    const Example expected = to_lm_example(as_drawn.examples[i], *lm->lm_vocabulary());
     EXPECT_EQ(laid_out.examples[i].tokens, expected.tokens);
     EXPECT_EQ(laid_out.examples[i].targets, expected.targets);
     EXPECT_EQ(laid_out.examples[i].targets.back(), 4);  // <end>

@@ -43,7 +43,6 @@ Example to_lm_example(const Example& native, const LmVocabulary& vocabulary);
 // to_lm_example of the example the native task draws, from the same random numbers, so a run's
 // examples differ from its native run's only in layout. Throws lm_layout_problem's message.
 std::unique_ptr<Task> make_lm_task(std::unique_ptr<Task> native);
-// The lm vocabulary of a task make_lm_task built; nullptr for any other task.
-const LmVocabulary* lm_vocabulary_of(const Task& task);
+// Its Task::lm_vocabulary() is the vocabulary it lays answers out with.
 
 }  // namespace pelab

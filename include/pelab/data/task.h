@@ -45,6 +45,8 @@ struct TaskInfo {
 // A task parameter (task.<name>): its type, default, valid range and a one-line help.
 using TaskParam = KeySpec;
 
+struct LmVocabulary;
+
 class Task {
  public:
   virtual ~Task() = default;
@@ -80,6 +82,9 @@ class Task {
   virtual std::string check_evaluation_lengths(const std::vector<int64_t>& /*lengths*/) const {
     return "";
   }
+  // How a task laid out as lm (pelab/data/lm_layout.h) turns answers into tokens; nullptr for
+  // a task in its native layout.
+  virtual const LmVocabulary* lm_vocabulary() const { return nullptr; }
 };
 
 // The task parameters given, by name; building the task fills in the defaults.

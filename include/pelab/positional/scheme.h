@@ -34,6 +34,10 @@ struct SchemeInfo {
   // Sets keys from the run's facts (learned: the table length), or throws an error that
   // starts with "positional.<key>:". Null for schemes whose keys do not depend on the run.
   std::function<void(const RunFacts&, KeyValues&)> resolve = nullptr;
+  // True if the encoding of a position depends on the sequence's length (normalized divides
+  // by it): a prefix is then not encoded as the start of the whole sequence, so a model
+  // generating token by token reads positions unlike the ones it was trained on.
+  bool positions_depend_on_length = false;
 
   const SchemeKey* key(const std::string& key_name) const { return find_key(keys, key_name); }
 };
