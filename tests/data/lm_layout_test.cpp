@@ -10,38 +10,22 @@
 #include <sstream>
 
 #include "../../src/data/task_base.h"
+#include "data/symbols.h"
+#include "ops/error_message.h"
 #include "pelab/core/error.h"
 #include "pelab/data/task.h"
 
 namespace pelab {
 namespace {
 
-// Space-separated printable symbols → ids of `names`.
-std::vector<int32_t> ids_of(const std::vector<std::string>& names, const std::string& text) {
-  std::vector<int32_t> ids;
-  std::istringstream in(text);
-  for (std::string word; in >> word;) {
-    const auto it = std::find(names.begin(), names.end(), word);
-    if (it == names.end()) throw std::runtime_error("no symbol '" + word + "'");
-    ids.push_back(static_cast<int32_t>(it - names.begin()));
-  }
-  return ids;
-}
+using testing::error_message;
+using testing::ids_of;
 
 // Ids → printable symbols of `names`, '.' for kIgnore.
 std::string render(const std::vector<std::string>& names, const std::vector<int32_t>& ids) {
   std::string out;
   for (int32_t id : ids) out += (out.empty() ? "" : " ") + (id == kIgnore ? "." : names.at(id));
   return out;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 std::unique_ptr<Task> lm_task(const std::string& name) {
@@ -122,7 +106,7 @@ TEST(LmLayout, OnlyAppendedQueriesTasksWhoseOutputsAreInputs) {
             "'lm' is only for tasks whose examples are laid out appended (copy, reverse, "
             "duplicate, odds_first, sort, binary_addition, or task 'file' with appended "
             "examples); task 'parity' is classification (valid for it: native)");
-  EXPECT_EQ(error_of([] { lm_task("shift"); }),
+  EXPECT_EQ(error_message([] { lm_task("shift"); }),
             "task.layout: 'lm' is only for tasks whose examples are laid out appended (copy, "
             "reverse, duplicate, odds_first, sort, binary_addition, or task 'file' with appended "
             "examples); task 'shift' is tagging (valid for it: native)");
@@ -135,7 +119,7 @@ TEST(LmLayout, OnlyAppendedQueriesTasksWhoseOutputsAreInputs) {
   EXPECT_EQ(lm_layout_problem(info),
             "'lm' feeds the answer back as input, but the output symbol 'even' of task 'file' is "
             "not one of its input symbols (valid for it: native)");
-  EXPECT_EQ(error_of([&] { lm_vocabulary(info); }),
+  EXPECT_EQ(error_message([&] { lm_vocabulary(info); }),
             "task.layout: 'lm' feeds the answer back as input, but the output symbol 'even' of "
             "task 'file' is not one of its input symbols (valid for it: native)");
   info.input_symbols.push_back("<end>");
@@ -151,11 +135,11 @@ TEST(LmLayout, AnExampleThatIsNotAppendedQueriesIsRefused) {
   e.length = 2;
   e.tokens = {0, 1, 8, 9, 9};
   e.targets = {kIgnore, 3, kIgnore, 0, 1};  // a scored position inside the prompt
-  EXPECT_EQ(error_of([&] { to_lm_example(e, v); }),
+  EXPECT_EQ(error_message([&] { to_lm_example(e, v); }),
             "the lm layout needs an appended-queries example: a prompt, then the scored answer "
             "positions last (an example of size 2 is not one)");
   e.targets = {kIgnore, kIgnore, kIgnore, kIgnore, kIgnore};  // nothing scored
-  EXPECT_NE(error_of([&] { to_lm_example(e, v); }), "(no error)");
+  EXPECT_NE(error_message([&] { to_lm_example(e, v); }), "(no pelab::Error thrown)");
 }
 
 TEST(LmLayout, TheTaskDrawsTheNativeExamplesLaidOut) {

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "../../src/data/task_base.h"
+#include "data/symbols.h"
 #include "pelab/core/error.h"
 #include "pelab/data/task.h"
 
@@ -23,15 +24,7 @@ namespace {
 
 // Space-separated printable symbols → input ids.
 std::vector<int32_t> encode(const Task& task, const std::string& text) {
-  const std::vector<std::string>& names = task.info().input_symbols;
-  std::vector<int32_t> ids;
-  std::istringstream in(text);
-  for (std::string word; in >> word;) {
-    const auto it = std::find(names.begin(), names.end(), word);
-    if (it == names.end()) throw std::runtime_error("no input symbol '" + word + "'");
-    ids.push_back(static_cast<int32_t>(it - names.begin()));
-  }
-  return ids;
+  return testing::ids_of(task.info().input_symbols, text);
 }
 
 // Targets → printable output symbols, '.' for kIgnore.
