@@ -106,7 +106,7 @@ void add_rotary_claims(std::vector<ClaimDef>& defs);     // C11, C12
 void add_absolute_claims(std::vector<ClaimDef>& defs);   // C2, C3, C4, C14, C16
 void add_relative_claims(std::vector<ClaimDef>& defs);   // C6, C15
 void add_cost_claims(std::vector<ClaimDef>& defs);       // C7, C13
-void add_published_claims(std::vector<ClaimDef>& defs);  // R1, R2
+void add_published_claims(std::vector<ClaimDef>& defs);  // R1, R2, R3
 
 // A claim's config file: configs/claims/c08.yaml for C8, r01.yaml for R1 (zero-padded so the
 // files sort in claim order).

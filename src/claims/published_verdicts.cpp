@@ -108,27 +108,45 @@ Judgement judge_r1(const R1Numbers& n) {
                          n.solved, joined(judged, "; "), solved, m, unjudged, budget)};
 }
 
-Gain randomization_gain(const std::vector<R2Task>& tasks, const BootstrapOptions& options) {
+namespace {
+
+// One task's two samples: the gain is the mean of `after` − the mean of `before`.
+struct SamplePair {
+  const std::vector<double>* before;
+  const std::vector<double>* after;
+};
+
+// The mean over pairs of (mean after − mean before), with a 95% bootstrap interval that
+// resamples each side of each pair (deterministic: the options' fixed stream).
+Gain mean_gain(const std::vector<SamplePair>& pairs, const BootstrapOptions& options) {
   Gain g;
-  g.tasks = static_cast<int64_t>(tasks.size());
-  if (tasks.empty()) return g;
-  for (const R2Task& t : tasks)
-    if (t.plain.empty() || t.randomized.empty()) return g;
+  g.tasks = static_cast<int64_t>(pairs.size());
+  if (pairs.empty()) return g;
+  for (const SamplePair& p : pairs)
+    if (p.before->empty() || p.after->empty()) return g;
   double sum = 0;
-  for (const R2Task& t : tasks) sum += mean_of(t.randomized) - mean_of(t.plain);
-  g.mean = sum / static_cast<double>(tasks.size());
+  for (const SamplePair& p : pairs) sum += mean_of(*p.after) - mean_of(*p.before);
+  g.mean = sum / static_cast<double>(pairs.size());
   Generator rng(options.seed);
   std::vector<double> means(static_cast<size_t>(options.resamples));
   for (double& m : means) {
     double resampled = 0;
-    for (const R2Task& t : tasks)
-      resampled += resampled_mean(t.randomized, rng) - resampled_mean(t.plain, rng);
-    m = resampled / static_cast<double>(tasks.size());
+    for (const SamplePair& p : pairs)
+      resampled += resampled_mean(*p.after, rng) - resampled_mean(*p.before, rng);
+    m = resampled / static_cast<double>(pairs.size());
   }
   std::sort(means.begin(), means.end());
   const double tail = (1 - options.confidence) / 2;
   g.interval = {quantile_sorted(means, tail), quantile_sorted(means, 1 - tail)};
   return g;
+}
+
+}  // namespace
+
+Gain randomization_gain(const std::vector<R2Task>& tasks, const BootstrapOptions& options) {
+  std::vector<SamplePair> pairs;
+  for (const R2Task& t : tasks) pairs.push_back({&t.plain, &t.randomized});
+  return mean_gain(pairs, options);
 }
 
 const char* to_string(R2Effect e) {
@@ -236,6 +254,143 @@ Judgement judge_r2(const R2Numbers& n) {
                     : (2 * (lowered + no_gain) > judged && raised == 0) ? Verdict::Refuted
                                                                         : Verdict::Mixed;
   return {v, because};
+}
+
+// ---- R3 ----
+
+const char* to_string(R3Standing s) {
+  switch (s) {
+    case R3Standing::Ahead:
+      return "ahead";
+    case R3Standing::Behind:
+      return "behind";
+    case R3Standing::Level:
+      return "level";
+    case R3Standing::Unclear:
+      return "unclear";
+    case R3Standing::NotJudged:
+      return "not judged";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string learned_text(const R3Scores& s) {
+  return fmt::format("{} learned it in distribution in {} of {} runs", s.scheme, s.learned.learned,
+                     s.learned.runs);
+}
+
+// Why the reference against `other` on `task` does not count ("" when it does).
+std::string r3_left_out(const R3Scores& reference, const R3Scores& other, const R3Numbers& n) {
+  if (!reference.learned.all()) return learned_text(reference);
+  if (!other.learned.all()) return learned_text(other);
+  if (reference.scores.empty() || other.scores.empty()) return "no score beyond training";
+  const double a = mean_of(reference.scores), b = mean_of(other.scores);
+  if (a >= n.ceiling && b >= n.ceiling)
+    return fmt::format("both at the ceiling: {:.3f} and {:.3f}", a, b);
+  if (a <= n.floor && b <= n.floor)
+    return fmt::format("both at the floor: {:.3f} and {:.3f}", a, b);
+  return "";
+}
+
+R3Standing standing_of(const Gain& d, double margin) {
+  if (d.interval.low > 0) return R3Standing::Ahead;
+  if (d.interval.high < 0) return R3Standing::Behind;
+  if (d.interval.low >= -margin && d.interval.high <= margin) return R3Standing::Level;
+  return R3Standing::Unclear;
+}
+
+}  // namespace
+
+std::vector<R3Comparison> r3_comparisons(const R3Numbers& n) {
+  std::vector<R3Comparison> out;
+  for (const R3Task& t : n.tasks) {
+    const auto reference = std::find_if(t.schemes.begin(), t.schemes.end(),
+                                        [&](const R3Scores& s) { return s.scheme == n.reference; });
+    for (const R3Scores& other : t.schemes) {
+      if (other.scheme == n.reference) continue;
+      R3Comparison c;
+      c.task = t.task;
+      c.other = other.scheme;
+      if (reference == t.schemes.end()) {
+        c.left_out = n.reference + " was not run";
+      } else {
+        c.difference = mean_gain({{&other.scores, &reference->scores}}, {});
+        c.left_out = r3_left_out(*reference, other, n);
+        if (c.left_out.empty()) c.standing = standing_of(c.difference, n.margin);
+      }
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+Judgement judge_r3(const R3Numbers& n) {
+  std::map<R3Standing, int64_t> count;
+  std::vector<std::string> parts, left_out;
+  for (const R3Comparison& c : r3_comparisons(n)) {
+    if (c.standing == R3Standing::NotJudged) {
+      left_out.push_back(
+          fmt::format("{} vs {} on {} ({})", n.reference, c.other, c.task, c.left_out));
+      continue;
+    }
+    ++count[c.standing];
+    parts.push_back(fmt::format("{} {} of {} ({:+.3f} [{:+.3f}, {:+.3f}])", c.task,
+                                to_string(c.standing), c.other, c.difference.mean,
+                                c.difference.interval.low, c.difference.interval.high));
+  }
+  const std::string unjudged = left_out.empty() ? "" : "; left out: " + joined(left_out, ", ");
+  const int64_t judged = static_cast<int64_t>(parts.size());
+  if (judged == 0)
+    return cannot_tell(fmt::format("no comparison of {} with another scheme counts", n.reference) +
+                       unjudged);
+  const int64_t ahead = count[R3Standing::Ahead], behind = count[R3Standing::Behind];
+  const int64_t level = count[R3Standing::Level], unclear = count[R3Standing::Unclear];
+  const std::string because = fmt::format(
+      "{} − other, exact match beyond the training lengths [95% interval]: {}; of {} "
+      "comparisons {} ahead, {} level (within ±{:.2f}), {} behind, {} unclear{}",
+      n.reference, joined(parts, "; "), judged, ahead, level, n.margin, behind, unclear, unjudged);
+  if (2 * unclear > judged)
+    return cannot_tell("the noise is as large as the difference for most comparisons: " + because);
+  const Verdict v = (2 * (ahead + level) > judged && behind == 0) ? Verdict::Supported
+                    : (2 * behind > judged && ahead == 0)         ? Verdict::Refuted
+                                                                  : Verdict::Mixed;
+  return {v, because};
+}
+
+std::vector<std::pair<std::string, double>> mean_reciprocal_rank(const std::vector<R3Task>& tasks) {
+  std::vector<std::string> order;  // schemes in order of first appearance
+  std::map<std::string, std::vector<double>> reciprocal;
+  for (const R3Task& t : tasks) {
+    for (const R3Scores& s : t.schemes)
+      if (std::find(order.begin(), order.end(), s.scheme) == order.end()) order.push_back(s.scheme);
+    if (t.schemes.empty()) continue;
+    for (uint64_t seed : t.schemes.front().seeds) {
+      std::vector<std::pair<std::string, double>> query;  // scheme, score
+      for (const R3Scores& s : t.schemes) {
+        const auto at = std::find(s.seeds.begin(), s.seeds.end(), seed);
+        if (at == s.seeds.end() || static_cast<size_t>(at - s.seeds.begin()) >= s.scores.size())
+          break;
+        query.push_back({s.scheme, s.scores[static_cast<size_t>(at - s.seeds.begin())]});
+      }
+      if (query.size() != t.schemes.size()) continue;  // a seed some scheme lacks
+      for (const auto& [scheme, score] : query) {
+        int64_t better = 0, equal = 0;
+        for (const auto& q : query) {
+          better += q.second > score;
+          equal += q.second == score;
+        }
+        // Ranks better+1 .. better+equal, shared: the mean of their reciprocals.
+        double sum = 0;
+        for (int64_t r = better + 1; r <= better + equal; ++r) sum += 1.0 / static_cast<double>(r);
+        reciprocal[scheme].push_back(sum / static_cast<double>(equal));
+      }
+    }
+  }
+  std::vector<std::pair<std::string, double>> out;
+  for (const std::string& s : order) out.push_back({s, mean_of(reciprocal[s])});
+  return out;
 }
 
 }  // namespace pelab::claims

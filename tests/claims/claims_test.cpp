@@ -89,11 +89,12 @@ TEST(Reproduce, TheNotesClaimsComeFirstThenThePublishedReproductions) {
   const auto at = [&](const std::string& id) {
     return std::find(ids.begin(), ids.end(), id) - ids.begin();
   };
-  ASSERT_LT(at("R2"), static_cast<std::ptrdiff_t>(ids.size()));
+  ASSERT_LT(at("R3"), static_cast<std::ptrdiff_t>(ids.size()));
   EXPECT_EQ(ids.front(), "C1");
   EXPECT_LT(at("C2"), at("C10"));  // by number, not as text
   EXPECT_LT(at("C16"), at("R1"));
   EXPECT_EQ(at("R1") + 1, at("R2"));
+  EXPECT_EQ(at("R2") + 1, at("R3"));
 }
 
 TEST(Reproduce, BadClaimConfigsAndIdsAreClearErrors) {
@@ -127,6 +128,21 @@ TEST(Reproduce, BadClaimConfigsAndIdsAreClearErrors) {
   }
   o.only = {"C99"};
   EXPECT_THROW(reproduce(o), Error);
+  // R3's published figures: a pair that is not [mean, std] names its line, before any run.
+  std::ofstream(fs::path(configs) / "claims" / "r03.yaml")
+      << "claim: R3\nstatement: s\nsources: x\nverdict: v\nprecondition: p\nsettings:\n"
+         "  experiment: nowhere.yaml\n  published:\n    copy:\n      none: [0.3]\n";
+  o.only = {"R3"};
+  try {
+    reproduce(o);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("r03.yaml:10: settings.published.copy.none: expected [mean, std]"),
+              std::string::npos)
+        << m;
+  }
+  EXPECT_FALSE(fs::exists(fs::path(o.out) / "runs")) << "a run started despite the bad config";
 }
 
 // `pelab reproduce --quick` end to end, as a user runs it: every claim pelab measures, with

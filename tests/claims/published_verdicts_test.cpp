@@ -1,5 +1,6 @@
-// The judgements of the published reproductions R1 and R2 on synthetic numbers: the papers'
-// score (an unweighted mean over the test lengths, the maximum over the sweep), each verdict,
+// The judgements of the published reproductions R1, R2 and R3 on synthetic numbers: the papers'
+// score (an unweighted mean over the test lengths, the maximum over the sweep), R3's mean
+// reciprocal rank, each verdict,
 // and each precondition that leaves a task or scheme out or makes the verdict inconclusive,
 // at the ceiling and at the floor.
 #include "pelab/claims/published_verdicts.h"
@@ -355,6 +356,153 @@ TEST(PublishedVerdicts, R2InconclusiveWhenNoSchemeIsJudged) {
   n.min_tasks = 1;
   EXPECT_EQ(judge_r2(n).verdict, Verdict::Supported);
   EXPECT_EQ(judge_r2(r2({})).verdict, Verdict::Inconclusive);
+}
+
+// ---- R3 ----
+
+// A scheme's three seeds around `mean` (±0.01).
+R3Scores scores(const std::string& scheme, double mean, LearnedCount learned = kLearned) {
+  return {scheme, learned, {mean - 0.01, mean, mean + 0.01}, {0, 1, 2}};
+}
+
+R3Numbers r3(std::vector<R3Task> tasks) {
+  R3Numbers n;
+  n.tasks = std::move(tasks);
+  return n;
+}
+
+TEST(PublishedVerdicts, R3ComparesNoPEWithEachOtherScheme) {
+  // NoPE at 0.30 against T5 0.42 (behind), ALiBi 0.30 (level), rotary 0.01 (ahead), and a
+  // noisy sinusoidal whose seeds span 0.0 to 0.6 (unclear).
+  R3Task copy{"copy",
+              {scores("none", 0.30),
+               scores("t5", 0.42),
+               scores("alibi", 0.30),
+               scores("rotary", 0.01),
+               {"sinusoidal", kLearned, {0.0, 0.3, 0.6}, {0, 1, 2}}}};
+  const std::vector<R3Comparison> c = r3_comparisons(r3({copy}));
+  ASSERT_EQ(c.size(), 4u);  // the reference is not compared with itself
+  EXPECT_EQ(c[0].other, "t5");
+  EXPECT_EQ(c[0].standing, R3Standing::Behind);
+  EXPECT_NEAR(c[0].difference.mean, -0.12, 1e-12);
+  EXPECT_EQ(c[1].standing, R3Standing::Level);
+  EXPECT_NEAR(c[1].difference.mean, 0.0, 1e-12);
+  EXPECT_EQ(c[2].standing, R3Standing::Ahead);
+  EXPECT_NEAR(c[2].difference.mean, 0.29, 1e-12);
+  EXPECT_EQ(c[3].standing, R3Standing::Unclear);
+  EXPECT_LT(c[3].difference.interval.low, -0.05);
+  EXPECT_GT(c[3].difference.interval.high, 0.05);
+  for (const R3Comparison& x : c) EXPECT_EQ(x.task, "copy");
+  // The margin is the config's: at 0.001 the level pair is unclear.
+  R3Numbers strict = r3({copy});
+  strict.margin = 0.001;
+  EXPECT_EQ(r3_comparisons(strict)[1].standing, R3Standing::Unclear);
+  // The reference is the config's too.
+  R3Numbers against_t5 = r3({copy});
+  against_t5.reference = "t5";
+  EXPECT_EQ(r3_comparisons(against_t5)[0].other, "none");
+  EXPECT_EQ(r3_comparisons(against_t5)[0].standing, R3Standing::Ahead);
+}
+
+TEST(PublishedVerdicts, R3LeavesOutSchemesThatDidNotLearnAndSaturatedPairs) {
+  R3Task copy{"copy",
+              {scores("none", 0.30), scores("t5", 0.50, kNotLearned), scores("rotary", 0.01)}};
+  std::vector<R3Comparison> c = r3_comparisons(r3({copy}));
+  EXPECT_EQ(c[0].standing, R3Standing::NotJudged);
+  EXPECT_EQ(c[0].left_out, "t5 learned it in distribution in 2 of 3 runs");
+  EXPECT_EQ(c[1].standing, R3Standing::Ahead);
+  // NoPE not learned: every comparison on the task is left out, naming NoPE.
+  copy.schemes[0].learned = kNotLearned;
+  c = r3_comparisons(r3({copy}));
+  for (const R3Comparison& x : c) {
+    EXPECT_EQ(x.standing, R3Standing::NotJudged);
+    EXPECT_EQ(x.left_out, "none learned it in distribution in 2 of 3 runs");
+  }
+  const Judgement j = judge_r3(r3({copy}));
+  EXPECT_EQ(j.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(j, "no comparison of none with another scheme counts")) << j.because;
+  // Both at the floor or both at the ceiling: the pair cannot be ranked.
+  for (const double level : {0.0, 0.02, 0.98, 1.0}) {
+    const R3Task flat{
+        "reverse",
+        {{"none", kLearned, {level, level}, {0, 1}}, {"rotary", kLearned, {level, level}, {0, 1}}}};
+    const std::vector<R3Comparison> x = r3_comparisons(r3({flat}));
+    EXPECT_EQ(x[0].standing, R3Standing::NotJudged) << level;
+    EXPECT_NE(x[0].left_out.find(level > 0.5 ? "both at the ceiling" : "both at the floor"),
+              std::string::npos)
+        << x[0].left_out;
+    EXPECT_EQ(judge_r3(r3({flat})).verdict, Verdict::Inconclusive) << level;
+  }
+  // One side off the floor counts: NoPE at 0.03 against rotary at 0.
+  const R3Task edge{
+      "reverse", {{"none", kLearned, {0.03, 0.03}, {0, 1}}, {"rotary", kLearned, {0, 0}, {0, 1}}}};
+  EXPECT_EQ(r3_comparisons(r3({edge}))[0].standing, R3Standing::Ahead);
+  // A task without the reference: its comparisons say so.
+  const R3Task missing{"reverse", {scores("rotary", 0.2)}};
+  EXPECT_EQ(r3_comparisons(r3({missing}))[0].left_out, "none was not run");
+}
+
+TEST(PublishedVerdicts, R3SupportedRefutedMixedInconclusive) {
+  const auto task = [](const std::string& name, std::vector<double> others) {
+    R3Task t{name, {scores("none", 0.5)}};
+    const char* names[] = {"t5", "alibi", "rotary", "sinusoidal"};
+    for (size_t i = 0; i < others.size(); ++i) t.schemes.push_back(scores(names[i], others[i]));
+    return t;
+  };
+  // Ahead or level everywhere, none behind.
+  const Judgement supported = judge_r3(r3({task("copy", {0.5, 0.1, 0.0}), task("reverse", {0.2})}));
+  EXPECT_EQ(supported.verdict, Verdict::Supported);
+  EXPECT_TRUE(says(supported,
+                   "of 4 comparisons 3 ahead, 1 level (within ±0.05), 0 behind, 0 "
+                   "unclear"))
+      << supported.because;
+  EXPECT_TRUE(says(supported, "copy level of t5 (+0.000")) << supported.because;
+  // One behind forbids supported.
+  EXPECT_EQ(judge_r3(r3({task("copy", {0.8, 0.1, 0.0})})).verdict, Verdict::Mixed);
+  // Most behind, none ahead: refuted (level does not save it).
+  EXPECT_EQ(judge_r3(r3({task("copy", {0.8, 0.9, 0.5})})).verdict, Verdict::Refuted);
+  // Most behind but one ahead: mixed.
+  EXPECT_EQ(judge_r3(r3({task("copy", {0.8, 0.9, 0.1})})).verdict, Verdict::Mixed);
+  // Half behind is not most.
+  EXPECT_EQ(judge_r3(r3({task("copy", {0.8, 0.5})})).verdict, Verdict::Mixed);
+  // Most comparisons unclear: the noise decides, inconclusive.
+  R3Task noisy = task("copy", {0.5});
+  noisy.schemes.push_back({"alibi", kLearned, {0.1, 0.5, 0.9}, {0, 1, 2}});
+  noisy.schemes.push_back({"rotary", kLearned, {0.2, 0.5, 0.8}, {0, 1, 2}});
+  const Judgement j = judge_r3(r3({noisy}));
+  EXPECT_EQ(j.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(j, "the noise is as large as the difference")) << j.because;
+  EXPECT_EQ(judge_r3(r3({})).verdict, Verdict::Inconclusive);
+}
+
+TEST(PublishedVerdicts, R3MeanReciprocalRankSharesTiedRanks) {
+  // Seed 0: none 0.9 > t5 0.5 > rotary 0.0; seed 1: t5 0.6 > none 0.4 = rotary 0.4 (tied for
+  // ranks 2 and 3: each gets (1/2 + 1/3) / 2).
+  const R3Task copy{"copy",
+                    {{"none", kLearned, {0.9, 0.4}, {0, 1}},
+                     {"t5", kLearned, {0.5, 0.6}, {0, 1}},
+                     {"rotary", kLearned, {0.0, 0.4}, {0, 1}}}};
+  const double tied = (1.0 / 2 + 1.0 / 3) / 2;
+  std::vector<std::pair<std::string, double>> mrr = mean_reciprocal_rank({copy});
+  ASSERT_EQ(mrr.size(), 3u);
+  EXPECT_EQ(mrr[0].first, "none");
+  EXPECT_NEAR(mrr[0].second, (1.0 + tied) / 2, 1e-12);
+  EXPECT_NEAR(mrr[1].second, (0.5 + 1.0) / 2, 1e-12);
+  EXPECT_NEAR(mrr[2].second, (1.0 / 3 + tied) / 2, 1e-12);
+  // Seeds are matched, not positions: the same scores listed in another seed order rank the
+  // same. A seed some scheme lacks is not a query.
+  R3Task shuffled = copy;
+  shuffled.schemes[1] = {"t5", kLearned, {0.6, 0.5, 0.99}, {1, 0, 7}};
+  mrr = mean_reciprocal_rank({shuffled});
+  EXPECT_NEAR(mrr[0].second, (1.0 + tied) / 2, 1e-12);
+  EXPECT_NEAR(mrr[1].second, (0.5 + 1.0) / 2, 1e-12);
+  // All tied: every scheme gets the mean of 1, 1/2 and 1/3.
+  const R3Task flat{"reverse",
+                    {{"none", kLearned, {0.0}, {0}},
+                     {"t5", kLearned, {0.0}, {0}},
+                     {"rotary", kLearned, {0.0}, {0}}}};
+  for (const auto& [scheme, value] : mean_reciprocal_rank({flat}))
+    EXPECT_NEAR(value, (1.0 + 0.5 + 1.0 / 3) / 3, 1e-12) << scheme;
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The judgements of the published reproductions (R1, R2), apart from their measurements:
+// The judgements of the published reproductions (R1, R2, R3), apart from their measurements:
 // pure functions from a few numbers to a verdict and the line that says why, so that tests
 // can feed them synthetic results. The preconditions come first (a task or scheme that fails
 // one is named and left out; nothing left is inconclusive), then the rule written in the
@@ -135,5 +135,56 @@ std::vector<R2SchemeResult> r2_effects(const R2Numbers& n);
 // when more than half are unclear (the noise is as large as the effect), or when no scheme
 // is judged; mixed otherwise.
 Judgement judge_r2(const R2Numbers& n);
+
+// ---- R3: Kazemnejad et al. 2023, no positional encoding (NoPE) length-generalises at least as
+// well as the explicit encodings in a decoder ----
+
+// One scheme on one task: the protocol's per-seed scores (exact match averaged over the test
+// lengths, at the learning rate validation selects), with the seeds they came from.
+struct R3Scores {
+  std::string scheme;
+  LearnedCount learned;
+  std::vector<double> scores;
+  std::vector<uint64_t> seeds;  // the same order as scores
+};
+struct R3Task {
+  std::string task;
+  std::vector<R3Scores> schemes;  // the reference among them
+};
+struct R3Numbers {
+  std::string reference = "none";  // the scheme compared with every other: NoPE
+  std::vector<R3Task> tasks;
+  // A comparison where both sides' means are at or above `ceiling`, or both at or below
+  // `floor`, cannot rank them: it does not count.
+  double ceiling = 0.98, floor = 0.02;
+  // Two schemes are level when the interval of their difference lies within ±margin.
+  double margin = 0.05;
+};
+// The reference against one other scheme on one task.
+enum class R3Standing { Ahead, Behind, Level, Unclear, NotJudged };
+const char* to_string(R3Standing s);
+struct R3Comparison {
+  std::string task, other;
+  Gain difference;  // reference − other: the difference of the means over seeds, with its
+                    // interval (resampling each side's seeds); tasks = 1
+  R3Standing standing = R3Standing::NotJudged;
+  std::string left_out;  // why it does not count ("" when it does)
+};
+// Per task, the reference against each other scheme. A comparison counts when both schemes
+// learned the task in distribution (all runs, compare's rule) and the two means are neither
+// both at the ceiling nor both at the floor. The reference is ahead when the interval of
+// reference − other lies above 0, behind when below 0, level when it lies within ±margin,
+// unclear otherwise.
+std::vector<R3Comparison> r3_comparisons(const R3Numbers& n);
+// Over the comparisons that count: supported when none is behind and more than half are
+// ahead or level; refuted when more than half are behind and none is ahead; inconclusive when
+// more than half are unclear, or none counts; mixed otherwise.
+Judgement judge_r3(const R3Numbers& n);
+
+// The paper's summary, shown and not judged: per scheme, the mean reciprocal rank over
+// queries (one per task and seed), the schemes of a query ranked by score, best first. Tied
+// schemes share the mean of the ranks they span (the paper breaks ties by order). A query is
+// a seed that every scheme of the task has.
+std::vector<std::pair<std::string, double>> mean_reciprocal_rank(const std::vector<R3Task>& tasks);
 
 }  // namespace pelab::claims
