@@ -4,14 +4,24 @@ distribution, by compare's own rule (the run met its training.stop_when criterio
 scheme's extrapolation only where every run learned. Extrapolation means something only there.
 
     tools/learned_summary.py runs/tasks/copy/compare.json
+    tools/learned_summary.py --count runs/tasks/copy/compare.json   # schemes that learned it
 """
 import json
 import sys
 
 
-def main(path):
+def load(path):
     with open(path, encoding="utf-8") as f:
-        comparison = json.load(f)
+        return json.load(f)
+
+
+def learned_schemes(comparison):
+    """How many schemes learned the task: every one of their runs met the criterion."""
+    return sum(1 for g in comparison["groups"] if g["learned_runs"] == len(g["runs"]))
+
+
+def main(path):
+    comparison = load(path)
     learned, partly, not_learned = [], [], []
     best = None
     for group in comparison["groups"]:
@@ -43,6 +53,9 @@ def main(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: tools/learned_summary.py COMPARE_JSON")
-    main(sys.argv[1])
+    if len(sys.argv) == 3 and sys.argv[1] == "--count":
+        print(learned_schemes(load(sys.argv[2])))
+    elif len(sys.argv) == 2:
+        main(sys.argv[1])
+    else:
+        sys.exit("usage: tools/learned_summary.py [--count] COMPARE_JSON")

@@ -32,11 +32,24 @@ compare_tables() {
   awk '/^\|/ { print; table = 1; next } table { print ""; table = 0 }' "$1"
 }
 
+# The survey's rule for a task no scheme learns, fixed before any of its runs: when no scheme's
+# runs all meet the criterion at the survey's model, the task is run again with a larger one
+# (the same criterion, learning rates, lr rule and seeds; only the model and the step cap
+# grow). Where no scheme learns it there either, the page says so: not learned within that
+# budget.
+LARGER=(model.d_model=128 model.layers=4 training.steps=6000)
+LARGER_TEXT="d_model 128 with 4 heads of width 32 and 4 layers, trained for at most 6000 steps"
+learned_schemes() { tools/learned_summary.py --count "$1/compare.json"; }
+
 # Results first: a failed sweep stops the script before docs/tasks.md is touched.
 "$PELAB" sweep configs/default.yaml --out runs/default --no-progress "$@" >/dev/null
 for name in $TASKS; do
   config=configs/tasks/$name.yaml
   "$PELAB" sweep "$config" --out "runs/tasks/$name" --no-progress "$@" >/dev/null
+  if [ "$(learned_schemes "runs/tasks/$name")" = 0 ]; then
+    "$PELAB" sweep "$config" "${LARGER[@]}" --out "runs/tasks-larger/$name" --no-progress "$@" \
+      >/dev/null
+  fi
 done
 
 {
@@ -103,7 +116,10 @@ read).
 
 EOF
   dirs="runs/default"
-  for name in $TASKS; do dirs="$dirs runs/tasks/$name"; done
+  for name in $TASKS; do
+    dirs="$dirs runs/tasks/$name"
+    [ ! -d "runs/tasks-larger/$name" ] || dirs="$dirs runs/tasks-larger/$name"
+  done
   # shellcheck disable=SC2086
   commits=$(find $dirs -name environment.json -exec grep -ho '"git_commit": *"[^"]*"' {} + |
     sed 's/.*"\([^"]*\)"$/\1/' | sort -u | tr '\n' ' ')
@@ -120,8 +136,12 @@ EOF
   echo "the same per seed with its median and max (papers report the max), and the learning rate"
   echo "chosen per scheme. A run *learned* the task when it met the criterion; † marks the"
   echo "extrapolation of a scheme whose runs did not all learn: it is not comparable with the"
-  echo "others'. The sentence under the tables names who learned. A task no scheme learns at these"
-  echo "settings cannot compare schemes yet, and its sentence says so."
+  echo "others'. The sentence under the tables names who learned."
+  echo
+  echo "A task that no scheme learns (no scheme whose runs all met the criterion) is run again,"
+  echo "by a rule fixed before the runs, with a larger model: $LARGER_TEXT, the"
+  echo "same learning rates, lr rule and seeds. Its tables follow the first ones. Where no scheme"
+  echo "learns it there either, it is not learned within that budget, and its sentence says so."
   echo
   echo "Made by \`tools/make_task_docs.sh\` with $PROVENANCE. The runs record pelab commit(s)"
   echo "${commits% }; each run's directory under \`runs/\` holds its full config."
@@ -141,6 +161,17 @@ EOF
     compare_tables "runs/tasks/$name/compare.md"
     tools/learned_summary.py "runs/tasks/$name/compare.json"
     echo
+    if [ "$(learned_schemes "runs/tasks/$name")" = 0 ]; then
+      echo "No scheme learned $name at the survey's model, so it ran again with the larger one"
+      echo "(\`pelab sweep configs/tasks/$name.yaml ${LARGER[*]}\`):"
+      echo
+      compare_tables "runs/tasks-larger/$name/compare.md"
+      if [ "$(learned_schemes "runs/tasks-larger/$name")" = 0 ]; then
+        echo "**Not learned within the survey's budget**, at either model size."
+      fi
+      tools/learned_summary.py "runs/tasks-larger/$name/compare.json"
+      echo
+    fi
   done
   missing=""
   for name in $ALL_TASKS; do
