@@ -106,31 +106,24 @@ PlotResult draw_loss_curves(const ClaimSweep& sweep, const std::string& out_dir)
   return draw_figure(body, plot, out_dir, "loss_curves");
 }
 
-// Per run of a group: the first logged step whose training loss is at most `threshold`. A run
-// that never gets there counts as its last step plus one logging interval (a lower bound), and
-// is counted in `not_reached`.
-struct StepsToLoss {
+// Per run of a group: the training steps it took to meet its training.stop_when criterion
+// (summary.json's steps: training stops there). A run that never met it stopped at
+// training.steps, a lower bound, and is counted in `not_reached`.
+struct StepsToCriterion {
   Stat steps;
   int64_t not_reached = 0;
 };
-StepsToLoss steps_to_loss(const Group& g, double threshold) {
+StepsToCriterion steps_to_criterion(const Group& g) {
   std::vector<double> steps;
-  StepsToLoss out;
-  for (const std::string& run : g.runs) {
-    const auto curve = loss_curve(run);
-    PELAB_CHECK(!curve.empty(), "{}: metrics.jsonl logs no training loss", run);
-    double reached = -1;
-    for (const auto& [step, loss] : curve)
-      if (loss <= threshold) {
-        reached = static_cast<double>(step);
-        break;
-      }
-    if (reached < 0) {
-      ++out.not_reached;
-      reached = static_cast<double>(curve.back().first +
-                                    (curve.size() > 1 ? curve[1].first - curve[0].first : 1));
-    }
-    steps.push_back(reached);
+  StepsToCriterion out;
+  for (const std::string& dir : g.runs) {
+    const RunRecord run = read_run(dir);
+    PELAB_CHECK(run.stop_when_met.has_value() && run.steps >= 0,
+                "{}: C2 measures the steps to training.stop_when's criterion, and this run "
+                "trained without one (or its summary.json does not say how many steps it took)",
+                dir);
+    out.not_reached += !*run.stop_when_met;
+    steps.push_back(static_cast<double>(run.steps));
   }
   out.steps = summarize(steps);
   return out;
@@ -143,8 +136,8 @@ std::string key_of(const Group& g, const std::string& key) {
   return "";
 }
 
-C2Scheme c2_scheme(const Group& g, const std::string& name, double loss_threshold) {
-  const StepsToLoss st = steps_to_loss(g, loss_threshold);
+C2Scheme c2_scheme(const Group& g, const std::string& name) {
+  const StepsToCriterion st = steps_to_criterion(g);
   return {name,
           {g.label, static_cast<int64_t>(g.runs.size()), g.learned_runs},
           st.steps,
@@ -154,8 +147,7 @@ C2Scheme c2_scheme(const Group& g, const std::string& name, double loss_threshol
 
 // The sweep's groups by training length (task.max_length): sinusoidal as the reference, the
 // two guesses beside it.
-std::vector<C2Length> c2_lengths(const ClaimContext& ctx, const ClaimSweep& sweep,
-                                 double loss_threshold) {
+std::vector<C2Length> c2_lengths(const ClaimContext& ctx, const ClaimSweep& sweep) {
   std::map<int64_t, C2Length> by_length;
   for (const Group& g : sweep.comparison.groups) {
     const std::string length = key_of(g, "task.max_length");
@@ -167,9 +159,9 @@ std::vector<C2Length> c2_lengths(const ClaimContext& ctx, const ClaimSweep& swee
     l.max_length = std::stoll(length);
     const std::string scheme = key_of(g, "positional.type");
     if (scheme == "sinusoidal")
-      l.reference = c2_scheme(g, scheme, loss_threshold);
+      l.reference = c2_scheme(g, scheme);
     else if (scheme == "index" || scheme == "normalized")
-      l.guesses.push_back(c2_scheme(g, scheme, loss_threshold));
+      l.guesses.push_back(c2_scheme(g, scheme));
   }
   std::vector<C2Length> out;
   for (auto& [length, l] : by_length) {
@@ -185,28 +177,25 @@ void c2(const ClaimContext& ctx, ClaimResult& r) {
   MapReader s = ctx.settings();
   const ExperimentSettings e = read_experiment_settings(s);
   C2Rule rule;
-  double loss_threshold = 0.01;
   s.read("gap", rule.gap);
-  s.read("loss_threshold", loss_threshold);
   s.read("slower_factor", rule.slower_factor);
-  s.finish({"experiment", "overrides", "gap", "loss_threshold", "slower_factor"});
+  s.finish({"experiment", "overrides", "gap", "slower_factor"});
   // Exactly as MODEL.md says: added to a pre-LN model, both are removed by the first LayerNorm.
   const double index_vs_none = relative_logit_difference("index", "none");
   const double normalized_vs_none = relative_logit_difference("normalized", "none");
   const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
-  const std::vector<C2Length> lengths = c2_lengths(ctx, sweep, loss_threshold);
+  const std::vector<C2Length> lengths = c2_lengths(ctx, sweep);
   const Judgement j = judge_c2(lengths, rule);
   r.verdict = j.verdict;
-  std::string table = fmt::format(
-      "| longest training length | scheme | steps to training loss ≤ {} | in-distribution | "
-      "beyond training |\n|--:|---|--:|--:|--:|\n",
-      fmt_number(loss_threshold));
+  std::string table =
+      "| longest training length | scheme | steps to the criterion | in-distribution | "
+      "beyond training |\n|--:|---|--:|--:|--:|\n";
   nlohmann::json steps = nlohmann::json::array();
   for (const Group& g : sweep.comparison.groups) {
-    const StepsToLoss st = steps_to_loss(g, loss_threshold);
+    const StepsToCriterion st = steps_to_criterion(g);
     const std::string steps_text =
         format_stat(st.steps, 0) + " steps" +
-        (st.not_reached ? fmt::format(" (a lower bound: {} of {} runs never got there)",
+        (st.not_reached ? fmt::format(" (a lower bound: {} of {} runs never met it)",
                                       st.not_reached, g.runs.size())
                         : "");
     steps.push_back({{"group", g.label},
@@ -218,18 +207,16 @@ void c2(const ClaimContext& ctx, ClaimResult& r) {
                          key_of(g, "positional.type"), steps_text, format_stat(g.in_distribution),
                          format_stat(g.extrapolation));
   }
-  r.numbers = {{"steps_to_loss", steps},
-               {"loss_threshold", loss_threshold},
+  r.numbers = {{"steps_to_criterion", steps},
                {"pre_ln_index_vs_none", index_vs_none},
                {"pre_ln_normalized_vs_none", normalized_vs_none},
                {"groups", group_numbers(sweep.comparison)}};
   r.because = j.verdict == Verdict::Inconclusive
                   ? j.because
                   : fmt::format(
-                        "to reach training loss {}: {} (post-LN; in a pre-LN model both "
+                        "to meet the training criterion: {} (post-LN; in a pre-LN model both "
                         "equal `none` to {})",
-                        fmt_number(loss_threshold), j.because,
-                        fmt_number(std::max(index_vs_none, normalized_vs_none)));
+                        j.because, fmt_number(std::max(index_vs_none, normalized_vs_none)));
   const bool removed = std::max(index_vs_none, normalized_vs_none) < 1e-5;
   r.details = fmt::format(
       "**As the notes write them, added to a pre-LN model:** both add the same number to every "

@@ -46,7 +46,7 @@ enum class Hurt { Yes, No, Undecided };
 Hurt c2_hurt(const C2Scheme& g, const C2Scheme& ref, const C2Rule& rule, std::string& why) {
   const double steps_bound = rule.slower_factor * ref.steps.mean;
   const double accuracy_bound = ref.in_distribution.mean - rule.gap;
-  // A run that never reached the target counts its budget, a lower bound: below the bound it
+  // A run that never met the criterion counts its budget, a lower bound: below the bound it
   // says nothing about which side the true steps lie.
   Side steps = side_of(g.steps, steps_bound);
   if (g.not_reached > 0 && steps != Side::Above) steps = Side::Straddles;
@@ -56,8 +56,8 @@ Hurt c2_hurt(const C2Scheme& g, const C2Scheme& ref, const C2Rule& rule, std::st
   if (steps == Side::Below && accuracy == Side::Above) return Hurt::No;
   if (steps == Side::Straddles && g.not_reached > 0)
     why = fmt::format(
-        "{}'s steps are a lower bound ({} of {} runs never reached the loss "
-        "target), under {:.0f}, the bound that decides",
+        "{}'s steps are a lower bound ({} of {} runs never met the training "
+        "criterion), under {:.0f}, the bound that decides",
         g.name, g.not_reached, g.steps.n, steps_bound);
   else if (steps == Side::Straddles)
     why = straddles(g.name + "'s steps", g.steps, steps_bound);
@@ -98,8 +98,8 @@ Judgement judge_c2(const std::vector<C2Length>& lengths, const C2Rule& rule) {
       return inconclusive(fmt::format("at length {}, the reference {}", l.max_length, unlearned));
     if (ref.not_reached > 0)
       return inconclusive(fmt::format(
-          "at length {}, the reference {} never reached the loss target in {} of {} runs, so "
-          "there is no yardstick",
+          "at length {}, the reference {} never met the training criterion in {} of {} runs, "
+          "so there is no yardstick",
           l.max_length, ref.name, ref.not_reached, ref.steps.n));
     PerLength p{l.max_length, {}, 0};
     for (const C2Scheme& g : l.guesses) {

@@ -85,12 +85,12 @@ TEST(AbsoluteVerdicts, C2InconclusiveWithoutAYardstick) {
   l.reference.not_reached = 2;
   j = judge_c2({l}, {});
   EXPECT_EQ(j.verdict, Verdict::Inconclusive);
-  EXPECT_TRUE(says(j, "never reached the loss target in 2 of 3 runs")) << j.because;
+  EXPECT_TRUE(says(j, "never met the training criterion in 2 of 3 runs")) << j.because;
 }
 
 TEST(AbsoluteVerdicts, C2InconclusiveWhenAGuessStraddlesTheSlowdownBound) {
   // Twice sinusoidal's mean is 220; index's steps spread from 150 to 300 across seeds (as
-  // steps to the target did across CPU kinds), all at the ceiling in accuracy.
+  // steps to a target did across CPU kinds), all at the ceiling in accuracy.
   const Judgement j = judge_c2({length(24, {150, 220, 300}, 1.0, {900, 910, 920}, 1.0)}, {});
   EXPECT_EQ(j.verdict, Verdict::Inconclusive);
   EXPECT_TRUE(says(j, "index's steps")) << j.because;

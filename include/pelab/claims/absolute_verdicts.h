@@ -40,8 +40,9 @@ Side side_of(const Stat& s, double threshold);
 struct C2Scheme {
   std::string name;  // "index", "normalized", or the reference "sinusoidal"
   LearnedCount learned;
-  Stat steps;               // steps to the training-loss target (a lower bound for runs not there)
-  int64_t not_reached = 0;  // runs that never reached the target
+  Stat steps;               // steps to training.stop_when's criterion (a lower bound for runs
+                            // that never met it: the step cap)
+  int64_t not_reached = 0;  // runs that never met it
   Stat in_distribution;     // in-distribution sequence accuracy
 };
 struct C2Length {
@@ -57,7 +58,7 @@ struct C2Rule {
 // straddles the threshold). Supported when every guess is hurt at the longest length and
 // index's slowdown there is at least its slowdown at the shortest (raw values grow with
 // length); refuted when no guess is hurt at any length; mixed otherwise. Inconclusive when
-// the reference did not learn, or did not reach the target in every run, at some length (no
+// the reference did not learn, or did not meet the criterion in every run, at some length (no
 // yardstick), or when a guess the verdict needs is undecided.
 Judgement judge_c2(const std::vector<C2Length>& lengths, const C2Rule& rule);
 
