@@ -139,7 +139,7 @@ std::string key_of(const Group& g, const std::string& key) {
 C2Scheme c2_scheme(const Group& g, const std::string& name) {
   const StepsToCriterion st = steps_to_criterion(g);
   return {name,
-          {g.label, static_cast<int64_t>(g.runs.size()), g.learned_runs},
+          {g.learned_runs, static_cast<int64_t>(g.runs.size()), g.label},
           st.steps,
           st.not_reached,
           g.in_distribution};
@@ -380,7 +380,7 @@ void c3(const ClaimContext& ctx, ClaimResult& r) {
   const Group& largest = *by_scale.back().second;
   const double drop = at_one->in_distribution.mean - largest.in_distribution.mean;
   const C3Numbers numbers{
-      {"sinusoidal at scale 1", static_cast<int64_t>(at_one->runs.size()), at_one->learned_runs},
+      {at_one->learned_runs, static_cast<int64_t>(at_one->runs.size()), "sinusoidal at scale 1"},
       at_one->in_distribution,
       by_scale.back().first,
       largest.in_distribution};
@@ -679,7 +679,7 @@ void c14(const ClaimContext& ctx, ClaimResult& r) {
   const bool untouched = untrained_worst <= decay_tolerance;
   const double extrapolation = learned.extrapolation.mean;
   const Judgement j =
-      judge_c14({{"learned", static_cast<int64_t>(learned.runs.size()), learned.learned_runs},
+      judge_c14({{learned.learned_runs, static_cast<int64_t>(learned.runs.size()), "learned"},
                  learned.extrapolation,
                  untrained_worst},
                 {supported_max, refuted_min, decay_tolerance});
@@ -819,7 +819,7 @@ void c16(const ClaimContext& ctx, ClaimResult& r) {
                           {"token_accuracy", mean_of(v.accuracy)},
                           {"token_accuracy_without_shared", mean_of(v.ablated)}};
     if (scheme == "sinusoidal") {
-      numbers.learned = {scheme, static_cast<int64_t>(g.runs.size()), g.learned_runs};
+      numbers.learned = {g.learned_runs, static_cast<int64_t>(g.runs.size()), scheme};
       numbers.shared_over_chance = summarize(v.shared);
       numbers.accuracy = summarize(v.accuracy);
       numbers.accuracy_without_shared = summarize(v.ablated);

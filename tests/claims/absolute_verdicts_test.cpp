@@ -25,7 +25,7 @@ C2Scheme scheme(const std::string& name, std::vector<double> steps, double accur
                 int64_t not_reached = 0) {
   const int64_t runs = static_cast<int64_t>(steps.size());
   return {name,
-          {name, runs, runs},
+          {runs, runs, name},
           summarize(steps),
           not_reached,
           summarize(std::vector<double>(steps.size(), accuracy))};
@@ -108,7 +108,7 @@ TEST(AbsoluteVerdicts, C2AGuessThatNeverGotThereUnderItsBoundCannotTell) {
 // ---- C3 ----
 
 C3Numbers c3(std::vector<double> at_one, std::vector<double> largest, int64_t learned = 3) {
-  return {{"sinusoidal at scale 1", 3, learned}, summarize(at_one), 100, summarize(largest)};
+  return {{learned, 3, "sinusoidal at scale 1"}, summarize(at_one), 100, summarize(largest)};
 }
 
 TEST(AbsoluteVerdicts, C3SupportedOrRefutedByTheDropFraction) {
@@ -178,7 +178,7 @@ TEST(AbsoluteVerdicts, C4InconclusiveAtTheCeilingTheFloorOrWithinNoise) {
 // ---- C14 ----
 
 C14Numbers c14(std::vector<double> extrapolation, double worst = 0, int64_t learned = 3) {
-  return {{"learned", 3, learned}, summarize(extrapolation), worst};
+  return {{learned, 3, "learned"}, summarize(extrapolation), worst};
 }
 
 TEST(AbsoluteVerdicts, C14Verdicts) {
@@ -201,7 +201,7 @@ TEST(AbsoluteVerdicts, C14InconclusiveWhenNotLearnedOrWithinNoise) {
 // ---- C16 ----
 
 C16Numbers c16(std::vector<double> shared, double accuracy, double without, int64_t learned = 3) {
-  return {{"sinusoidal", 3, learned},
+  return {{learned, 3, "sinusoidal"},
           summarize(shared),
           summarize({accuracy, accuracy, accuracy}),
           summarize({without, without, without})};

@@ -14,22 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "pelab/claims/preconditions.h"
 #include "pelab/claims/reproduce.h"
 #include "pelab/experiment/compare.h"
 
 namespace pelab::claims {
-
-struct Judgement {
-  Verdict verdict = Verdict::Mixed;
-  std::string because;
-};
-
-// How many runs of a group learned the task in distribution (compare's rule).
-struct LearnedCount {
-  std::string name;
-  int64_t runs = 0;
-  int64_t learned = 0;
-};
 
 // Where a statistic lies against a threshold: its whole 95% interval at or above it, wholly
 // below it, or straddling it (the seeds cannot tell). With one seed the interval is the value.

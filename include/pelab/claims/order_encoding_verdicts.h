@@ -11,14 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "pelab/claims/preconditions.h"
 #include "pelab/claims/reproduce.h"
 
 namespace pelab::claims::order_encoding {
 
-struct Judgement {
-  Verdict verdict = Verdict::Mixed;
-  std::string because;
-};
+using claims::Judgement;
 
 // A group's in-distribution or extrapolation score: mean sequence accuracy over seeds.
 struct Score {

@@ -13,6 +13,22 @@
 
 namespace pelab::claims {
 
+// A verdict and the line that says why.
+struct Judgement {
+  Verdict verdict = Verdict::Mixed;
+  std::string because;
+};
+
+// How many runs of a group learned the task in distribution (compare's rule), with the
+// group's name for messages ("" where the context names it).
+struct LearnedCount {
+  LearnedCount(int64_t learned_runs = 0, int64_t all_runs = 0, std::string group = "")
+      : learned(learned_runs), runs(all_runs), name(std::move(group)) {}
+  int64_t learned, runs;
+  std::string name;
+  bool all() const { return runs > 0 && learned == runs; }
+};
+
 // Every run of the named groups learned the task in distribution (compare's rule: the
 // stop_when criterion, else the validation score against learned_at). A missing group is a
 // failed precondition too.

@@ -8,21 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "pelab/claims/preconditions.h"
 #include "pelab/claims/reproduce.h"
 #include "pelab/experiment/compare.h"
 
 namespace pelab::claims {
 
-struct Judgement {
-  Verdict verdict = Verdict::Mixed;
-  std::string because;
-};
-
 // A group of runs as a precondition sees it: how many learned the task in distribution.
-struct LearnedCount {
-  int64_t learned = 0, runs = 0;
-  bool all() const { return runs > 0 && learned == runs; }
-};
 
 // C6: relative at several clipping distances k, accuracy beyond the training lengths.
 struct C6K {
