@@ -77,11 +77,7 @@ ModelConfig bench_model_config(const BenchConfig& c, const std::string& scheme) 
 Batch bench_batch(const BenchConfig& c, uint64_t seed) {
   Generator rng(seed);
   const int64_t B = c.B, T = c.T;
-  Batch batch;
-  batch.tokens = IntTensor({B, T});
-  batch.positions = IntTensor({B, T});
-  batch.key_mask = IntTensor({B, T});
-  batch.targets = IntTensor({B, T});
+  Batch batch = Batch::padding(B, T);
   for (int64_t b = 0; b < B; ++b) {
     const int64_t len = rng.uniform_int(T / 2, T);
     int32_t prev = 0;

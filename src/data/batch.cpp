@@ -1,8 +1,18 @@
 #include "pelab/data/batch.h"
 
 #include "pelab/core/error.h"
+#include "pelab/data/task.h"
 
 namespace pelab {
+
+Batch Batch::padding(int64_t B, int64_t T) {
+  Batch batch;
+  batch.tokens = IntTensor({B, T}, 0);
+  batch.positions = IntTensor({B, T}, 0);
+  batch.key_mask = IntTensor({B, T}, 0);
+  batch.targets = IntTensor({B, T}, kIgnore);
+  return batch;
+}
 
 void Batch::validate(int64_t vocab_in, int64_t vocab_out) const {
   PELAB_CHECK(tokens.shape.size() == 2, "batch: tokens must be [B, T], got {}",

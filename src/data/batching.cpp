@@ -33,11 +33,7 @@ Batch collate(const std::vector<Example>& examples, const RandomizeConfig* rando
     PELAB_ASSERT(e.tokens.size() == e.targets.size());
     T = std::max<int64_t>(T, static_cast<int64_t>(e.tokens.size()));
   }
-  Batch batch;
-  batch.tokens = IntTensor({B, T}, 0);
-  batch.positions = IntTensor({B, T}, 0);
-  batch.key_mask = IntTensor({B, T}, 0);
-  batch.targets = IntTensor({B, T}, kIgnore);
+  Batch batch = Batch::padding(B, T);
   const bool random_positions = randomize && randomize->max_position > 0;
   PELAB_ASSERT(!random_positions || rng);
   for (int64_t b = 0; b < B; ++b) {

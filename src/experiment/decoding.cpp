@@ -57,11 +57,7 @@ Batch step_batch(const Batch& full, const std::vector<int32_t>& tokens,
   const int64_t T = full.length(), A = static_cast<int64_t>(active.size());
   int64_t L = 0;
   for (int64_t b : active) L = std::max(L, slots[b].first + 1 + s);
-  Batch step;
-  step.tokens = IntTensor({A, L}, 0);
-  step.positions = IntTensor({A, L}, 0);
-  step.key_mask = IntTensor({A, L}, 0);
-  step.targets = IntTensor({A, L}, kIgnore);
+  Batch step = Batch::padding(A, L);
   for (int64_t i = 0; i < A; ++i) {
     const int64_t b = active[i], real = slots[b].first + 1 + s;
     for (int64_t t = 0; t < L; ++t) {

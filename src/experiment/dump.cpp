@@ -204,11 +204,7 @@ Batch make_dump_batch(const DumpExamples& examples, const DumpOptions& options,
   else if (!options.positions.empty())
     given = read_positions_file(options.positions, examples);
 
-  Batch batch;
-  batch.tokens = IntTensor({B, T}, 0);
-  batch.positions = IntTensor({B, T}, 0);
-  batch.key_mask = IntTensor({B, T}, 0);
-  batch.targets = IntTensor({B, T}, kIgnore);
+  Batch batch = Batch::padding(B, T);
   for (int64_t b = 0; b < B; ++b) {
     const Example& e = examples.examples[static_cast<size_t>(b)];
     const int64_t n = static_cast<int64_t>(e.tokens.size());

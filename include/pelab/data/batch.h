@@ -12,6 +12,10 @@ struct Batch {
   IntTensor key_mask;   // [B, T] 1 for real tokens, 0 for padding
   IntTensor targets;    // [B, T] class, or -1 (IGNORE) where nothing is scored
 
+  // A [B, T] batch of padding only (tokens, positions and mask 0, nothing scored), for the
+  // builders to fill in.
+  static Batch padding(int64_t B, int64_t T);
+
   int64_t batch_size() const { return tokens.shape.at(0); }
   int64_t length() const { return tokens.shape.at(1); }
   // Checks shapes, mask values and non-negative positions; throws naming what is wrong.
