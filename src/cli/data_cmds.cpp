@@ -233,7 +233,7 @@ void add_data_commands(CLI::App& app, Action& action) {
       const std::string summary = fmt::format(
           "{} examples of {} (sizes {}, {} each, seed {}; {} layout, {} input and {} output "
           "symbols)",
-          examples.size(), ga->task, sizes, ga->count, ga->seed, dataset_layout_name(layout),
+          examples.size(), ga->task, sizes, ga->count, ga->seed, to_string(layout),
           task->info().vocab_in(), task->info().vocab_out());
       if (ga->out == "-") {
         std::cout << text << std::flush;

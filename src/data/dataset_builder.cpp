@@ -157,7 +157,7 @@ void DatasetBuilder::check_target_shape(int64_t line, const std::vector<int32_t>
         fail(line, fmt::format("target {}: {} is the unscored marker; in the {} layout every "
                                "target symbol is scored",
                                i + 1, tg[i] == RawExample::kNull ? "null" : quote(out_.unscored),
-                               dataset_layout_name(out_.layout)));
+                               to_string(out_.layout)));
 }
 
 void DatasetBuilder::check_declared_symbols(int64_t line, const std::vector<int32_t>& in,
@@ -186,7 +186,7 @@ void DatasetBuilder::add_example(int64_t line, std::vector<int32_t> in, std::vec
   const int64_t tokens = tokens_for(out_.layout, n, static_cast<int64_t>(tg.size()));
   if (tokens > kDatasetMaxTokens)
     fail(line, fmt::format("the example has {} tokens as laid out ({}); the limit is {}", tokens,
-                           dataset_layout_name(out_.layout), kDatasetMaxTokens));
+                           to_string(out_.layout), kDatasetMaxTokens));
   if (length > n) fail(line, fmt::format("length {} is more than the {} input symbols", length, n));
   if (out_.vocabulary_declared) check_declared_symbols(line, in, tg);
   RawExample e;

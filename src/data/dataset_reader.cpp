@@ -125,18 +125,6 @@ std::optional<DatasetFormat> dataset_format_of_path(const std::string& path) {
   return std::nullopt;
 }
 
-const char* dataset_layout_name(TaskLayout layout) {
-  switch (layout) {
-    case TaskLayout::Tagging:
-      return "tagging";
-    case TaskLayout::AppendedQueries:
-      return "appended";
-    case TaskLayout::Classification:
-      return "classification";
-  }
-  return "unknown";
-}
-
 ParsedDataset parse_dataset_text(const std::string& text, const std::string& source) {
   return parse(text, source, std::nullopt);
 }

@@ -128,7 +128,7 @@ std::string jsonl_text(const TaskInfo& info, const std::vector<Written>& written
                        const std::string& marker) {
   std::string out;
   nlohmann::ordered_json header;
-  header["layout"] = dataset_layout_name(layout);
+  header["layout"] = to_string(layout);
   header["input_symbols"] = info.input_symbols;
   header["output_symbols"] = info.output_symbols;
   if (marker != "_") header["unscored"] = marker;
@@ -160,7 +160,7 @@ std::string jsonl_text(const TaskInfo& info, const std::vector<Written>& written
 std::string tsv_text(const TaskInfo& info, const std::vector<Written>& written, TaskLayout layout,
                      const std::string& marker) {
   std::string out;
-  out += fmt::format("#layout {}\n", dataset_layout_name(layout));
+  out += fmt::format("#layout {}\n", to_string(layout));
   out += "#input_symbols " + join(info.input_symbols, " ") + "\n";
   out += "#output_symbols " + join(info.output_symbols, " ") + "\n";
   if (marker != "_") out += "#unscored " + marker + "\n";

@@ -14,11 +14,11 @@ namespace pelab {
 std::shared_ptr<const FileTaskData> build_file_task_data(const ParsedDataset& train,
                                                          const ParsedDataset& eval) {
   if (eval.layout != train.layout)
-    throw Error(fmt::format(
-        "{}:{}: the layout is {} but the training file {} is {}; both files "
-        "need the same layout",
-        eval.source, std::max<int64_t>(eval.header_line, 1), dataset_layout_name(eval.layout),
-        train.source, dataset_layout_name(train.layout)));
+    throw Error(
+        fmt::format("{}:{}: the layout is {} but the training file {} is {}; both files "
+                    "need the same layout",
+                    eval.source, std::max<int64_t>(eval.header_line, 1), to_string(eval.layout),
+                    train.source, to_string(train.layout)));
   const dataset::Vocabulary v = dataset::training_vocabulary(train);
   if (eval.vocabulary_declared) {
     std::vector<std::string> in = eval.input_symbols;

@@ -73,7 +73,7 @@ std::string lm_layout_problem(const TaskInfo& native) {
     return fmt::format(
         "'lm' is only for tasks whose examples are laid out appended ({}, or task 'file' with "
         "appended examples); task '{}' is {} (valid for it: native)",
-        join(appended_task_names()), native.name, dataset_layout_name(native.layout));
+        join(appended_task_names()), native.name, to_string(native.layout));
   for (const std::string& symbol : native.output_symbols) {
     if (symbol == kEndSymbol)
       return fmt::format(

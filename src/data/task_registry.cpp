@@ -70,7 +70,7 @@ const char* to_string(TaskLayout layout) {
     case TaskLayout::Tagging:
       return "tagging";
     case TaskLayout::AppendedQueries:
-      return "appended_queries";
+      return "appended";
     case TaskLayout::Classification:
       return "classification";
   }

@@ -173,8 +173,8 @@ DumpExamples read_dump_examples(const DumpSource& source, const Task& run_task,
       PELAB_CHECK(id < info.vocab_in(),
                   "{}: the {} layout needs the token '{}', which the vocabulary of {} ({} input "
                   "symbols) lacks",
-                  where, dataset_layout_name(batch_file.layout), data->info.input_symbols[id],
-                  run_name, info.vocab_in());
+                  where, to_string(batch_file.layout), data->info.input_symbols[id], run_name,
+                  info.vocab_in());
     out.examples.push_back(lm ? to_lm_example(data->eval[i], *lm) : data->eval[i]);
     out.where.push_back(where);
   }

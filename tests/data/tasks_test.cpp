@@ -150,7 +150,7 @@ TEST(TaskRegistry, ParamsHaveDefaultsInRangeAndHelp) {
 
 TEST(TaskRegistry, LayoutNames) {
   EXPECT_STREQ(to_string(TaskLayout::Tagging), "tagging");
-  EXPECT_STREQ(to_string(TaskLayout::AppendedQueries), "appended_queries");
+  EXPECT_STREQ(to_string(TaskLayout::AppendedQueries), "appended");
   EXPECT_STREQ(to_string(TaskLayout::Classification), "classification");
 }
 

@@ -50,9 +50,6 @@ DatasetFormat parse_dataset_format(const std::string& name);
 // The format a path's extension names (.jsonl/.ndjson/.json → JSONL, .tsv → TSV), if any.
 std::optional<DatasetFormat> dataset_format_of_path(const std::string& path);
 
-// "tagging", "appended" or "classification" (the names the header uses).
-const char* dataset_layout_name(TaskLayout layout);
-
 // One example as written. Symbols are indices into ParsedDataset::symbols.
 struct RawExample {
   static constexpr int32_t kNull = -1;  // a JSON null in a tagging target

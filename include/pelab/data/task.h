@@ -23,6 +23,8 @@ enum class TaskLayout {
   AppendedQueries,  // input, then blank query tokens whose outputs are the answer
   Classification,   // one label, read at one designated position
 };
+// "tagging", "appended" or "classification": the names `pelab tasks` shows and a dataset
+// file's header uses.
 const char* to_string(TaskLayout layout);
 
 struct Example {
