@@ -51,6 +51,11 @@ std::string precondition_separated(const std::string& a_name, const Stat& a,
       a_name, a.mean, a.ci_low, a.ci_high, b_name, b.mean, b.ci_low, b.ci_high);
 }
 
+void apply(const Judgement& j, ClaimResult& r) {
+  r.verdict = j.verdict;
+  r.because = j.because;
+}
+
 void set_inconclusive(ClaimResult& r, const std::string& reason) {
   r.verdict = Verdict::Inconclusive;
   r.because = "the experiment cannot tell: " + reason;

@@ -49,19 +49,19 @@ std::string config_value(const RunRecord& r, const std::string& key) {
   return it == r.config.end() ? "" : it->second;
 }
 
-// A group of a token comparison with its scheme and task (read from its first run's config:
-// a sweep with one scheme or one task does not key its groups by it).
+// A group of a comparison with its scheme and task (read from its first run's config: a
+// sweep with one scheme or one task does not key its groups by it).
 struct Cell {
   std::string scheme, task;
   const Group* group = nullptr;
 };
 
-std::vector<Cell> cells_of(const TokenSweep& t) {
+std::vector<Cell> cells_of(const Comparison& comparison, const std::vector<RunRecord>& runs) {
   std::vector<Cell> cells;
-  for (const Group& g : t.tokens.groups) {
-    const auto run = std::find_if(t.runs.begin(), t.runs.end(),
+  for (const Group& g : comparison.groups) {
+    const auto run = std::find_if(runs.begin(), runs.end(),
                                   [&](const RunRecord& r) { return r.dir == g.runs.front(); });
-    PELAB_CHECK(run != t.runs.end(), "the run {} of group {} is not among its sweep's runs",
+    PELAB_CHECK(run != runs.end(), "the run {} of group {} is not among its sweep's runs",
                 g.runs.front(), g.label);
     cells.push_back({config_value(*run, "positional.type"), config_value(*run, "task.name"), &g});
   }
@@ -154,7 +154,7 @@ void r1(const ClaimContext& ctx, ClaimResult& r) {
   const auto scored = scored_runs(sweeps, tasks);
   std::map<std::string, std::map<std::string, const Group*>> cell;  // task → scheme → group
   for (const TokenSweep& t : sweeps)
-    for (const Cell& c : cells_of(t)) {
+    for (const Cell& c : cells_of(t.tokens, t.runs)) {
       cell[c.task][c.scheme] = c.group;
       if (std::find(schemes.begin(), schemes.end(), c.scheme) == schemes.end())
         schemes.push_back(c.scheme);
@@ -326,7 +326,7 @@ double chance_of(const Group& g) {
 R2Measured measure_r2(const R2Sweeps& sweeps, const R2Settings& s, const std::string& config_path) {
   std::map<std::pair<std::string, std::string>, const Group*> plain;  // (scheme, task) → group
   for (const TokenSweep& t : sweeps.plain)
-    for (const Cell& c : cells_of(t)) plain[{c.scheme, c.task}] = c.group;
+    for (const Cell& c : cells_of(t.tokens, t.runs)) plain[{c.scheme, c.task}] = c.group;
   R2Measured m;
   m.numbers.min_tasks = s.min_tasks;
   m.numbers.ceiling = s.ceiling;
@@ -335,7 +335,7 @@ R2Measured measure_r2(const R2Sweeps& sweeps, const R2Settings& s, const std::st
   m.numbers.excluded = s.not_judged;
   m.table = "| scheme | task | plain | randomized | randomized − plain |\n|---|---|---|---|--:|\n";
   for (const TokenSweep& t : sweeps.randomized)
-    for (const Cell& c : cells_of(t)) {
+    for (const Cell& c : cells_of(t.tokens, t.runs)) {
       const auto p = plain.find({c.scheme, c.task});
       PELAB_CHECK(p != plain.end(), "{}: no plain {} run on {} to compare the randomized ones with",
                   config_path, c.scheme, c.task);
@@ -508,10 +508,7 @@ R3Numbers r3_numbers(const ClaimSweep& sweep, const std::vector<RunRecord>& runs
   n.ceiling = s.ceiling;
   n.floor = s.floor;
   n.margin = s.margin;
-  TokenSweep view;  // cells_of reads the groups and the runs only
-  view.runs = runs;
-  view.tokens = sweep.comparison;
-  for (const Cell& c : cells_of(view)) {
+  for (const Cell& c : cells_of(sweep.comparison, runs)) {
     auto task = std::find_if(n.tasks.begin(), n.tasks.end(),
                              [&](const R3Task& t) { return t.task == c.task; });
     if (task == n.tasks.end()) task = n.tasks.insert(n.tasks.end(), R3Task{c.task, {}});
@@ -532,14 +529,11 @@ std::string published_score_text(const R3Settings& s, const std::string& task,
 // The table of every (task, scheme): the paper's figure beside pelab's protocol.
 std::string r3_scores_table(const ClaimSweep& sweep, const std::vector<RunRecord>& runs,
                             const R3Settings& s, nlohmann::json& numbers) {
-  TokenSweep view;
-  view.runs = runs;
-  view.tokens = sweep.comparison;
   std::string table =
       "| task (the paper's split) | scheme | published: exact match, mean ± std over 3 seeds | "
       "pelab: exact match beyond training, mean [95% interval], max; in distribution |\n"
       "|---|---|--:|---|\n";
-  for (const Cell& c : cells_of(view)) {
+  for (const Cell& c : cells_of(sweep.comparison, runs)) {
     const auto variant = s.published_variant.find(c.task);
     table += fmt::format("| {} ({}) | {} | {} | {} |\n", c.task,
                          variant == s.published_variant.end() ? "—" : variant->second, c.scheme,
@@ -591,11 +585,11 @@ void r3(const ClaimContext& ctx, ClaimResult& r) {
   for (const auto& [scheme, value] : mean_reciprocal_rank(n.tasks)) {
     const auto published = s.published_mrr.find(scheme);
     mrr_table += fmt::format(
-        "| {} | {:.3f} | {} |\n", scheme, value,
+        "| {} | {} | {} |\n", scheme, std::isnan(value) ? "—" : fmt::format("{:.3f}", value),
         published == s.published_mrr.end() ? "—" : fmt::format("{:.3f}", published->second));
     mrr.push_back(
         {{"scheme", scheme},
-         {"pelab", value},
+         {"pelab", std::isnan(value) ? nlohmann::json() : nlohmann::json(value)},
          {"published", published == s.published_mrr.end() ? nlohmann::json()
                                                           : nlohmann::json(published->second)}});
   }
@@ -604,8 +598,9 @@ void r3(const ClaimContext& ctx, ClaimResult& r) {
                {"comparisons", comparisons},
                {"mean_reciprocal_rank", mrr}};
   r.details = fmt::format(
-      "Score of a run (the paper's): exact match of the greedily generated answer, averaged "
-      "unweighted over the evaluated lengths beyond training. pelab's columns are its protocol: "
+      "Score of a run: exact match of the greedily generated answer, averaged unweighted over "
+      "the evaluated lengths beyond training (the paper's is over its test examples, lengths "
+      "21..40 together). pelab's columns are its protocol: "
       "per scheme and task the learning rate that in-distribution validation selects, the mean "
       "over seeds [95% bootstrap interval] and the maximum, then the in-distribution exact "
       "match and how many runs learned the task in distribution (compare's rule). Published "

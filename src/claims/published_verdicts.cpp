@@ -131,8 +131,12 @@ Gain mean_gain(const std::vector<SamplePair>& pairs, const BootstrapOptions& opt
   std::vector<double> means(static_cast<size_t>(options.resamples));
   for (double& m : means) {
     double resampled = 0;
-    for (const SamplePair& p : pairs)
-      resampled += resampled_mean(*p.after, rng) - resampled_mean(*p.before, rng);
+    for (const SamplePair& p : pairs) {
+      // Two statements: the draws must not depend on the compiler's order of evaluation.
+      const double after = resampled_mean(*p.after, rng);
+      const double before = resampled_mean(*p.before, rng);
+      resampled += after - before;
+    }
     m = resampled / static_cast<double>(pairs.size());
   }
   std::sort(means.begin(), means.end());
@@ -294,10 +298,12 @@ std::string r3_left_out(const R3Scores& reference, const R3Scores& other, const 
   return "";
 }
 
+// Level first: a difference shown to lie within ±margin is level, even when its interval
+// excludes 0 (a deficit too small to matter does not make the reference behind).
 R3Standing standing_of(const Gain& d, double margin) {
+  if (d.interval.low >= -margin && d.interval.high <= margin) return R3Standing::Level;
   if (d.interval.low > 0) return R3Standing::Ahead;
   if (d.interval.high < 0) return R3Standing::Behind;
-  if (d.interval.low >= -margin && d.interval.high <= margin) return R3Standing::Level;
   return R3Standing::Unclear;
 }
 

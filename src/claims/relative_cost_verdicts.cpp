@@ -31,11 +31,6 @@ Side side_of(const RatioInterval& r, double threshold) {
 
 }  // namespace
 
-void apply(const Judgement& j, ClaimResult& r) {
-  r.verdict = j.verdict;
-  r.because = j.because;
-}
-
 Judgement judge_c6(const C6Numbers& n) {
   std::vector<std::string> judged, not_learned;
   int64_t good = 0, bad = 0;

@@ -22,9 +22,11 @@ struct Judgement {
 // How many runs of a group learned the task in distribution (compare's rule), with the
 // group's name for messages ("" where the context names it).
 struct LearnedCount {
-  LearnedCount(int64_t learned_runs = 0, int64_t all_runs = 0, std::string group = "")
+  LearnedCount() = default;
+  // Both counts always (no single number converts to a count), learned first.
+  LearnedCount(int64_t learned_runs, int64_t all_runs, std::string group = "")
       : learned(learned_runs), runs(all_runs), name(std::move(group)) {}
-  int64_t learned, runs;
+  int64_t learned = 0, runs = 0;
   std::string name;
   bool all() const { return runs > 0 && learned == runs; }
 };
@@ -42,6 +44,8 @@ std::string precondition_not_saturated(const std::vector<std::pair<std::string, 
 // intervals do not overlap (with a single seed there is no interval: it cannot tell).
 std::string precondition_separated(const std::string& a_name, const Stat& a,
                                    const std::string& b_name, const Stat& b);
+// The verdict of a judgement, into a claim's result.
+void apply(const Judgement& j, ClaimResult& r);
 // The verdict when a precondition failed.
 void set_inconclusive(ClaimResult& r, const std::string& reason);
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "pelab/claims/relative_cost_verdicts.h"
+#include "pelab/claims/preconditions.h"
 #include "pelab/experiment/statistics.h"
 
 namespace pelab::claims {
@@ -172,9 +172,9 @@ struct R3Comparison {
 };
 // Per task, the reference against each other scheme. A comparison counts when both schemes
 // learned the task in distribution (all runs, compare's rule) and the two means are neither
-// both at the ceiling nor both at the floor. The reference is ahead when the interval of
-// reference − other lies above 0, behind when below 0, level when it lies within ±margin,
-// unclear otherwise.
+// both at the ceiling nor both at the floor. The reference is level when the interval of
+// reference − other lies within ±margin; otherwise ahead when it lies above 0, behind when
+// below 0, unclear when it straddles 0.
 std::vector<R3Comparison> r3_comparisons(const R3Numbers& n);
 // Over the comparisons that count: supported when none is behind and more than half are
 // ahead or level; refuted when more than half are behind and none is ahead; inconclusive when
@@ -183,8 +183,8 @@ Judgement judge_r3(const R3Numbers& n);
 
 // The paper's summary, shown and not judged: per scheme, the mean reciprocal rank over
 // queries (one per task and seed), the schemes of a query ranked by score, best first. Tied
-// schemes share the mean of the ranks they span (the paper breaks ties by order). A query is
-// a seed that every scheme of the task has.
+// schemes each get the mean of the reciprocals of the ranks they span (the paper breaks ties
+// by order). A query is a seed that every scheme of the task has; a scheme with none gets NaN.
 std::vector<std::pair<std::string, double>> mean_reciprocal_rank(const std::vector<R3Task>& tasks);
 
 }  // namespace pelab::claims

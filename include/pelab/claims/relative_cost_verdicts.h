@@ -14,8 +14,6 @@
 
 namespace pelab::claims {
 
-// A group of runs as a precondition sees it: how many learned the task in distribution.
-
 // C6: relative at several clipping distances k, accuracy beyond the training lengths.
 struct C6K {
   int64_t k = 0;
@@ -97,8 +95,5 @@ struct C13Numbers {
 // learned and concatenating is costlier for every scheme; refuted when some variant did not
 // learn or concatenating is not slower for some scheme; mixed otherwise.
 Judgement judge_c13(const C13Numbers& n);
-
-// The verdict of a judgement, into a claim's result.
-void apply(const Judgement& j, ClaimResult& r);
 
 }  // namespace pelab::claims
