@@ -49,7 +49,7 @@ std::shared_ptr<const FileTaskData> build_file_task_data(const ParsedDataset& tr
       break;
     case TaskLayout::AppendedQueries:
       form =
-          "AppendedQueries. Tokens: the input symbols, the separator '|', then one query "
+          "Appended. Tokens: the input symbols, the separator '|', then one query "
           "token '?' per answer symbol. Target: the answer on the query tokens; scored: the "
           "query tokens only.";
       break;

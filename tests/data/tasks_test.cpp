@@ -210,7 +210,7 @@ TEST_P(AllTasks, InfoIsComplete) {
   EXPECT_FALSE(info.position_need.empty());
   // The description opens with the layout and says what is scored.
   const std::string layout = info.layout == TaskLayout::Tagging           ? "Tagging."
-                             : info.layout == TaskLayout::AppendedQueries ? "AppendedQueries."
+                             : info.layout == TaskLayout::AppendedQueries ? "Appended."
                                                                           : "Classification.";
   EXPECT_EQ(info.description.rfind(layout, 0), 0u) << info.description;
   EXPECT_NE(info.description.find("Scored:"), std::string::npos) << info.description;

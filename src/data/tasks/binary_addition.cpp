@@ -14,7 +14,7 @@ class BinaryAdditionTask : public TaskBase {
     info_.input_symbols = {"0", "1", "+", "=", "?"};
     info_.output_symbols = {"0", "1"};
     info_.description =
-        "AppendedQueries. Input: two n-bit numbers a and b written least significant bit "
+        "Appended. Input: two n-bit numbers a and b written least significant bit "
         "first (uniform random bits, leading zeros allowed), as a_0..a_(n-1) '+' b_0..b_(n-1) "
         "'=', then n+1 query tokens '?'. Target: the n+1 bits of a+b, least significant "
         "first, one per query token. Scored: the query tokens only (kIgnore on the operands "

@@ -97,7 +97,7 @@ AppendedQueriesTask::AppendedQueriesTask(std::string name, int symbols, AnswerLe
   info_.input_symbols.push_back("?");  // query, id symbols + 1
   info_.output_symbols = numbered_symbols(symbols);
   info_.description = fmt::format(
-      "AppendedQueries. Input: n symbols x_1..x_n from {{0..{}}}, the separator '|', then {} "
+      "Appended. Input: n symbols x_1..x_n from {{0..{}}}, the separator '|', then {} "
       "query tokens '?'. Target: {}, one symbol per query token. Scored: the query tokens "
       "only (kIgnore on the input and the separator).",
       symbols - 1, queries, what);
