@@ -106,9 +106,18 @@ PlotResult draw_loss_curves(const ClaimSweep& sweep, const std::string& out_dir)
   return draw_figure(body, plot, out_dir, "loss_curves");
 }
 
-// Per run of a group: the training steps it took to meet its training.stop_when criterion
-// (summary.json's steps: training stops there). A run that never met it stopped at
-// training.steps, a lower bound, and is counted in `not_reached`.
+// A run's resolved config value as an integer (its config.yaml, flattened).
+int64_t config_integer(const RunRecord& run, const std::string& key) {
+  const auto it = run.config.find(key);
+  PELAB_CHECK(it != run.config.end(), "{}: its config.yaml has no {}", run.dir, key);
+  return std::stoll(it->second);
+}
+
+// Per run of a group: the step at which its training.stop_when streak began, the first of the
+// `patience` checks in a row that met the criterion (training stops at the last, summary.json's
+// steps, so the others are confirmation: (patience − 1) · every steps that would pull every
+// ratio towards 1). A run that never met it stopped at training.steps, a lower bound, and is
+// counted in `not_reached`.
 struct StepsToCriterion {
   Stat steps;
   int64_t not_reached = 0;
@@ -122,8 +131,13 @@ StepsToCriterion steps_to_criterion(const Group& g) {
                 "{}: C2 measures the steps to training.stop_when's criterion, and this run "
                 "trained without one (or its summary.json does not say how many steps it took)",
                 dir);
-    out.not_reached += !*run.stop_when_met;
-    steps.push_back(static_cast<double>(run.steps));
+    int64_t reached = run.steps;
+    if (*run.stop_when_met)
+      reached -= (config_integer(run, "training.stop_when.patience") - 1) *
+                 config_integer(run, "training.stop_when.every");
+    else
+      ++out.not_reached;
+    steps.push_back(static_cast<double>(reached));
   }
   out.steps = summarize(steps);
   return out;

@@ -29,8 +29,8 @@ Side side_of(const Stat& s, double threshold);
 struct C2Scheme {
   std::string name;  // "index", "normalized", or the reference "sinusoidal"
   LearnedCount learned;
-  Stat steps;               // steps to training.stop_when's criterion (a lower bound for runs
-                            // that never met it: the step cap)
+  Stat steps;               // steps to training.stop_when's criterion, the first check of the
+                            // streak (a lower bound for runs that never met it: the step cap)
   int64_t not_reached = 0;  // runs that never met it
   Stat in_distribution;     // in-distribution sequence accuracy
 };
