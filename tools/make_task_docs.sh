@@ -37,7 +37,7 @@ compare_tables() {
 # (the same criterion, learning rates, lr rule and seeds; only the model and the step cap
 # grow). Where no scheme learns it there either, the page says so: not learned within that
 # budget.
-LARGER=(model.d_model=128 model.layers=4 training.steps=6000)
+LARGER=(model.d_model=128 model.layers=4 training.steps=6000)  # every survey config: 4 heads
 LARGER_TEXT="d_model 128 with 4 heads of width 32 and 4 layers, trained for at most 6000 steps"
 learned_schemes() { tools/learned_summary.py --count "$1/compare.json"; }
 
@@ -46,7 +46,8 @@ learned_schemes() { tools/learned_summary.py --count "$1/compare.json"; }
 for name in $TASKS; do
   config=configs/tasks/$name.yaml
   "$PELAB" sweep "$config" --out "runs/tasks/$name" --no-progress "$@" >/dev/null
-  if [ "$(learned_schemes "runs/tasks/$name")" = 0 ]; then
+  learned=$(learned_schemes "runs/tasks/$name")  # an assignment, so that set -e sees a failure
+  if [ "$learned" = 0 ]; then
     "$PELAB" sweep "$config" "${LARGER[@]}" --out "runs/tasks-larger/$name" --no-progress "$@" \
       >/dev/null
   fi
@@ -118,7 +119,8 @@ EOF
   dirs="runs/default"
   for name in $TASKS; do
     dirs="$dirs runs/tasks/$name"
-    [ ! -d "runs/tasks-larger/$name" ] || dirs="$dirs runs/tasks-larger/$name"
+    learned=$(learned_schemes "runs/tasks/$name")
+    [ "$learned" != 0 ] || dirs="$dirs runs/tasks-larger/$name"
   done
   # shellcheck disable=SC2086
   commits=$(find $dirs -name environment.json -exec grep -ho '"git_commit": *"[^"]*"' {} + |
@@ -161,12 +163,14 @@ EOF
     compare_tables "runs/tasks/$name/compare.md"
     tools/learned_summary.py "runs/tasks/$name/compare.json"
     echo
-    if [ "$(learned_schemes "runs/tasks/$name")" = 0 ]; then
+    learned=$(learned_schemes "runs/tasks/$name")
+    if [ "$learned" = 0 ]; then
       echo "No scheme learned $name at the survey's model, so it ran again with the larger one"
       echo "(\`pelab sweep configs/tasks/$name.yaml ${LARGER[*]}\`):"
       echo
       compare_tables "runs/tasks-larger/$name/compare.md"
-      if [ "$(learned_schemes "runs/tasks-larger/$name")" = 0 ]; then
+      learned=$(learned_schemes "runs/tasks-larger/$name")
+      if [ "$learned" = 0 ]; then
         echo "**Not learned within the survey's budget**, at either model size."
       fi
       tools/learned_summary.py "runs/tasks-larger/$name/compare.json"
