@@ -78,6 +78,17 @@ std::string protocol_cell(const Group& g) {
                      g.extrapolation.max, g.in_distribution.mean, g.learned_runs, g.runs.size());
 }
 
+// A group's numbers under the protocol, for claims.json.
+nlohmann::json protocol_numbers(const Group& g) {
+  return {{"selected_lr", g.selected},
+          {"beyond_training", g.extrapolation.mean},
+          {"beyond_training_ci", {g.extrapolation.ci_low, g.extrapolation.ci_high}},
+          {"beyond_training_max", g.extrapolation.max},
+          {"in_distribution", g.in_distribution.mean},
+          {"learned_runs", g.learned_runs},
+          {"runs", g.runs.size()}};
+}
+
 // ---- R1 ----
 
 // R1's settings; R2 reads them too, to name the same runs.
@@ -187,13 +198,7 @@ void r1(const ClaimContext& ctx, ClaimResult& r) {
       const Group& g = *it->second;
       if (g.all_learned()) t.learned_schemes.push_back(scheme);
       table += fmt::format(" {} |", protocol_cell(g));
-      protocol[scheme] = {{"selected_lr", g.selected},
-                          {"beyond_training", g.extrapolation.mean},
-                          {"beyond_training_ci", {g.extrapolation.ci_low, g.extrapolation.ci_high}},
-                          {"beyond_training_max", g.extrapolation.max},
-                          {"in_distribution", g.in_distribution.mean},
-                          {"learned_runs", g.learned_runs},
-                          {"runs", g.runs.size()}};
+      protocol[scheme] = protocol_numbers(g);
     }
     table += "\n";
     per_task.push_back({{"task", task},
@@ -539,15 +544,10 @@ std::string r3_scores_table(const ClaimSweep& sweep, const std::vector<RunRecord
                          variant == s.published_variant.end() ? "—" : variant->second, c.scheme,
                          published_score_text(s, c.task, c.scheme), protocol_cell(*c.group));
     const Group& g = *c.group;
-    numbers.push_back({{"task", c.task},
-                       {"scheme", c.scheme},
-                       {"selected_lr", g.selected},
-                       {"beyond_training", g.extrapolation.mean},
-                       {"beyond_training_ci", {g.extrapolation.ci_low, g.extrapolation.ci_high}},
-                       {"beyond_training_max", g.extrapolation.max},
-                       {"in_distribution", g.in_distribution.mean},
-                       {"learned_runs", g.learned_runs},
-                       {"runs", g.runs.size()}});
+    nlohmann::json x = protocol_numbers(g);
+    x["task"] = c.task;
+    x["scheme"] = c.scheme;
+    numbers.push_back(std::move(x));
   }
   return table;
 }
