@@ -182,7 +182,8 @@ EOF
     case " $(echo $TASKS) " in *" $name "*) ;; *) missing="$missing $name" ;; esac
   done
   if [ -n "$missing" ]; then
-    echo "Not measured on this page yet:$(echo "$missing" | sed 's/ /, /g; s/^, / /')."
+    echo "Not on this page yet (their survey runs, or the larger model's runs that the rule above"
+    echo "calls for, have not all finished):$(echo "$missing" | sed 's/ /, /g; s/^, / /')."
     echo "\`pelab sweep configs/tasks/NAME.yaml\` runs one; \`tools/make_task_docs.sh\` runs them all."
     echo
   fi
