@@ -150,8 +150,7 @@ std::string key_of(const Group& g, const std::string& key) {
   return "";
 }
 
-C2Scheme c2_scheme(const Group& g, const std::string& name) {
-  const StepsToCriterion st = steps_to_criterion(g);
+C2Scheme c2_scheme(const Group& g, const std::string& name, const StepsToCriterion& st) {
   return {name,
           {g.learned_runs, static_cast<int64_t>(g.runs.size()), g.label},
           st.steps,
@@ -160,10 +159,12 @@ C2Scheme c2_scheme(const Group& g, const std::string& name) {
 }
 
 // The sweep's groups by training length (task.max_length): sinusoidal as the reference, the
-// two guesses beside it.
-std::vector<C2Length> c2_lengths(const ClaimContext& ctx, const ClaimSweep& sweep) {
+// two guesses beside it. `steps` holds each group's steps to the criterion, in group order.
+std::vector<C2Length> c2_lengths(const ClaimContext& ctx, const ClaimSweep& sweep,
+                                 const std::vector<StepsToCriterion>& steps) {
   std::map<int64_t, C2Length> by_length;
-  for (const Group& g : sweep.comparison.groups) {
+  for (size_t i = 0; i < sweep.comparison.groups.size(); ++i) {
+    const Group& g = sweep.comparison.groups[i];
     const std::string length = key_of(g, "task.max_length");
     PELAB_CHECK(!length.empty(),
                 "{}: the experiment must sweep task.max_length (the claim's "
@@ -173,9 +174,9 @@ std::vector<C2Length> c2_lengths(const ClaimContext& ctx, const ClaimSweep& swee
     l.max_length = std::stoll(length);
     const std::string scheme = key_of(g, "positional.type");
     if (scheme == "sinusoidal")
-      l.reference = c2_scheme(g, scheme);
+      l.reference = c2_scheme(g, scheme, steps[i]);
     else if (scheme == "index" || scheme == "normalized")
-      l.guesses.push_back(c2_scheme(g, scheme));
+      l.guesses.push_back(c2_scheme(g, scheme, steps[i]));
   }
   std::vector<C2Length> out;
   for (auto& [length, l] : by_length) {
@@ -198,15 +199,18 @@ void c2(const ClaimContext& ctx, ClaimResult& r) {
   const double index_vs_none = relative_logit_difference("index", "none");
   const double normalized_vs_none = relative_logit_difference("normalized", "none");
   const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
-  const std::vector<C2Length> lengths = c2_lengths(ctx, sweep);
+  std::vector<StepsToCriterion> steps_of;  // per group, each run's summary read once
+  for (const Group& g : sweep.comparison.groups) steps_of.push_back(steps_to_criterion(g));
+  const std::vector<C2Length> lengths = c2_lengths(ctx, sweep, steps_of);
   const Judgement j = judge_c2(lengths, rule);
   r.verdict = j.verdict;
   std::string table =
       "| longest training length | scheme | steps to the criterion | in-distribution | "
       "beyond training |\n|--:|---|--:|--:|--:|\n";
   nlohmann::json steps = nlohmann::json::array();
-  for (const Group& g : sweep.comparison.groups) {
-    const StepsToCriterion st = steps_to_criterion(g);
+  for (size_t i = 0; i < sweep.comparison.groups.size(); ++i) {
+    const Group& g = sweep.comparison.groups[i];
+    const StepsToCriterion& st = steps_of[i];
     const std::string steps_text =
         format_stat(st.steps, 0) + " steps" +
         (st.not_reached ? fmt::format(" (a lower bound: {} of {} runs never met it)",
