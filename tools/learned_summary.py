@@ -5,6 +5,7 @@ scheme's extrapolation only where every run learned. Extrapolation means somethi
 
     tools/learned_summary.py runs/tasks/copy/compare.json
     tools/learned_summary.py --count runs/tasks/copy/compare.json   # schemes that learned it
+    tools/learned_summary.py --best runs/tasks/copy/compare.json    # best in distribution
 """
 import json
 import sys
@@ -18,6 +19,16 @@ def load(path):
 def learned_schemes(comparison):
     """How many schemes learned the task: every one of their runs met the criterion."""
     return sum(1 for g in comparison["groups"] if g["learned_runs"] == len(g["runs"]))
+
+
+def best_in_distribution(comparison):
+    """The label of the group with the best in-distribution mean (the first of equals, in the
+    sweep's order): the scheme most likely to learn a task no scheme learned."""
+    best = None
+    for group in comparison["groups"]:
+        if best is None or group["in_distribution"]["mean"] > best["in_distribution"]["mean"]:
+            best = group
+    return best["label"]
 
 
 def main(path):
@@ -55,7 +66,9 @@ def main(path):
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--count":
         print(learned_schemes(load(sys.argv[2])))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--best":
+        print(best_in_distribution(load(sys.argv[2])))
     elif len(sys.argv) == 2:
         main(sys.argv[1])
     else:
-        sys.exit("usage: tools/learned_summary.py [--count] COMPARE_JSON")
+        sys.exit("usage: tools/learned_summary.py [--count | --best] COMPARE_JSON")
