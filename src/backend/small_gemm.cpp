@@ -100,32 +100,84 @@ __attribute__((target("avx2,fma"))) void small_rows_avx2(bool trans_a, int64_t M
     }
   }
 }
+
+// C[i : i+8, j : j+16] in eight AVX-512 registers, one row each, masked to `rows` rows and
+// the first `cols` columns: the AVX2 kernel's tile of 4 × 16 in eight registers, twice the
+// rows for the same number of multiply-add instructions. The same fused multiply-adds per
+// element in the same order, so the same bits. Rows of at most eight columns fill only half a
+// register either way; those stay with the AVX2 kernel, which holds eight of them.
+__attribute__((target("avx2,fma,avx512f"))) void small_rows_avx512(
+    bool trans_a, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+    const float* brows, int64_t ldb, float beta, float* C, int64_t ldc) {
+  const __m512 valpha = _mm512_set1_ps(alpha), vbeta = _mm512_set1_ps(beta);
+  for (int64_t j = 0; j < N; j += 16) {
+    const int64_t cols = N - j < 16 ? N - j : 16;
+    const __mmask16 m = static_cast<__mmask16>((1u << cols) - 1u);
+    for (int64_t i = 0; i < M; i += 8) {
+      const int64_t rows = M - i < 8 ? M - i : 8;
+      __m512 acc[8];
+      for (int r = 0; r < 8; ++r) acc[r] = _mm512_setzero_ps();
+      for (int64_t k = 0; k < K; ++k) {
+        const __m512 b = _mm512_maskz_loadu_ps(m, brows + k * ldb + j);
+        for (int r = 0; r < 8; ++r) {
+          if (r >= rows) break;
+          const __m512 a = _mm512_set1_ps(trans_a ? A[k * lda + i + r] : A[(i + r) * lda + k]);
+          acc[r] = _mm512_fmadd_ps(a, b, acc[r]);
+        }
+      }
+      for (int r = 0; r < 8; ++r) {
+        if (r >= rows) break;
+        float* c = C + (i + r) * ldc + j;
+        __m512 out = _mm512_mul_ps(valpha, acc[r]);
+        if (beta != 0.0f) out = _mm512_fmadd_ps(vbeta, _mm512_maskz_loadu_ps(m, c), out);
+        _mm512_mask_storeu_ps(c, m, out);
+      }
+    }
+  }
+}
 #endif  // PELAB_SMALL_AVX2
 
 }  // namespace
 
-SmallGemmKernel small_gemm_best_kernel() {
+bool small_gemm_runs_here(SmallGemmKernel kernel) {
 #ifdef PELAB_SMALL_AVX2
-  static const SmallGemmKernel best =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? SmallGemmKernel::Avx2
-                                                                      : SmallGemmKernel::Portable;
-  return best;
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f");
+  switch (kernel) {
+    case SmallGemmKernel::Avx512:
+      return avx512;
+    case SmallGemmKernel::Avx2:
+      return avx2;
+    case SmallGemmKernel::Portable:
+      return true;
+  }
+  return false;
 #else
-  return SmallGemmKernel::Portable;
+  return kernel == SmallGemmKernel::Portable;
 #endif
+}
+
+SmallGemmKernel small_gemm_best_kernel() {
+  for (const SmallGemmKernel k : {SmallGemmKernel::Avx512, SmallGemmKernel::Avx2})
+    if (small_gemm_runs_here(k)) return k;
+  return SmallGemmKernel::Portable;
 }
 
 void small_gemm_with(SmallGemmKernel kernel, bool trans_a, bool trans_b, int64_t M, int64_t N,
                      int64_t K, float alpha, const float* A, int64_t lda, const float* B,
                      int64_t ldb, float beta, float* C, int64_t ldc) {
-  PELAB_CHECK(kernel == SmallGemmKernel::Portable || small_gemm_best_kernel() == kernel,
-              "this CPU has no AVX2 and FMA for the small GEMM's avx2 kernel");
+  PELAB_CHECK(small_gemm_runs_here(kernel), "this CPU cannot run the small GEMM's {} kernel",
+              kernel == SmallGemmKernel::Avx512 ? "avx512 (AVX-512F)" : "avx2 (AVX2 and FMA)");
   PELAB_CHECK(K <= kPackedKc && !trans_b,
               "internal error: small_gemm takes K ≤ {} and B untransposed, got K = {}{}", kPackedKc,
               K, trans_b ? " and Bᵀ" : "");
   if (M <= 0 || N <= 0) return;
 #ifdef PELAB_SMALL_AVX2
-  if (kernel == SmallGemmKernel::Avx2) {
+  if (kernel == SmallGemmKernel::Avx512 && N > 8) {
+    small_rows_avx512(trans_a, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  if (kernel != SmallGemmKernel::Portable) {
     small_rows_avx2(trans_a, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }

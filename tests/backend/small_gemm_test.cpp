@@ -21,17 +21,22 @@ bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
 }
 
+// Every kernel this CPU can run: each ISA path is checked where it exists.
 std::vector<SmallGemmKernel> kernels() {
-  if (small_gemm_best_kernel() == SmallGemmKernel::Avx2)
-    return {SmallGemmKernel::Avx2, SmallGemmKernel::Portable};
-  return {SmallGemmKernel::Portable};
+  std::vector<SmallGemmKernel> runnable;
+  for (const SmallGemmKernel k :
+       {SmallGemmKernel::Avx512, SmallGemmKernel::Avx2, SmallGemmKernel::Portable})
+    if (small_gemm_runs_here(k)) runnable.push_back(k);
+  return runnable;
 }
 
-// Single elements, every row count modulo 4 and column count modulo 16 (masked edges), the
-// default experiment's attention products (16×16×8, 16×8×16) and K up to a whole block.
-const std::vector<GemmShape> kShapes = {{1, 1, 1},   {1, 9, 5},   {2, 16, 8},  {3, 17, 3},
-                                        {4, 8, 16},  {5, 31, 2},  {16, 16, 8}, {16, 8, 16},
-                                        {33, 33, 8}, {7, 40, 29}, {6, 1, 256}, {32, 32, 32}};
+// Single elements, every row count modulo 4 and 8 and column count modulo 16 (masked edges),
+// the default experiment's attention products (16×16×8, 16×8×16, 16×16×16) and K up to a
+// whole block.
+const std::vector<GemmShape> kShapes = {
+    {1, 1, 1},   {1, 9, 5},   {2, 16, 8},   {3, 17, 3},   {4, 8, 16},  {5, 31, 2},
+    {16, 16, 8}, {16, 8, 16}, {33, 33, 8},  {7, 40, 29},  {6, 1, 256}, {32, 32, 32},
+    {9, 12, 4},  {15, 20, 7}, {16, 16, 16}, {11, 16, 16}, {24, 24, 3}};
 
 TEST(SmallGemm, EqualsThePackedKernelBitForBit) {
   for (const GemmShape& s : kShapes)

@@ -11,8 +11,9 @@
 // of the reduction, so the sums are the same too and the two give the same bits
 // (tests/backend/small_gemm_test.cpp).
 //
-// How: four rows of C by sixteen columns stay in eight AVX registers while k runs; each step
-// broadcasts op(A)(i, k) and reads row k of B in place, masked at the right edge.
+// How: four rows of C by sixteen columns stay in eight AVX registers while k runs (eight rows
+// in eight AVX-512 registers where the CPU has them); each step broadcasts op(A)(i, k) and
+// reads row k of B in place, masked at the right edge.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +22,9 @@ namespace pelab {
 
 inline constexpr int64_t kSmallGemmMax = 32 * 32 * 32;  // multiply-adds
 
-enum class SmallGemmKernel { Avx2, Portable };
-SmallGemmKernel small_gemm_best_kernel();  // Avx2 when the CPU has AVX2 and FMA
+enum class SmallGemmKernel { Avx512, Avx2, Portable };
+bool small_gemm_runs_here(SmallGemmKernel kernel);  // this CPU has the kernel's instructions
+SmallGemmKernel small_gemm_best_kernel();           // the first of them that runs here
 
 // C[M, N] = alpha · op(A) · B + beta · C (row-major, as gemm() with trans_b false);
 // K ≤ kPackedKc. Single-threaded.
