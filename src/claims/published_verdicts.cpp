@@ -55,10 +55,12 @@ double in_training_average(const std::vector<LengthScore>& lengths) {
   return mean_of(in);
 }
 
-SweepBest best_over_sweep(const std::vector<ScoredRun>& runs) {
+SweepBest best_over_sweep(const std::vector<ScoredRun>& runs, double min_in_distribution) {
+  const bool any_run = std::isinf(min_in_distribution) && min_in_distribution < 0;
   SweepBest best;
   for (const ScoredRun& r : runs) {
     if (std::isnan(r.score)) continue;
+    if (!any_run && !(r.in_distribution >= min_in_distribution)) continue;
     ++best.runs;
     if (best.runs == 1 || r.score > best.score) {
       best.score = r.score;
@@ -80,7 +82,10 @@ Judgement judge_r1(const R1Numbers& n) {
       continue;
     }
     if (t.best.runs == 0) {
-      left_out.push_back(t.name + " (no run evaluated beyond the training lengths)");
+      left_out.push_back(fmt::format(
+          "{} (no run evaluated beyond the training lengths reached an in-distribution token "
+          "accuracy of {:.2f})",
+          t.name, n.min_in_distribution));
       continue;
     }
     if (!(t.best.in_distribution >= n.min_in_distribution)) {
@@ -99,6 +104,10 @@ Judgement judge_r1(const R1Numbers& n) {
   const std::string budget = n.budget.empty() ? "" : ". " + n.budget;
   if (judged.empty()) return cannot_tell("no task is left to judge" + unjudged + budget);
   const int64_t m = static_cast<int64_t>(judged.size());
+  if (m < n.min_tasks)
+    return cannot_tell(fmt::format("{} of {} tasks judged ({}), the claim needs {}{}{}", m,
+                                   n.tasks.size(), joined(judged, "; "), n.min_tasks, unjudged,
+                                   budget));
   const Verdict v = solved == 0   ? Verdict::Supported
                     : solved == m ? Verdict::Refuted
                                   : Verdict::Mixed;
@@ -116,8 +125,8 @@ struct SamplePair {
   const std::vector<double>* after;
 };
 
-// The mean over pairs of (mean after − mean before), with a 95% bootstrap interval that
-// resamples each side of each pair (deterministic: the options' fixed stream).
+// The mean over pairs of (mean after − mean before), with a nominal 95% bootstrap interval
+// that resamples each side of each pair (deterministic: the options' fixed stream).
 Gain mean_gain(const std::vector<SamplePair>& pairs, const BootstrapOptions& options) {
   Gain g;
   g.tasks = static_cast<int64_t>(pairs.size());
@@ -161,6 +170,8 @@ const char* to_string(R2Effect e) {
       return "lowered";
     case R2Effect::NoGain:
       return "no gain";
+    case R2Effect::Split:
+      return "split";
     case R2Effect::Unclear:
       return "unclear";
     case R2Effect::NotJudged:
@@ -179,7 +190,12 @@ std::vector<R2Task> counted_tasks(const R2Scheme& s, const R2Numbers& n,
   for (const R2Task& t : s.tasks) {
     const double plain = mean_of(t.plain), randomized = mean_of(t.randomized);
     const double floor = t.chance + n.floor_margin;
-    if (!t.plain_learned.all() || !t.randomized_learned.all())
+    const int64_t seeds = static_cast<int64_t>(std::min(t.plain.size(), t.randomized.size()));
+    if (seeds < n.min_seeds)
+      left_out.push_back(
+          fmt::format("{} (seeds: plain {}, randomized {}; an interval needs {} a side)", t.task,
+                      t.plain.size(), t.randomized.size(), n.min_seeds));
+    else if (!t.plain_learned.all() || !t.randomized_learned.all())
       left_out.push_back(
           fmt::format("{} (learned in distribution: plain {} of {}, randomized {} of {})", t.task,
                       t.plain_learned.learned, t.plain_learned.runs, t.randomized_learned.learned,
@@ -196,8 +212,11 @@ std::vector<R2Task> counted_tasks(const R2Scheme& s, const R2Numbers& n,
   return counted;
 }
 
-R2Effect effect_of(const Gain& g, double min_gain) {
-  if (g.interval.low > 0) return R2Effect::Raised;
+// No gain first: a gain shown to lie within ±min_gain is too small to matter either way, even
+// when its interval excludes 0 (as R3's "level").
+R2Effect effect_of(const Gain& g, double min_gain, bool a_task_lowered) {
+  if (g.interval.low > -min_gain && g.interval.high < min_gain) return R2Effect::NoGain;
+  if (g.interval.low > 0) return a_task_lowered ? R2Effect::Split : R2Effect::Raised;
   if (g.interval.high < 0) return R2Effect::Lowered;
   if (g.interval.high < min_gain) return R2Effect::NoGain;
   return R2Effect::Unclear;
@@ -210,7 +229,10 @@ std::vector<R2SchemeResult> r2_effects(const R2Numbers& n) {
   for (const R2Scheme& s : n.schemes) {
     R2SchemeResult r;
     r.name = s.name;
-    r.gain = randomization_gain(counted_tasks(s, n, r.left_out));
+    const std::vector<R2Task> counted = counted_tasks(s, n, r.left_out);
+    r.gain = randomization_gain(counted);
+    for (const R2Task& t : counted)  // a mean over tasks must not hide a task it lowered
+      if (randomization_gain({t}).interval.high < 0) r.lowered.push_back(t.task);
     const auto excluded = std::find_if(n.excluded.begin(), n.excluded.end(),
                                        [&](const R2Excluded& e) { return e.scheme == s.name; });
     if (excluded != n.excluded.end())
@@ -218,7 +240,7 @@ std::vector<R2SchemeResult> r2_effects(const R2Numbers& n) {
     else if (r.gain.tasks < n.min_tasks || std::isnan(r.gain.mean))
       r.not_judged = fmt::format("tasks that count: {}, needed: {}", r.gain.tasks, n.min_tasks);
     else
-      r.effect = effect_of(r.gain, n.min_gain);
+      r.effect = effect_of(r.gain, n.min_gain, !r.lowered.empty());
     out.push_back(std::move(r));
   }
   return out;
@@ -233,10 +255,17 @@ Judgement judge_r2(const R2Numbers& n) {
       continue;
     }
     ++count[r.effect];
-    parts.push_back(fmt::format("{} {} ({:+.3f} [{:+.3f}, {:+.3f}] over {} tasks)", r.name,
+    const std::string split =
+        r.effect == R2Effect::Split ? ", lowered on " + joined(r.lowered, " and ") : "";
+    parts.push_back(fmt::format("{} {} ({:+.3f} [{:+.3f}, {:+.3f}] over {} tasks{})", r.name,
                                 to_string(r.effect), r.gain.mean, r.gain.interval.low,
-                                r.gain.interval.high, r.gain.tasks));
+                                r.gain.interval.high, r.gain.tasks, split));
   }
+  const int64_t named = static_cast<int64_t>(
+      std::count_if(n.schemes.begin(), n.schemes.end(), [&](const R2Scheme& s) {
+        return std::none_of(n.excluded.begin(), n.excluded.end(),
+                            [&](const R2Excluded& e) { return e.scheme == s.name; });
+      }));
   const std::string unjudged =
       not_judged.empty() ? "" : "; not judged: " + joined(not_judged, ", ");
   const int64_t judged = static_cast<int64_t>(parts.size());
@@ -247,16 +276,21 @@ Judgement judge_r2(const R2Numbers& n) {
         unjudged);
   const int64_t raised = count[R2Effect::Raised], lowered = count[R2Effect::Lowered];
   const int64_t no_gain = count[R2Effect::NoGain], unclear = count[R2Effect::Unclear];
+  const int64_t split = count[R2Effect::Split];
   const std::string because = fmt::format(
-      "randomized − plain token accuracy beyond the training lengths, mean over tasks [95% "
-      "interval]: {}; of {} judged schemes {} raised, {} lowered, {} with no gain of {:.2f} or "
-      "more, {} unclear{}",
-      joined(parts, "; "), judged, raised, lowered, no_gain, n.min_gain, unclear, unjudged);
+      "randomized − plain token accuracy beyond the training lengths, mean over tasks [nominal "
+      "95% interval]: {}; of {} judged schemes (of {} named) {} raised, {} lowered, {} with no "
+      "gain of {:.2f} or more, {} split, {} unclear{}",
+      joined(parts, "; "), judged, named, raised, lowered, no_gain, n.min_gain, split, unclear,
+      unjudged);
+  if (2 * judged <= named)
+    return cannot_tell(
+        fmt::format("no more than half of the {} named schemes are judged: ", named) + because);
   if (2 * unclear > judged)
     return cannot_tell("the noise is as large as the effect for most schemes: " + because);
-  const Verdict v = (2 * raised > judged && lowered == 0)               ? Verdict::Supported
-                    : (2 * (lowered + no_gain) > judged && raised == 0) ? Verdict::Refuted
-                                                                        : Verdict::Mixed;
+  const Verdict v = (2 * raised > named && lowered == 0)               ? Verdict::Supported
+                    : (2 * (lowered + no_gain) > named && raised == 0) ? Verdict::Refuted
+                                                                       : Verdict::Mixed;
   return {v, because};
 }
 
@@ -278,6 +312,22 @@ const char* to_string(R3Standing s) {
   return "?";
 }
 
+const char* standing_phrase(R3Standing s) {
+  switch (s) {
+    case R3Standing::Ahead:
+      return "ahead of";
+    case R3Standing::Behind:
+      return "behind";
+    case R3Standing::Level:
+      return "level with";
+    case R3Standing::Unclear:
+      return "unclear against";
+    case R3Standing::NotJudged:
+      return "not judged against";
+  }
+  return "?";
+}
+
 namespace {
 
 std::string learned_text(const R3Scores& s) {
@@ -290,6 +340,9 @@ std::string r3_left_out(const R3Scores& reference, const R3Scores& other, const 
   if (!reference.learned.all()) return learned_text(reference);
   if (!other.learned.all()) return learned_text(other);
   if (reference.scores.empty() || other.scores.empty()) return "no score beyond training";
+  if (static_cast<int64_t>(std::min(reference.scores.size(), other.scores.size())) < n.min_seeds)
+    return fmt::format("seeds: {} {}, {} {}; an interval needs {} a side", reference.scheme,
+                       reference.scores.size(), other.scheme, other.scores.size(), n.min_seeds);
   const double a = mean_of(reference.scores), b = mean_of(other.scores);
   if (a >= n.ceiling && b >= n.ceiling)
     return fmt::format("both at the ceiling: {:.3f} and {:.3f}", a, b);
@@ -332,18 +385,34 @@ std::vector<R3Comparison> r3_comparisons(const R3Numbers& n) {
   return out;
 }
 
+namespace {
+
+// The counting rule over comparisons that count, shared by pelab's and the published numbers.
+Verdict r3_verdict(int64_t ahead, int64_t level, int64_t behind, int64_t judged) {
+  return (2 * (ahead + level) > judged && behind == 0) ? Verdict::Supported
+         : (2 * behind > judged && ahead == 0)         ? Verdict::Refuted
+                                                       : Verdict::Mixed;
+}
+
+}  // namespace
+
 Judgement judge_r3(const R3Numbers& n) {
   std::map<R3Standing, int64_t> count;
-  std::vector<std::string> parts, left_out;
-  for (const R3Comparison& c : r3_comparisons(n)) {
+  std::vector<std::string> parts, left_out, others, others_counted;
+  const std::vector<R3Comparison> all = r3_comparisons(n);
+  for (const R3Comparison& c : all) {
+    if (std::find(others.begin(), others.end(), c.other) == others.end()) others.push_back(c.other);
+    if (c.standing != R3Standing::NotJudged &&
+        std::find(others_counted.begin(), others_counted.end(), c.other) == others_counted.end())
+      others_counted.push_back(c.other);
     if (c.standing == R3Standing::NotJudged) {
       left_out.push_back(
           fmt::format("{} vs {} on {} ({})", n.reference, c.other, c.task, c.left_out));
       continue;
     }
     ++count[c.standing];
-    parts.push_back(fmt::format("{} {} of {} ({:+.3f} [{:+.3f}, {:+.3f}])", c.task,
-                                to_string(c.standing), c.other, c.difference.mean,
+    parts.push_back(fmt::format("{} {} {} ({:+.3f} [{:+.3f}, {:+.3f}])", c.task,
+                                standing_phrase(c.standing), c.other, c.difference.mean,
                                 c.difference.interval.low, c.difference.interval.high));
   }
   const std::string unjudged = left_out.empty() ? "" : "; left out: " + joined(left_out, ", ");
@@ -353,16 +422,56 @@ Judgement judge_r3(const R3Numbers& n) {
                        unjudged);
   const int64_t ahead = count[R3Standing::Ahead], behind = count[R3Standing::Behind];
   const int64_t level = count[R3Standing::Level], unclear = count[R3Standing::Unclear];
+  const int64_t total = static_cast<int64_t>(all.size());
   const std::string because = fmt::format(
-      "{} − other, exact match beyond the training lengths [95% interval]: {}; of {} "
-      "comparisons {} ahead, {} level (within ±{:.2f}), {} behind, {} unclear{}",
-      n.reference, joined(parts, "; "), judged, ahead, level, n.margin, behind, unclear, unjudged);
+      "{} − other, exact match beyond the training lengths [nominal 95% interval]: {}; of {} "
+      "comparisons that count (of {}) {} ahead, {} level (within ±{:.2f}), {} behind, {} "
+      "unclear{}",
+      n.reference, joined(parts, "; "), judged, total, ahead, level, n.margin, behind, unclear,
+      unjudged);
+  if (2 * judged <= total)
+    return cannot_tell(fmt::format("no more than half of the {} comparisons count: ", total) +
+                       because);
+  if (others_counted.size() < others.size()) {
+    std::vector<std::string> missing;
+    for (const std::string& o : others)
+      if (std::find(others_counted.begin(), others_counted.end(), o) == others_counted.end())
+        missing.push_back(o);
+    return cannot_tell(fmt::format("no comparison with {} counts: ", joined(missing, ", ")) +
+                       because);
+  }
   if (2 * unclear > judged)
     return cannot_tell("the noise is as large as the difference for most comparisons: " + because);
-  const Verdict v = (2 * (ahead + level) > judged && behind == 0) ? Verdict::Supported
-                    : (2 * behind > judged && ahead == 0)         ? Verdict::Refuted
-                                                                  : Verdict::Mixed;
-  return {v, because};
+  return {r3_verdict(ahead, level, behind, judged), because};
+}
+
+std::vector<R3PointComparison> r3_point_comparisons(
+    const std::string& reference,
+    const std::vector<std::pair<std::string, std::vector<std::pair<std::string, double>>>>& means,
+    double margin) {
+  std::vector<R3PointComparison> out;
+  for (const auto& [task, schemes] : means) {
+    const auto ref = std::find_if(schemes.begin(), schemes.end(),
+                                  [&](const auto& s) { return s.first == reference; });
+    if (ref == schemes.end()) continue;
+    for (const auto& [scheme, mean] : schemes) {
+      if (scheme == reference) continue;
+      const double d = ref->second - mean;
+      out.push_back({task, scheme, d,
+                     std::abs(d) <= margin ? R3Standing::Level
+                     : d > 0               ? R3Standing::Ahead
+                                           : R3Standing::Behind});
+    }
+  }
+  return out;
+}
+
+Verdict r3_point_verdict(const std::vector<R3PointComparison>& comparisons) {
+  std::map<R3Standing, int64_t> count;
+  for (const R3PointComparison& c : comparisons) ++count[c.standing];
+  if (comparisons.empty()) return Verdict::Inconclusive;
+  return r3_verdict(count[R3Standing::Ahead], count[R3Standing::Level], count[R3Standing::Behind],
+                    static_cast<int64_t>(comparisons.size()));
 }
 
 std::vector<std::pair<std::string, double>> mean_reciprocal_rank(const std::vector<R3Task>& tasks) {
