@@ -388,6 +388,21 @@ double metric_of(Metric metric, const RunRecord::Point& p) {
   return metric == Metric::sequence_accuracy ? p.sequence_accuracy : p.token_accuracy;
 }
 
+// The values a run's directory names for its sweep's axes ("positional=rotary/seed=0" →
+// "rotary"), without the seed and the selected key, which tell runs of one group apart.
+std::string single_axis_label(const RunRecord& r, const std::string& select) {
+  std::string label;
+  for (const auto& part : fs::path(r.dir)) {
+    const std::string s = part.string();
+    const size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    const std::string key = s.substr(0, eq);
+    if (key == "seed" || key == select) continue;
+    label += (label.empty() ? "" : " / ") + s.substr(eq + 1);
+  }
+  return label;
+}
+
 // Groups the completed runs by their values of c.group_keys, in the order the groups first
 // appear; fills c.groups' keys and labels and returns each group's runs.
 std::vector<std::vector<const RunRecord*>> group_runs(Comparison& c,
@@ -407,6 +422,9 @@ std::vector<std::vector<const RunRecord*>> group_runs(Comparison& c,
         g.keys.emplace_back(c.group_keys[i], v[i]);
         g.label += std::string(i ? " / " : "") + v[i];
       }
+      // One group: the sweep's single-valued axes name it when it has any (a sweep of one
+      // scheme is that scheme, not the experiment), else the experiment's name.
+      if (g.label.empty()) g.label = single_axis_label(r, c.rule.select);
       if (g.label.empty()) {
         auto name = r.config.find("name");
         g.label = name != r.config.end() ? name->second : "all runs";

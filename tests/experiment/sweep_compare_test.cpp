@@ -580,6 +580,24 @@ TEST(CompareGroups, OnlySeedsDifferOneGroupNamedAfterTheExperiment) {
   EXPECT_NEAR(c.groups[0].lengths[2].stat.mean, 0.6, 1e-12);
 }
 
+// A sweep of one scheme (an axis with one value) is that scheme's group, named after it, not
+// after the experiment; the seed and the selected key do not name it.
+TEST(CompareGroups, AnAxisOfOneValueNamesTheOneGroup) {
+  TempDir tmp;
+  write_run(tmp.path() / "positional=relative/training.lr=0.001/seed=0",
+            {"relative", 0, {1, 1, 0.5, 0}});
+  write_run(tmp.path() / "positional=relative/training.lr=0.001/seed=1",
+            {"relative", 1, {1, 1, 0.7, 0}});
+  const std::vector<RunRecord> runs = find_runs({tmp.path().string()});
+  const Comparison selected =
+      compare_runs(runs, Metric::sequence_accuracy, false, {.select = "training.lr"});
+  EXPECT_TRUE(selected.group_keys.empty());
+  ASSERT_EQ(selected.groups.size(), 1u);
+  EXPECT_EQ(selected.groups[0].label, "relative");
+  const Comparison plain = compare_runs(runs, Metric::sequence_accuracy, false);
+  EXPECT_EQ(plain.groups[0].label, "relative / 0.001");
+}
+
 TEST(CompareStats, MeansStdsAndInDistributionSplit) {
   TempDir tmp;
   write_demo(tmp.path());
