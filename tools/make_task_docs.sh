@@ -148,9 +148,12 @@ EOF
   echo "seeds; each survey task has 3, to keep the survey within a few core-hours."
   echo
   echo "Each task shows three tables from \`pelab compare\`: sequence accuracy by problem size n"
-  echo "(mean over seeds with a 95% bootstrap interval; sizes marked * were in the training range),"
-  echo "the same per seed with its median and max (papers report the max), and the learning rate"
-  echo "chosen per scheme. A run *learned* the task when it met the criterion; † marks the"
+  echo "(mean over seeds with a nominal 95% bootstrap interval, which with 3 seeds is their range:"
+  echo "see the README's \"How far the intervals go\"; sizes marked * were in the training range),"
+  echo "the same per seed with its median and max (papers report the max) and the mean training"
+  echo "steps a run took (a run stops when it meets the criterion, so the schemes' extrapolation is"
+  echo "measured at different points of training), and the learning rate chosen per scheme. A"
+  echo "run *learned* the task when it met the criterion; † marks the"
   echo "extrapolation of a scheme whose runs did not all learn: it is not comparable with the"
   echo "others'. The sentence under the tables names who learned."
   echo

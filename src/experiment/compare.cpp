@@ -467,6 +467,14 @@ void summarize_group(Group& g, std::vector<const RunRecord*> rs, Metric metric,
     g.lengths.push_back(gl);
     all_lengths.insert(n);
   }
+  std::vector<double> step_values;
+  std::vector<uint64_t> step_seeds;
+  for (const RunRecord* r : rs)
+    if (r->steps >= 0) {
+      step_values.push_back(static_cast<double>(r->steps));
+      step_seeds.push_back(r->seed);
+    }
+  g.steps = summarize(step_values, step_seeds);
   std::vector<double> in_values, out_values;
   std::vector<uint64_t> in_seeds, out_seeds;
   for (const RunRecord* r : rs) {
@@ -674,17 +682,20 @@ std::string learned_rule_text(const Comparison& c) {
 std::string over_seeds_markdown(const Comparison& c) {
   std::string md =
       "\nOver seeds (each seed's mean over the lengths inside and beyond training; papers "
-      "report the max):\n\n| group | runs | learned | in-distribution | median | max | "
-      "extrapolation | median | max |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+      "report the max; steps: the mean training steps a run took, where a run with "
+      "training.stop_when met its criterion):\n\n| group | runs | learned | steps | "
+      "in-distribution | median | max | extrapolation | median | max |\n"
+      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
   const auto number = [](const Stat& s, double x) {
     return s.n ? fmt::format("{:.2f}", x) : std::string(kAbsent);
   };
   for (const Group& g : c.groups) {
     const std::string mark = g.all_learned() ? "" : " †";
     md += fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {}{} | {}{} | {}{} |\n", md_cell(group_label(g)),
-        g.runs.size(), g.learned_runs, format_interval(g.in_distribution),
-        number(g.in_distribution, g.in_distribution.median),
+        "| {} | {} | {} | {} | {} | {} | {} | {}{} | {}{} | {}{} |\n", md_cell(group_label(g)),
+        g.runs.size(), g.learned_runs,
+        g.steps.n ? fmt::format("{:.0f}", g.steps.mean) : std::string(kAbsent),
+        format_interval(g.in_distribution), number(g.in_distribution, g.in_distribution.median),
         number(g.in_distribution, g.in_distribution.max), format_interval(g.extrapolation), mark,
         number(g.extrapolation, g.extrapolation.median), mark,
         number(g.extrapolation, g.extrapolation.max), mark);
@@ -836,6 +847,7 @@ std::string comparison_json(const Comparison& c) {
                            {"train_max_length", g.train_max_length},
                            {"lengths", lengths},
                            {"in_distribution", stat_json(g.in_distribution)},
+                           {"steps", stat_json(g.steps)},
                            {"extrapolation", stat_json(g.extrapolation)},
                            {"by_position", positions},
                            {"last_train_position", g.last_train_position}});

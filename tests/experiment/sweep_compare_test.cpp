@@ -598,6 +598,25 @@ TEST(CompareGroups, AnAxisOfOneValueNamesTheOneGroup) {
   EXPECT_EQ(plain.groups[0].label, "relative / 0.001");
 }
 
+// The steps each run took, averaged per group: where stop_when ended it, so the reader sees
+// at what point of training each group's extrapolation was measured.
+TEST(CompareStats, StepsPerGroup) {
+  TempDir tmp;
+  for (const auto& [seed, steps] : {std::pair{0, 300}, std::pair{1, 500}}) {
+    const fs::path dir = tmp.path() / fmt::format("seed={}", seed);
+    write_run(dir, {"rotary", static_cast<uint64_t>(seed), {1, 1, 0.5, 0}});
+    json summary = json::parse(read_file(dir / "summary.json"));
+    summary["steps"] = steps;
+    write_file(dir / "summary.json", summary.dump(2));
+  }
+  const Comparison c = compare_runs(find_runs({tmp.path().string()}), Metric::sequence_accuracy);
+  ASSERT_EQ(c.groups.size(), 1u);
+  EXPECT_EQ(c.groups[0].steps.n, 2);
+  EXPECT_EQ(c.groups[0].steps.mean, 400);
+  EXPECT_NE(comparison_markdown(c).find("| demo | 2 | 2 | 400 |"), std::string::npos)
+      << comparison_markdown(c);
+}
+
 TEST(CompareStats, MeansStdsAndInDistributionSplit) {
   TempDir tmp;
   write_demo(tmp.path());
@@ -672,8 +691,8 @@ TEST(CompareOutput, MarkdownAndCsv) {
             std::string::npos)
       << md;
   // Over seeds: mean [interval], median and max of each seed's in-distribution and
-  // extrapolation means.
-  EXPECT_NE(md.find("| rotary (learned 2 of 3) | 3 | 2 | 0.95 [0.90, 1.00] | 0.95 | 1.00 | "
+  // extrapolation means (no steps: these summaries record none).
+  EXPECT_NE(md.find("| rotary (learned 2 of 3) | 3 | 2 | — | 0.95 [0.90, 1.00] | 0.95 | 1.00 | "
                     "0.33 [0.28, 0.38] † | 0.33 † | 0.38 † |"),
             std::string::npos)
       << md;

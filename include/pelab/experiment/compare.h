@@ -118,6 +118,9 @@ struct Group {
   std::vector<std::string> runs;                          // run directories
   std::vector<GroupLength> lengths;                       // ascending
   Stat in_distribution, extrapolation;                    // per seed: the mean over those lengths
+  // The training steps each run took: with training.stop_when, where it met the criterion, so
+  // the groups' extrapolation is measured at different points of training.
+  Stat steps;
   int64_t train_max_length = 0;
   // Token accuracy by position at the longest length the comparison evaluated, averaged over
   // seeds (from per_position.csv; empty if the group did not evaluate that length).
