@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "pelab/core/rng.h"
 
@@ -398,18 +399,17 @@ Verdict r3_verdict(int64_t ahead, int64_t level, int64_t behind, int64_t judged)
 
 Judgement judge_r3(const R3Numbers& n) {
   std::map<R3Standing, int64_t> count;
-  std::vector<std::string> parts, left_out, others, others_counted;
+  std::vector<std::string> parts, left_out, others;  // others: every other scheme, in order
+  std::set<std::string> counted_others;
   const std::vector<R3Comparison> all = r3_comparisons(n);
   for (const R3Comparison& c : all) {
     if (std::find(others.begin(), others.end(), c.other) == others.end()) others.push_back(c.other);
-    if (c.standing != R3Standing::NotJudged &&
-        std::find(others_counted.begin(), others_counted.end(), c.other) == others_counted.end())
-      others_counted.push_back(c.other);
     if (c.standing == R3Standing::NotJudged) {
       left_out.push_back(
           fmt::format("{} vs {} on {} ({})", n.reference, c.other, c.task, c.left_out));
       continue;
     }
+    counted_others.insert(c.other);
     ++count[c.standing];
     parts.push_back(fmt::format("{} {} {} ({:+.3f} [{:+.3f}, {:+.3f}])", c.task,
                                 standing_phrase(c.standing), c.other, c.difference.mean,
@@ -432,14 +432,12 @@ Judgement judge_r3(const R3Numbers& n) {
   if (2 * judged <= total)
     return cannot_tell(fmt::format("no more than half of the {} comparisons count: ", total) +
                        because);
-  if (others_counted.size() < others.size()) {
-    std::vector<std::string> missing;
-    for (const std::string& o : others)
-      if (std::find(others_counted.begin(), others_counted.end(), o) == others_counted.end())
-        missing.push_back(o);
+  std::vector<std::string> missing;
+  for (const std::string& o : others)
+    if (!counted_others.count(o)) missing.push_back(o);
+  if (!missing.empty())
     return cannot_tell(fmt::format("no comparison with {} counts: ", joined(missing, ", ")) +
                        because);
-  }
   if (2 * unclear > judged)
     return cannot_tell("the noise is as large as the difference for most comparisons: " + because);
   return {r3_verdict(ahead, level, behind, judged), because};
