@@ -30,7 +30,7 @@ void check_finite(const Tensor& t, bool infinity_ok, const std::string& what) {
   const float* d = c.data();
   for (int64_t i = 0, n = c.numel(); i < n; ++i) {
     if (std::isnan(d[i]) || (!infinity_ok && std::isinf(d[i])))
-      throw Error(
+      throw DivergedError(
           fmt::format("{} holds {} (at flat index {} of shape {}; found by "
                       "training.check_finite)",
                       what, nonfinite_name(d[i]), i, to_string(t.shape())));

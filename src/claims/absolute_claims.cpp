@@ -139,6 +139,7 @@ StepsToCriterion steps_to_criterion(const Group& g) {
       ++out.not_reached;
     steps.push_back(static_cast<double>(reached));
   }
+  out.not_reached += static_cast<int64_t>(g.diverged.size());  // diverged: never met it
   out.steps = summarize(steps);
   return out;
 }
@@ -152,7 +153,7 @@ std::string key_of(const Group& g, const std::string& key) {
 
 C2Scheme c2_scheme(const Group& g, const std::string& name, const StepsToCriterion& st) {
   return {name,
-          {g.learned_runs, static_cast<int64_t>(g.runs.size()), g.label},
+          {g.learned_runs, g.trained_runs(), g.label},
           st.steps,
           st.not_reached,
           g.in_distribution};
@@ -214,7 +215,7 @@ void c2(const ClaimContext& ctx, ClaimResult& r) {
     const std::string steps_text =
         format_stat(st.steps, 0) + " steps" +
         (st.not_reached ? fmt::format(" (a lower bound: {} of {} runs never met it)",
-                                      st.not_reached, g.runs.size())
+                                      st.not_reached, g.trained_runs())
                         : "");
     steps.push_back({{"group", g.label},
                      {"mean", st.steps.mean},
@@ -397,11 +398,10 @@ void c3(const ClaimContext& ctx, ClaimResult& r) {
   PELAB_CHECK(at_one != nullptr, "{}: the scale sweep must include 1", ctx.config.path);
   const Group& largest = *by_scale.back().second;
   const double drop = at_one->in_distribution.mean - largest.in_distribution.mean;
-  const C3Numbers numbers{
-      {at_one->learned_runs, static_cast<int64_t>(at_one->runs.size()), "sinusoidal at scale 1"},
-      at_one->in_distribution,
-      by_scale.back().first,
-      largest.in_distribution};
+  const C3Numbers numbers{{at_one->learned_runs, at_one->trained_runs(), "sinusoidal at scale 1"},
+                          at_one->in_distribution,
+                          by_scale.back().first,
+                          largest.in_distribution};
   const Judgement j = judge_c3(numbers, drop_fraction);
   r.verdict = j.verdict;
   // The thresholds shown beside the rule's: from a slight loss to near-total.
@@ -696,11 +696,10 @@ void c14(const ClaimContext& ctx, ClaimResult& r) {
               ctx.config.path);
   const bool untouched = untrained_worst <= decay_tolerance;
   const double extrapolation = learned.extrapolation.mean;
-  const Judgement j =
-      judge_c14({{learned.learned_runs, static_cast<int64_t>(learned.runs.size()), "learned"},
-                 learned.extrapolation,
-                 untrained_worst},
-                {supported_max, refuted_min, decay_tolerance});
+  const Judgement j = judge_c14({{learned.learned_runs, learned.trained_runs(), "learned"},
+                                 learned.extrapolation,
+                                 untrained_worst},
+                                {supported_max, refuted_min, decay_tolerance});
   r.verdict = j.verdict;
   r.numbers = {{"extrapolation", extrapolation},
                {"extrapolation_std", learned.extrapolation.std},
@@ -837,7 +836,7 @@ void c16(const ClaimContext& ctx, ClaimResult& r) {
                           {"token_accuracy", mean_of(v.accuracy)},
                           {"token_accuracy_without_shared", mean_of(v.ablated)}};
     if (scheme == "sinusoidal") {
-      numbers.learned = {g.learned_runs, static_cast<int64_t>(g.runs.size()), scheme};
+      numbers.learned = {g.learned_runs, g.trained_runs(), scheme};
       numbers.shared_over_chance = summarize(v.shared);
       numbers.accuracy = summarize(v.accuracy);
       numbers.accuracy_without_shared = summarize(v.ablated);

@@ -233,6 +233,8 @@ struct C13Run {
 std::vector<C13Run> c13_runs(const ClaimSweep& sweep, const std::string& width) {
   std::vector<C13Run> out;
   for (const Group& g : sweep.comparison.groups) {
+    PELAB_CHECK(!g.runs.empty(), "{}: every run of group {} diverged; C13 times a trained model",
+                sweep.runs_dir, g.label);
     const TrainedRun run = load_trained_run(g.runs.front());
     const ModelConfig& m = run.config.model;
     const KeyValues keys = resolve_defaults(m.positional);
@@ -302,8 +304,7 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
     const Stat ms = summarize(v.ms);
     const std::string name =
         fmt::format("{}, {}, d_model {}", v.scheme, v.combine, v.model.d_model);
-    numbers.variants.push_back(
-        {name, {g.learned_runs, static_cast<int64_t>(g.runs.size())}, g.in_distribution.mean});
+    numbers.variants.push_back({name, {g.learned_runs, g.trained_runs()}, g.in_distribution.mean});
     if (v.width == "concat") {
       numbers.costs.push_back(
           {v.scheme, summarize(c13_find(runs, "add", v.scheme, ctx.config.path).ms), ms});
@@ -327,7 +328,7 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
                     {"ms_per_step", ms.mean},
                     {"ms_ci", {ms.ci_low, ms.ci_high}},
                     {"learned_runs", g.learned_runs},
-                    {"runs", g.runs.size()},
+                    {"runs", g.trained_runs()},
                     {"in_distribution", g.in_distribution.mean},
                     {"extrapolation", g.extrapolation.mean}});
   }

@@ -17,7 +17,7 @@ std::string precondition_learned(const Comparison& comparison,
       reason = fmt::format("{} has no completed run", label);
     else if (!g->all_learned())
       reason = fmt::format("{} learned the task in distribution in {} of {} runs", label,
-                           g->learned_runs, g->runs.size());
+                           g->learned_runs, g->trained_runs());
     if (!reason.empty()) reasons += (reasons.empty() ? "" : "; ") + reason;
   }
   return reasons;

@@ -60,22 +60,22 @@ std::vector<Cell> cells_of(const Comparison& comparison, const std::vector<RunRe
   std::vector<Cell> cells;
   for (const Group& g : comparison.groups) {
     const auto run = std::find_if(runs.begin(), runs.end(),
-                                  [&](const RunRecord& r) { return r.dir == g.runs.front(); });
+                                  [&](const RunRecord& r) { return r.dir == g.first_run(); });
     PELAB_CHECK(run != runs.end(), "the run {} of group {} is not among its sweep's runs",
-                g.runs.front(), g.label);
+                g.first_run(), g.label);
     cells.push_back({config_value(*run, "positional.type"), config_value(*run, "task.name"), &g});
   }
   return cells;
 }
 
 LearnedCount learned_of(const Group& g) {
-  return {g.learned_runs, static_cast<int64_t>(g.runs.size())};
+  return {g.learned_runs, g.trained_runs()};
 }
 
 // "0.55 [0.52, 0.58], max 0.57; in 0.99 (3/3 learned)": a group under the protocol.
 std::string protocol_cell(const Group& g) {
   return fmt::format("{}, max {:.2f}; in {:.2f} ({}/{} learned)", format_interval(g.extrapolation),
-                     g.extrapolation.max, g.in_distribution.mean, g.learned_runs, g.runs.size());
+                     g.extrapolation.max, g.in_distribution.mean, g.learned_runs, g.trained_runs());
 }
 
 // A group's numbers under the protocol, for claims.json.
@@ -86,7 +86,7 @@ nlohmann::json protocol_numbers(const Group& g) {
           {"beyond_training_max", g.extrapolation.max},
           {"in_distribution", g.in_distribution.mean},
           {"learned_runs", g.learned_runs},
-          {"runs", g.runs.size()}};
+          {"runs", g.trained_runs()}};
 }
 
 // ---- R1 ----
@@ -331,9 +331,8 @@ struct R2Measured {
 
 // The token accuracy of guessing on a group's task: 1 / its output classes.
 double chance_of(const Group& g) {
-  PELAB_CHECK(!g.runs.empty(), "group {} has no run", g.label);
   const ExperimentConfig config =
-      load_experiment((fs::path(g.runs.front()) / "config.yaml").string());
+      load_experiment((fs::path(g.first_run()) / "config.yaml").string());
   return 1.0 / static_cast<double>(make_task(config.task)->info().vocab_out());
 }
 
@@ -369,10 +368,10 @@ R2Measured measure_r2(const R2Sweeps& sweeps, const R2Settings& s, const std::st
                          {"task", c.task},
                          {"plain", a.extrapolation.mean},
                          {"plain_selected_lr", a.selected},
-                         {"plain_learned", {a.learned_runs, a.runs.size()}},
+                         {"plain_learned", {a.learned_runs, a.trained_runs()}},
                          {"randomized", b.extrapolation.mean},
                          {"randomized_selected_lr", b.selected},
-                         {"randomized_learned", {b.learned_runs, b.runs.size()}},
+                         {"randomized_learned", {b.learned_runs, b.trained_runs()}},
                          {"delta", delta}});
     }
   return m;

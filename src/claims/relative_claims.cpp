@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include "claims/claim.h"
@@ -48,7 +49,10 @@ void c6(const ClaimContext& ctx, ClaimResult& r) {
               ctx.config.path);
   std::sort(by_k.begin(), by_k.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-  const ModelConfig model = load_trained_run(by_k.front().second->runs.front()).config.model;
+  const ModelConfig model =
+      load_experiment(
+          (std::filesystem::path(by_k.front().second->first_run()) / "config.yaml").string())
+          .model;
   std::string params =
       "| k | parameters of the relative tables (rel_k, rel_v: 2 × [2k+1, d_h] "
       "per layer) |\n|--:|--:|\n";
@@ -78,12 +82,11 @@ void c6(const ClaimContext& ctx, ClaimResult& r) {
   for (const auto& [k, g] : by_k) {
     per_k.push_back({{"k", k},
                      {"learned_runs", g->learned_runs},
-                     {"runs", g->runs.size()},
+                     {"runs", g->trained_runs()},
                      {"in_distribution", g->in_distribution.mean},
                      {"extrapolation", g->extrapolation.mean},
                      {"extrapolation_ci", {g->extrapolation.ci_low, g->extrapolation.ci_high}}});
-    judged.ks.push_back(
-        {k, {g->learned_runs, static_cast<int64_t>(g->runs.size())}, g->extrapolation});
+    judged.ks.push_back({k, {g->learned_runs, g->trained_runs()}, g->extrapolation});
   }
   apply(judge_c6(judged), r);
   r.numbers = {{"parameter_counts", counts}, {"per_k", per_k}};
@@ -114,7 +117,7 @@ C15Scheme scheme_over_distances(const Comparison& c, const std::string& scheme, 
     const int64_t d = std::stoll(distance);
     if (d < lo || d > hi) continue;
     out.learned.learned += g.learned_runs;
-    out.learned.runs += static_cast<int64_t>(g.runs.size());
+    out.learned.runs += g.trained_runs();
     const Stat& st = g.extrapolation;
     for (size_t i = 0; i < st.values.size() && i < st.seeds.size(); ++i)
       by_seed[st.seeds[i]].push_back(st.values[i]);
@@ -204,7 +207,7 @@ DistanceTable distance_table(const Comparison& comparison, const DistanceGrid& g
           {{"distance", d},
            {"in_distribution", g.in_distribution.mean},
            {"learned_runs", g.learned_runs},
-           {"runs", g.runs.size()},
+           {"runs", g.trained_runs()},
            {"beyond_training", g.extrapolation.mean},
            {"beyond_training_ci", {g.extrapolation.ci_low, g.extrapolation.ci_high}}});
     }

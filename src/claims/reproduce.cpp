@@ -95,15 +95,25 @@ ClaimSweep run_claim_sweep(const ClaimContext& ctx, const std::string& experimen
   so.progress = false;
   so.report_seconds = 120;
   const SweepResult result = run_sweep(so);
-  PELAB_CHECK(result.failed == 0 && result.exit_code() == 0,
-              "{}: the experiment's sweep did not finish ({}); see {}", ctx.config.id,
-              result.tally(), so.out_dir);
-  ctx.experiments.push_back(
-      {{"config", cs.config}, {"overrides", overrides}, {"runs", cs.runs_dir}});
   CompareOptions co;
   co.dirs = {so.out_dir};
   co.out_dir = so.out_dir;
   const CompareOutput out = run_compare(co);
+  // A run whose training diverged is a result (compare counts it as one that did not learn);
+  // any other failure, or a run not finished, leaves the claim without its numbers.
+  const int64_t diverged = static_cast<int64_t>(out.comparison.diverged.size());
+  const bool all_ran = !result.stopped && result.interrupted == 0 && result.not_started == 0;
+  PELAB_CHECK(
+      all_ran && result.failed == diverged && out.comparison.excluded.empty(),
+      "{}: the experiment's sweep did not finish ({}{}); see {}", ctx.config.id, result.tally(),
+      diverged ? fmt::format(", of which {} diverged", diverged) : std::string(), so.out_dir);
+  nlohmann::json diverged_runs = nlohmann::json::array();
+  for (const RunRecord& r : out.comparison.diverged)
+    diverged_runs.push_back(fs::relative(r.dir, ctx.options.out).string());
+  ctx.experiments.push_back({{"config", cs.config},
+                             {"overrides", overrides},
+                             {"runs", cs.runs_dir},
+                             {"diverged", diverged_runs}});
   cs.comparison = out.comparison;
   // The comparison's table only (its heading and notes are the report's to write).
   std::istringstream lines(out.markdown);
@@ -306,6 +316,19 @@ std::vector<std::string> run_commits(const std::string& out,
   return {commits.begin(), commits.end()};
 }
 
+// The runs whose training diverged, which the claim counted as runs that did not learn.
+std::string diverged_runs_markdown(const ClaimResult& r) {
+  std::vector<std::string> dirs;
+  for (const nlohmann::json& e : r.experiments)
+    for (const nlohmann::json& d : e.value("diverged", nlohmann::json::array()))
+      dirs.push_back(fmt::format("`{}`", d.get<std::string>()));
+  if (dirs.empty()) return "";
+  return fmt::format(
+      "\n**Diverged runs** ({}; each counted as a run that did not learn, and in the learning "
+      "rate's selection with a validation score of 0; its status.json has the error): {}.\n",
+      dirs.size(), join(dirs, ", "));
+}
+
 std::string verdict_badge(Verdict v) {
   switch (v) {
     case Verdict::Supported:
@@ -413,6 +436,7 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
     md += fmt::format("**Precondition:** {}\n\n", r.precondition);
     md += r.details;
     if (!r.details.empty() && r.details.back() != '\n') md += '\n';
+    md += diverged_runs_markdown(r);
   }
   write_file_atomic((fs::path(options.out) / "claims.json").string(), j.dump(2) + "\n");
   write_file_atomic((fs::path(options.out) / "report.md").string(), md);

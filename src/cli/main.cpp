@@ -4,7 +4,8 @@
 // stderr, "pelab: error: ...", with exit code 2; nothing else ever prints a stack trace.
 // Command-line mistakes (an unknown option, a missing argument) are reported the same way.
 // Exit codes: 0 done, 1 a sweep or comparison with failed runs, 2 an error, 3 stopped by
-// SIGINT/SIGTERM or --stop-after after saving a checkpoint (continue with --resume).
+// SIGINT/SIGTERM or --stop-after after saving a checkpoint (continue with --resume), 4 the
+// training diverged (NaN or Inf; the last good checkpoint is kept).
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -15,12 +16,12 @@
 namespace {
 
 // The one line an error prints, whatever its message holds.
-int report_error(const std::string& message) {
+int report_error(const std::string& message, int exit_code = 2) {
   std::string line = message;
   for (char& ch : line)
     if (ch == '\n' || ch == '\r') ch = ' ';
   std::fprintf(stderr, "pelab: error: %s\n", line.c_str());
-  return 2;
+  return exit_code;
 }
 
 }  // namespace
@@ -40,6 +41,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       return report_error(command_line.describe(e, argc, argv));
     }
     return action ? action() : 0;
+  } catch (const pelab::DivergedError& e) {
+    return report_error(e.what(), 4);
   } catch (const pelab::Error& e) {
     return report_error(e.what());
   } catch (const std::bad_alloc&) {

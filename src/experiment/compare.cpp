@@ -213,7 +213,9 @@ RunRecord read_run(const std::string& dir) {
   const json status = read_json(d / "status.json");
   const std::string s = json_string(status, "status");
   if (s == "failed") {
-    r.status = "failed";
+    // Exit code 4: the training diverged, an outcome of the run's settings (see compare.h).
+    const bool diverged = status.contains("exit_code") && status["exit_code"] == 4;
+    r.status = diverged ? "diverged" : "failed";
     std::string how;
     if (status.contains("exit_code") && status["exit_code"].is_number_integer())
       how = fmt::format("exit {}", status["exit_code"].get<int>());
@@ -444,6 +446,12 @@ void summarize_group(Group& g, std::vector<const RunRecord*> rs, Metric metric,
                      const CompareRule& rule, std::set<int64_t>& all_lengths) {
   std::stable_sort(rs.begin(), rs.end(),
                    [](const RunRecord* a, const RunRecord* b) { return a->seed < b->seed; });
+  // A diverged run did not learn and has no numbers: it is counted, not summarised.
+  for (const RunRecord* r : rs)
+    if (r->status == "diverged") g.diverged.push_back(r->dir);
+  rs.erase(std::remove_if(rs.begin(), rs.end(),
+                          [](const RunRecord* r) { return r->status == "diverged"; }),
+           rs.end());
   std::set<int64_t> lengths;
   for (const RunRecord* r : rs) {
     g.runs.push_back(r->dir);
@@ -500,6 +508,7 @@ void read_group_positions(Group& g, const std::vector<const RunRecord*>& rs,
   std::map<int64_t, std::vector<double>> by_position;
   int64_t last_train = -1;
   for (const RunRecord* r : rs) {
+    if (r->status != "completed") continue;  // a diverged run has no numbers
     std::istringstream in(run_files::read_text(fs::path(r->dir) / "per_position.csv"));
     std::string line;
     if (!std::getline(in, line)) continue;  // header: length,position,scored,accuracy,loss
@@ -528,7 +537,8 @@ void read_group_positions(Group& g, const std::vector<const RunRecord*>& rs,
 namespace {
 
 // The run's in-distribution validation score in `metric`; runs written before summary.json
-// held one fall back to the mean of their in-distribution evaluation.
+// held one fall back to the mean of their in-distribution evaluation. A diverged run has none
+// and scores 0: it did not learn.
 double validation_score(const RunRecord& r, Metric metric) {
   const double v = metric == Metric::sequence_accuracy ? r.validation_sequence_accuracy
                                                        : r.validation_token_accuracy;
@@ -592,6 +602,7 @@ std::vector<const RunRecord*> select_runs(Group& g, const std::vector<const RunR
 }  // namespace
 
 bool run_learned(const RunRecord& run, Metric metric, const CompareRule& rule) {
+  if (run.status == "diverged") return false;
   if (run.stop_when_met) return *run.stop_when_met;
   return validation_score(run, metric) >= rule.learned_at;
 }
@@ -619,9 +630,13 @@ Comparison compare_runs(const std::vector<RunRecord>& runs, Metric metric, bool 
   c.metric = metric;
   c.rule = rule;
   if (c.rule.select.empty()) c.rule.select = sweep_selection(runs);
-  std::vector<RunRecord> done;
-  for (const RunRecord& r : runs) (r.status == "completed" ? done : c.excluded).push_back(r);
-  c.completed_runs = static_cast<int64_t>(done.size());
+  std::vector<RunRecord> done;  // completed, and diverged with a config (they did not learn)
+  for (const RunRecord& r : runs) {
+    const bool trained = r.status == "completed" || (r.status == "diverged" && !r.config.empty());
+    (trained ? done : c.excluded).push_back(r);
+    c.completed_runs += r.status == "completed";
+    if (trained && r.status == "diverged") c.diverged.push_back(r);
+  }
   // The keys come from every run with a config, so that a group keeps its label when some of
   // its runs failed (a failed rotary run next to a completed one is still "rotary").
   std::vector<RunRecord> configured;
@@ -665,7 +680,7 @@ std::string group_label(const Group& g) {
   std::string label = g.label.empty() ? "all runs" : g.label;
   if (g.all_learned()) return label;
   if (g.learned_runs == 0) return label + " (did not learn)";
-  return fmt::format("{} (learned {} of {})", label, g.learned_runs, g.runs.size());
+  return fmt::format("{} (learned {} of {})", label, g.learned_runs, g.trained_runs());
 }
 
 namespace {
@@ -693,7 +708,7 @@ std::string over_seeds_markdown(const Comparison& c) {
     const std::string mark = g.all_learned() ? "" : " †";
     md += fmt::format(
         "| {} | {} | {} | {} | {} | {} | {} | {}{} | {}{} | {}{} |\n", md_cell(group_label(g)),
-        g.runs.size(), g.learned_runs,
+        g.trained_runs(), g.learned_runs,
         g.steps.n ? fmt::format("{:.0f}", g.steps.mean) : std::string(kAbsent),
         format_interval(g.in_distribution), number(g.in_distribution, g.in_distribution.median),
         number(g.in_distribution, g.in_distribution.max), format_interval(g.extrapolation), mark,
@@ -783,6 +798,13 @@ std::string comparison_markdown(const Comparison& c) {
     md += over_seeds_markdown(c);
     md += selection_markdown(c);
   }
+  if (!c.diverged.empty()) {
+    md += fmt::format(
+        "\nDiverged ({} run{}; each counts in its group as a run that did not learn, and in the "
+        "selection with a validation score of 0):\n\n",
+        c.diverged.size(), c.diverged.size() == 1 ? "" : "s");
+    for (const RunRecord& r : c.diverged) md += fmt::format("- `{}`: {}\n", r.dir, r.detail);
+  }
   if (!c.excluded.empty()) {
     md += fmt::format("\nNot included ({} run{}):\n\n", c.excluded.size(),
                       c.excluded.size() == 1 ? "" : "s");
@@ -820,6 +842,7 @@ std::string comparison_json(const Comparison& c) {
             {"completed_runs", c.completed_runs},
             {"position_length", c.position_length},
             {"groups", json::array()},
+            {"diverged", json::array()},
             {"excluded", json::array()}};
   for (const Group& g : c.groups) {
     json keys = json::object();
@@ -844,6 +867,7 @@ std::string comparison_json(const Comparison& c) {
                            {"selected", g.selected},
                            {"keys", keys},
                            {"runs", g.runs},
+                           {"diverged", g.diverged},
                            {"train_max_length", g.train_max_length},
                            {"lengths", lengths},
                            {"in_distribution", stat_json(g.in_distribution)},
@@ -852,6 +876,8 @@ std::string comparison_json(const Comparison& c) {
                            {"by_position", positions},
                            {"last_train_position", g.last_train_position}});
   }
+  for (const RunRecord& r : c.diverged)
+    j["diverged"].push_back({{"dir", r.dir}, {"detail", r.detail}});
   for (const RunRecord& r : c.excluded)
     j["excluded"].push_back({{"dir", r.dir}, {"status", r.status}, {"detail", r.detail}});
   return j.dump(2) + "\n";

@@ -625,26 +625,30 @@ StepStats train_step(const ExperimentConfig& c, Training& t, const Batch& batch,
   Encoder::Output out;
   try {
     out = model.forward(batch, true, mix64(t.dropout_base ^ static_cast<uint64_t>(step)));
-  } catch (const Error& e) {  // training.check_finite names the op
+  } catch (const DivergedError& e) {  // training.check_finite names the op
+    throw DivergedError(fmt::format("step {}: forward: {} ({})", step + 1, e.what(), last_good()));
+  } catch (const Error& e) {
     throw Error(fmt::format("step {}: forward: {} ({})", step + 1, e.what(), last_good()));
   }
   PELAB_CHECK(out.loss.defined(), "step {}: the batch has no scored position", step + 1);
   const float loss = out.loss.item();
   if (!std::isfinite(loss))
-    throw Error(
+    throw DivergedError(
         fmt::format("step {}: the loss is {} ({}; lower training.lr, or set "
                     "training.check_finite: true to find the op)",
                     step + 1, std::isnan(loss) ? "nan" : "infinite", last_good()));
   optimizer.zero_grad();
   try {
     out.loss.backward();
+  } catch (const DivergedError& e) {  // training.check_finite names the op
+    throw DivergedError(fmt::format("step {}: backward: {} ({})", step + 1, e.what(), last_good()));
   } catch (const Error& e) {
     throw Error(fmt::format("step {}: backward: {} ({})", step + 1, e.what(), last_good()));
   }
   const std::string bad = first_nonfinite_grad(model);
   if (!bad.empty())
-    throw Error(fmt::format("step {}: the gradient of parameter '{}' holds NaN or Inf ({})",
-                            step + 1, bad, last_good()));
+    throw DivergedError(fmt::format("step {}: the gradient of parameter '{}' holds NaN or Inf ({})",
+                                    step + 1, bad, last_good()));
   const float grad_norm = clip_grad_norm(
       model.params().all(),
       c.training.clip_norm > 0 ? static_cast<float>(c.training.clip_norm) : INFINITY);
@@ -652,7 +656,7 @@ StepStats train_step(const ExperimentConfig& c, Training& t, const Batch& batch,
   optimizer.step(lr);
   const std::string bad_param = first_nonfinite_param(model);
   if (!bad_param.empty())
-    throw Error(
+    throw DivergedError(
         fmt::format("step {}: the update made parameter '{}' NaN or Inf ({}; lower "
                     "training.lr)",
                     step + 1, bad_param, last_good()));

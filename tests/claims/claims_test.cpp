@@ -145,6 +145,44 @@ TEST(Reproduce, BadClaimConfigsAndIdsAreClearErrors) {
   EXPECT_FALSE(fs::exists(fs::path(o.out) / "runs")) << "a run started despite the bad config";
 }
 
+// A run whose training diverges is a result, not a broken sweep: the claim is judged with it
+// counted as a run that did not learn, and the report lists it. R1's quick section, narrowed
+// to one scheme and task, with a learning rate that diverges at once.
+TEST(Reproduce, ADivergedRunIsCountedAndListedAndTheClaimIsJudged) {
+  const std::string pelab = testing::pelab_binary();
+  ASSERT_TRUE(fs::exists(pelab)) << pelab << " is not built";
+  const testing::TempDir tmp;
+  fs::create_directories(fs::path(tmp / "configs/claims"));
+  fs::create_directories(fs::path(tmp / "configs/reproductions"));
+  const std::string source = PELAB_SOURCE_DIR "/configs/";
+  fs::copy_file(source + "reproductions/deletang.yaml",
+                tmp / "configs/reproductions/deletang.yaml");
+  std::string r1 = testing::read_file(source + "claims/r01.yaml");
+  const size_t quick = r1.find("\nquick:\n"), verdict = r1.find("\nverdict:");
+  ASSERT_TRUE(quick != std::string::npos && verdict > quick);
+  r1.replace(quick + 1, verdict - quick,
+             "quick:\n  min_tasks: 1\n  sweeps:\n    - [\"sweep.positional=[rotary]\", "
+             "\"sweep.task.name=[parity]\", \"sweep.training.lr=[0.001, 1e30]\", "
+             "\"sweep.seed=[0]\", task.max_length=4, training.steps=20, training.clip_norm=0, "
+             "\"evaluation.lengths=[4, 8]\", evaluation.examples=20]\n");
+  testing::write_file(tmp / "configs/claims/r01.yaml", r1);
+  auto [code, output] = testing::shell("cd '" + std::string(tmp / "") + "' && '" + pelab +
+                                       "' reproduce --quick --only R1 --jobs 2 --out out");
+  ASSERT_EQ(code, 0) << output;
+  const std::string diverged_run = "positional=rotary/task.name=parity/training.lr=1e30/seed=0";
+  const nlohmann::json j = nlohmann::json::parse(testing::read_file(tmp / "out/claims.json"));
+  const nlohmann::json& experiment = j["claims"][0]["experiments"][0];
+  ASSERT_EQ(experiment["diverged"].size(), 1u) << experiment.dump();
+  EXPECT_NE(experiment["diverged"][0].get<std::string>().find(diverged_run), std::string::npos);
+  EXPECT_EQ(j["claims"][0]["verdict"], "inconclusive");  // 20 steps: nothing learned
+  const std::string report = testing::read_file(tmp / "out/report.md");
+  EXPECT_NE(report.find("**Diverged runs** (1; each counted as a run that did not learn"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("| rotary / parity | 0.001: "), std::string::npos) << report;
+  EXPECT_NE(report.find("1e+30: 0.000 (1) | 0.001 |"), std::string::npos) << report;
+}
+
 // `pelab reproduce --quick` end to end, as a user runs it: every claim pelab measures, with
 // its training runs, then again to check that finished runs are reused.
 TEST(ReproduceSlow, QuickRunsEveryClaimAndReusesRuns) {

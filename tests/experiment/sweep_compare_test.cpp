@@ -820,6 +820,82 @@ TEST(CompareProtocol, SelectsTheLrWithTheBestValidationScore) {
             "0.001");
 }
 
+// A run whose training diverged (exit code 4) did not learn: it counts in its group, in the
+// learned fraction and in the lr selection (validation 0), and is listed, never dropped.
+TEST(CompareProtocol, DivergedRunsCountAsRunsThatDidNotLearn) {
+  TempDir tmp;
+  const auto add = [&](const std::string& lr, uint64_t seed, double validation, bool diverge) {
+    const fs::path dir = tmp.path() / ("training.lr=" + lr) / fmt::format("seed={}", seed);
+    write_run(dir, {"rotary", seed, {1.0, 1.0, 0.5, 0.0}});
+    write_file(dir / "config.yaml",
+               read_file(dir / "config.yaml") + "training:\n  lr: " + lr +
+                   "\nsweep:\n  training.lr: [0.001, 0.01]\n  select: training.lr\n");
+    if (diverge) {
+      fs::remove(dir / "summary.json");
+      fs::remove(dir / "per_position.csv");
+      write_file(dir / "status.json", R"({"status": "failed", "exit_code": 4, "error": )"
+                                      R"("pelab: error: step 7: the loss is nan"})");
+      return;
+    }
+    json s = json::parse(read_file(dir / "summary.json"));
+    s["validation"] = {{"sequence_accuracy", validation}, {"token_accuracy", validation}};
+    s["stop_when"] = {{"met", validation >= 0.95}};
+    write_file(dir / "summary.json", s.dump());
+  };
+  // lr 0.01: one seed at 0.99, the other diverged: mean validation 0.495, below lr 0.001's 0.9.
+  add("0.001", 0, 0.96, false);
+  add("0.001", 1, 0.84, false);
+  add("0.01", 0, 0.99, false);
+  add("0.01", 1, 0, true);
+  const std::vector<RunRecord> runs = find_runs({tmp.path().string()});
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[3].status, "diverged");
+  EXPECT_EQ(runs[3].detail, "exit 4: pelab: error: step 7: the loss is nan");
+  EXPECT_FALSE(run_learned(runs[3], Metric::sequence_accuracy, {}));
+  Comparison c = compare_runs(runs, Metric::sequence_accuracy, false);
+  ASSERT_EQ(c.groups.size(), 1u);
+  EXPECT_EQ(c.groups[0].selected, "0.001");
+  EXPECT_NEAR(c.groups[0].candidates[1].validation, 0.495, 1e-12);
+  EXPECT_EQ(c.groups[0].candidates[1].runs, 2);
+  EXPECT_EQ(c.completed_runs, 3);
+  EXPECT_TRUE(c.excluded.empty());
+  ASSERT_EQ(c.diverged.size(), 1u);
+
+  // Selected by hand, the lr with the diverged run: 1 of 2 learned, numbers from the other.
+  CompareRule keep_high;
+  keep_high.select = "training.lr";
+  std::vector<RunRecord> high;
+  for (const RunRecord& r : runs)
+    if (r.config.at("training.lr") == "0.01") high.push_back(r);
+  c = compare_runs(high, Metric::sequence_accuracy, false, keep_high);
+  const Group& g = c.groups.at(0);
+  EXPECT_EQ(g.runs.size(), 1u);
+  EXPECT_EQ(g.diverged.size(), 1u);
+  EXPECT_EQ(g.trained_runs(), 2);
+  EXPECT_EQ(g.learned_runs, 1);
+  EXPECT_FALSE(g.all_learned());
+  EXPECT_EQ(g.in_distribution.n, 1);
+  EXPECT_EQ(group_label(g), "demo (learned 1 of 2)");
+  const std::string md = comparison_markdown(c);
+  EXPECT_NE(md.find("Diverged (1 run; each counts in its group as a run that did not learn"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("seed=1`: exit 4: pelab: error: step 7: the loss is nan"), std::string::npos)
+      << md;
+  const json j = json::parse(comparison_json(c));
+  EXPECT_EQ(j["groups"][0]["diverged"].size(), 1u);
+  EXPECT_EQ(j["diverged"][0]["detail"], "exit 4: pelab: error: step 7: the loss is nan");
+
+  // Every run of a group diverged: the group stands, with no numbers and nothing learned.
+  std::vector<RunRecord> only_diverged = {runs[3]};
+  c = compare_runs(only_diverged, Metric::sequence_accuracy, false);
+  ASSERT_EQ(c.groups.size(), 1u);
+  EXPECT_TRUE(c.groups[0].runs.empty());
+  EXPECT_EQ(c.groups[0].first_run(), runs[3].dir);
+  EXPECT_EQ(c.groups[0].learned_runs, 0);
+  EXPECT_EQ(c.completed_runs, 0);
+}
+
 TEST(CompareOutput, WritesFilesAndSaysWhenGnuplotIsMissing) {
   TempDir tmp;
   write_demo(tmp.path());

@@ -1,6 +1,7 @@
-// A run that fails inside a sweep (here: its numbers diverge) is recorded as failed, the
-// sweep finishes the other runs and exits 1 with a summary line, and running the sweep again
-// redoes only the failed or missing runs. With the real binary.
+// A run that fails inside a sweep (here: its numbers diverge, exit code 4) is recorded as
+// failed, the sweep finishes the other runs and exits 1 with a summary line, compare counts
+// the diverged runs as runs that did not learn, and running the sweep again redoes only the
+// failed or missing runs. With the real binary.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -52,13 +53,19 @@ TEST(SweepFailureSlow, FailedRunsAreRecordedSkippedRunsStayAndOnlyFailuresAreRed
   for (const fs::path& bad : {bad0, bad1}) {
     const json s = json::parse(read_file(bad / "status.json"));
     EXPECT_EQ(s["status"], "failed");
-    EXPECT_EQ(s["exit_code"], 2);
+    EXPECT_EQ(s["exit_code"], 4);  // diverged: a result, not bad input
     EXPECT_NE(s["error"].get<std::string>().find("pelab: error: step 2: the loss is nan"),
               std::string::npos)
         << s.dump();
     EXPECT_FALSE(fs::exists(bad / "summary.json"));
   }
   EXPECT_NE(o.err.find("FAILED training.lr=1e30/seed=0"), std::string::npos) << o.err;
+  // The comparison counts the diverged runs as runs that did not learn, in their own group.
+  const Outcome compared = run_pelab({"compare", out, "--no-plots"});
+  EXPECT_EQ(compared.exit_code, 0) << compared.err;
+  EXPECT_NE(compared.out.find("| 1e+30 (did not learn) | 2 | 0 |"), std::string::npos)
+      << compared.out;
+  EXPECT_NE(compared.out.find("Diverged (2 runs;"), std::string::npos) << compared.out;
 
   // Again, after losing one completed run: the other completed run is skipped, the lost one
   // and the failed ones are redone.

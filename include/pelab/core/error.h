@@ -18,6 +18,15 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Training's numbers became NaN or Inf (the loss, a gradient or a parameter): an outcome of
+// the run's settings (a learning rate too high, say), not of bad input. `pelab train` exits
+// with its own code (4) so that a sweep records the run as diverged and a comparison counts it
+// as a run that did not learn, instead of leaving it out.
+class DivergedError : public Error {
+ public:
+  using Error::Error;
+};
+
 [[noreturn]] void throw_internal(const char* file, int line, const std::string& what);
 
 }  // namespace pelab

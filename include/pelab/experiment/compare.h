@@ -7,7 +7,9 @@
 //   * learned: a run learned the task in distribution when its training.stop_when criterion
 //     was met, or (without one) when its in-distribution validation score reaches
 //     `learned_at`. A group whose runs did not all learn is marked in every table and plot;
-//     its extrapolation numbers are not comparable with the others'.
+//     its extrapolation numbers are not comparable with the others'. A run whose training
+//     diverged (NaN or Inf; `pelab train` exit code 4) did not learn: it counts in its group
+//     and in the selection (with a validation score of 0) though it has no numbers.
 //   * selection: with `sweep.select: training.lr` (or compare --select), each group keeps,
 //     of the values of that axis, the one with the best mean in-distribution validation
 //     score, as Delétang et al. and Ruoss et al. choose their learning rates.
@@ -16,7 +18,7 @@
 //   compare.md    a Markdown table: one row per group, one column per length ("0.98 [0.95,
 //                 1.00]"; lengths marked * were in training); a table over seeds (mean and
 //                 interval, median, max, runs that learned); the selection, if any; then the
-//                 runs left out (failed, incomplete, not started)
+//                 runs that diverged; the runs left out (failed, incomplete, not started)
 //   compare.csv   long format: group,length,in_training,mean,std,n,seeds,values,median,max,
 //                 ci_low,ci_high (seeds and values ';'-separated, in the same order; std
 //                 empty when n < 2)
@@ -47,7 +49,7 @@ struct RunRecord {
     double token_accuracy = 0;
   };
   std::string dir;
-  std::string status;  // completed | failed | incomplete | running | not started
+  std::string status;  // completed | diverged | failed | incomplete | running | not started
   std::string detail;  // why it is not completed (one line)
   uint64_t seed = 0;
   std::map<std::string, std::string> config;  // config.yaml flattened: "positional.type" → "rotary"
@@ -104,7 +106,11 @@ struct PositionStat {
 struct Group {
   std::string label;         // values of the group keys joined by " / " (or the experiment's name)
   int64_t learned_runs = 0;  // runs that learned the task in distribution (see above)
-  bool all_learned() const { return learned_runs == static_cast<int64_t>(runs.size()); }
+  // The runs that trained: the completed ones and those that diverged (did not learn).
+  int64_t trained_runs() const { return static_cast<int64_t>(runs.size() + diverged.size()); }
+  bool all_learned() const { return learned_runs == trained_runs(); }
+  // A run of the group whose config.yaml tells its settings (completed if any, else diverged).
+  const std::string& first_run() const { return runs.empty() ? diverged.front() : runs.front(); }
   // The selection (sweep.select): each value of the selected key with its runs' mean
   // validation score, in sweep order, and the value kept.
   struct Candidate {
@@ -115,9 +121,10 @@ struct Group {
   std::vector<Candidate> candidates;
   std::string selected;
   std::vector<std::pair<std::string, std::string>> keys;  // group key → value ("—" if absent)
-  std::vector<std::string> runs;                          // run directories
-  std::vector<GroupLength> lengths;                       // ascending
-  Stat in_distribution, extrapolation;                    // per seed: the mean over those lengths
+  std::vector<std::string> runs;                          // completed run directories
+  std::vector<std::string> diverged;    // run directories whose training diverged (no numbers)
+  std::vector<GroupLength> lengths;     // ascending
+  Stat in_distribution, extrapolation;  // per seed: the mean over those lengths
   // The training steps each run took: with training.stop_when, where it met the criterion, so
   // the groups' extrapolation is measured at different points of training.
   Stat steps;
@@ -142,6 +149,7 @@ struct Comparison {
   std::vector<Group> groups;
   std::vector<int64_t> lengths;     // every evaluated length, ascending
   int64_t position_length = 0;      // the length of the by-position summaries
+  std::vector<RunRecord> diverged;  // every diverged run (in its group, at any selected value)
   std::vector<RunRecord> excluded;  // not completed (listed, not dropped silently)
   int64_t completed_runs = 0;
 };
@@ -152,7 +160,9 @@ struct Comparison {
 // task.name, keys every run has.
 std::vector<std::string> grouping_keys(const std::vector<RunRecord>& runs);
 
-// Groups the completed runs and summarises them; the others go to `excluded`. The group keys
+// Groups the completed and diverged runs and summarises them; the others go to `excluded`.
+// Statistics are over the completed runs; a diverged run counts as one that did not learn. The
+// group keys
 // are computed over every run that has a config.yaml (failed ones too).
 // `read_positions` reads each run's per_position.csv (off for synthetic runs without one).
 Comparison compare_runs(const std::vector<RunRecord>& runs, Metric metric,
