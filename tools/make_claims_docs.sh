@@ -2,7 +2,8 @@
 # Regenerates docs/claims/: runs `pelab reproduce` (the full settings; finished training runs
 # under runs/claims are reused) and copies its report, claims.json and the figures the report
 # shows into docs/claims/, without the training runs themselves, and refreshes the README's
-# table of verdicts from the report.
+# table of verdicts from the report. The reproductions' (R1–R3) finished runs are kept in
+# results/claims/ (tools/claim_runs.sh), so that a clone continues from them.
 #   tools/make_claims_docs.sh [extra pelab reproduce options, e.g. --jobs 2 or --only C4]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,8 +12,12 @@ PELAB=${PELAB_BUILD_DIR:-build}/pelab
 OUT=${PELAB_CLAIMS_OUT:-runs/claims}
 DOCS=docs/claims
 
-# Results first: a failed run stops the script before docs/claims is touched.
+# The reproductions' runs recorded in results/claims serve as finished runs (runs already
+# under $OUT stay as they are); then results first: a failed run stops the script before
+# docs/claims is touched; then the record takes the reproductions' runs this one finished.
+PELAB_CLAIMS_OUT=$OUT tools/claim_runs.sh restore
 "$PELAB" reproduce --out "$OUT" "$@"
+PELAB_CLAIMS_OUT=$OUT tools/claim_runs.sh save
 
 rm -rf "$DOCS.new"
 mkdir -p "$DOCS.new"

@@ -145,29 +145,39 @@ TEST(Reproduce, BadClaimConfigsAndIdsAreClearErrors) {
   EXPECT_FALSE(fs::exists(fs::path(o.out) / "runs")) << "a run started despite the bad config";
 }
 
-// A run whose training diverges is a result, not a broken sweep: the claim is judged with it
-// counted as a run that did not learn, and the report lists it. R1's quick section, narrowed
-// to one scheme and task, with a learning rate that diverges at once.
-TEST(Reproduce, ADivergedRunIsCountedAndListedAndTheClaimIsJudged) {
-  const std::string pelab = testing::pelab_binary();
-  ASSERT_TRUE(fs::exists(pelab)) << pelab << " is not built";
-  const testing::TempDir tmp;
-  fs::create_directories(fs::path(tmp / "configs/claims"));
-  fs::create_directories(fs::path(tmp / "configs/reproductions"));
+// A configs directory under `root` with R1 and its experiment, R1's quick section narrowed to
+// rotary on parity at the given learning rates, 20 steps: seconds to run.
+void write_narrow_r1(const testing::TempDir& root, const std::string& lrs) {
+  fs::create_directories(fs::path(root / "configs/claims"));
+  fs::create_directories(fs::path(root / "configs/reproductions"));
   const std::string source = PELAB_SOURCE_DIR "/configs/";
   fs::copy_file(source + "reproductions/deletang.yaml",
-                tmp / "configs/reproductions/deletang.yaml");
+                root / "configs/reproductions/deletang.yaml");
   std::string r1 = testing::read_file(source + "claims/r01.yaml");
   const size_t quick = r1.find("\nquick:\n"), verdict = r1.find("\nverdict:");
   ASSERT_TRUE(quick != std::string::npos && verdict > quick);
   r1.replace(quick + 1, verdict - quick,
              "quick:\n  min_tasks: 1\n  sweeps:\n    - [\"sweep.positional=[rotary]\", "
-             "\"sweep.task.name=[parity]\", \"sweep.training.lr=[0.001, 1e30]\", "
-             "\"sweep.seed=[0]\", task.max_length=4, training.steps=20, training.clip_norm=0, "
-             "\"evaluation.lengths=[4, 8]\", evaluation.examples=20]\n");
-  testing::write_file(tmp / "configs/claims/r01.yaml", r1);
-  auto [code, output] = testing::shell("cd '" + std::string(tmp / "") + "' && '" + pelab +
-                                       "' reproduce --quick --only R1 --jobs 2 --out out");
+             "\"sweep.task.name=[parity]\", \"sweep.training.lr=[" +
+                 lrs +
+                 "]\", \"sweep.seed=[0]\", task.max_length=4, training.steps=20, "
+                 "training.clip_norm=0, \"evaluation.lengths=[4, 8]\", evaluation.examples=20]\n");
+  testing::write_file(root / "configs/claims/r01.yaml", r1);
+}
+
+// `pelab reproduce --quick --only R1` in `root` (with write_narrow_r1's configs) into root/out.
+std::pair<int, std::string> reproduce_narrow_r1(const testing::TempDir& root) {
+  return testing::shell("cd '" + std::string(root / "") + "' && '" + testing::pelab_binary() +
+                        "' reproduce --quick --only R1 --jobs 2 --out out 2>&1");
+}
+
+// A run whose training diverges is a result, not a broken sweep: the claim is judged with it
+// counted as a run that did not learn, and the report lists it.
+TEST(Reproduce, ADivergedRunIsCountedAndListedAndTheClaimIsJudged) {
+  ASSERT_TRUE(fs::exists(testing::pelab_binary())) << "pelab is not built";
+  const testing::TempDir tmp;
+  write_narrow_r1(tmp, "0.001, 1e30");  // 1e30 diverges at once
+  auto [code, output] = reproduce_narrow_r1(tmp);
   ASSERT_EQ(code, 0) << output;
   const std::string diverged_run = "positional=rotary/task.name=parity/training.lr=1e30/seed=0";
   const nlohmann::json j = nlohmann::json::parse(testing::read_file(tmp / "out/claims.json"));
@@ -181,6 +191,40 @@ TEST(Reproduce, ADivergedRunIsCountedAndListedAndTheClaimIsJudged) {
       << report;
   EXPECT_NE(report.find("| rotary / parity | 0.001: "), std::string::npos) << report;
   EXPECT_NE(report.find("1e+30: 0.000 (1) | 0.001 |"), std::string::npos) << report;
+}
+
+// The committed record of the reproductions' runs: saved without checkpoints, restored into
+// an empty output directory, it serves `pelab reproduce` as the runs did, with no training.
+TEST(Reproduce, SavedRunSummariesAreReusedAfterARestore) {
+  ASSERT_TRUE(fs::exists(testing::pelab_binary())) << "pelab is not built";
+  const testing::TempDir tmp;
+  write_narrow_r1(tmp, "0.001, 0.003");
+  auto [code, output] = reproduce_narrow_r1(tmp);
+  ASSERT_EQ(code, 0) << output;
+  const nlohmann::json first = nlohmann::json::parse(testing::read_file(tmp / "out/claims.json"));
+  const std::string tool = "PELAB_CLAIMS_OUT='" + (tmp / "out") + "' PELAB_CLAIM_RUNS='" +
+                           (tmp / "record") + "' '" + PELAB_SOURCE_DIR "/tools/claim_runs.sh' ";
+  auto [saved, save_output] = testing::shell(tool + "save 2>&1");
+  ASSERT_EQ(saved, 0) << save_output;
+  EXPECT_NE(save_output.find("saved 2 finished runs"), std::string::npos) << save_output;
+  for (const auto& f : fs::recursive_directory_iterator(tmp / "record"))
+    EXPECT_NE(f.path().filename(), "checkpoint.safetensors") << f.path();
+
+  fs::remove_all(tmp / "out");
+  auto [restored, restore_output] = testing::shell(tool + "restore 2>&1");
+  ASSERT_EQ(restored, 0) << restore_output;
+  EXPECT_NE(restore_output.find("restored 2 finished runs"), std::string::npos) << restore_output;
+  auto [again, again_output] = reproduce_narrow_r1(tmp);
+  ASSERT_EQ(again, 0) << again_output;
+  EXPECT_NE(again_output.find("0 to start, 0 to resume, 2 already completed"), std::string::npos)
+      << again_output;
+  const nlohmann::json second = nlohmann::json::parse(testing::read_file(tmp / "out/claims.json"));
+  EXPECT_EQ(second["claims"][0]["because"], first["claims"][0]["because"]);
+  EXPECT_EQ(second["claims"][0]["numbers"], first["claims"][0]["numbers"]);
+  // A run that is there already is never overwritten.
+  auto [kept, kept_output] = testing::shell(tool + "restore 2>&1");
+  EXPECT_NE(kept_output.find("restored 0 finished runs"), std::string::npos) << kept_output;
+  EXPECT_NE(kept_output.find("2 already there"), std::string::npos) << kept_output;
 }
 
 // `pelab reproduce --quick` end to end, as a user runs it: every claim pelab measures, with
