@@ -32,7 +32,7 @@ reproduction_experiments() {
   [ -d "$root" ] || return 0
   for sweep in "$root"/*/sweep.json; do
     [ -f "$sweep" ] || continue
-    if grep -q '"config": ".*reproductions/[^"]*"' "$sweep"; then
+    if grep -q '"config": "[^"]*/configs/reproductions/[^"/]*\.yaml"' "$sweep"; then
       basename "$(dirname "$sweep")"
     fi
   done

@@ -16,8 +16,10 @@ DOCS=docs/claims
 # under $OUT stay as they are); then results first: a failed run stops the script before
 # docs/claims is touched; then the record takes the reproductions' runs this one finished.
 PELAB_CLAIMS_OUT=$OUT tools/claim_runs.sh restore
-"$PELAB" reproduce --out "$OUT" "$@"
-PELAB_CLAIMS_OUT=$OUT tools/claim_runs.sh save
+status=0
+"$PELAB" reproduce --out "$OUT" "$@" || status=$?
+PELAB_CLAIMS_OUT=$OUT tools/claim_runs.sh save  # what finished, even if the run stopped
+[ "$status" -eq 0 ] || exit "$status"
 
 rm -rf "$DOCS.new"
 mkdir -p "$DOCS.new"

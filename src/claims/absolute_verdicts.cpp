@@ -58,7 +58,7 @@ Hurt c2_hurt(const C2Scheme& g, const C2Scheme& ref, const C2Rule& rule, std::st
     why = fmt::format(
         "{}'s steps are a lower bound ({} of {} runs never met the training "
         "criterion), under {:.0f}, the bound that decides",
-        g.name, g.not_reached, g.steps.n, steps_bound);
+        g.name, g.not_reached, g.learned.runs, steps_bound);
   else if (steps == Side::Straddles)
     why = straddles(g.name + "'s steps", g.steps, steps_bound);
   else
@@ -100,7 +100,7 @@ Judgement judge_c2(const std::vector<C2Length>& lengths, const C2Rule& rule) {
       return inconclusive(fmt::format(
           "at length {}, the reference {} never met the training criterion in {} of {} runs, "
           "so there is no yardstick",
-          l.max_length, ref.name, ref.not_reached, ref.steps.n));
+          l.max_length, ref.name, ref.not_reached, ref.learned.runs));
     PerLength p{l.max_length, {}, 0};
     for (const C2Scheme& g : l.guesses) {
       std::string why;

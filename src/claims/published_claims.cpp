@@ -72,19 +72,29 @@ LearnedCount learned_of(const Group& g) {
   return {g.learned_runs, g.trained_runs()};
 }
 
-// "0.55 [0.52, 0.58], max 0.57; in 0.99 (3/3 learned)": a group under the protocol.
+// "0.55 [0.52, 0.58], max 0.57; in 0.99 (3/3 learned)": a group under the protocol ("—" for
+// the numbers of a group whose every run diverged).
 std::string protocol_cell(const Group& g) {
-  return fmt::format("{}, max {:.2f}; in {:.2f} ({}/{} learned)", format_interval(g.extrapolation),
-                     g.extrapolation.max, g.in_distribution.mean, g.learned_runs, g.trained_runs());
+  const auto number = [](const Stat& s, double x) {
+    return s.n ? fmt::format("{:.2f}", x) : std::string("—");
+  };
+  return fmt::format("{}, max {}; in {} ({}/{} learned)", format_interval(g.extrapolation),
+                     number(g.extrapolation, g.extrapolation.max),
+                     number(g.in_distribution, g.in_distribution.mean), g.learned_runs,
+                     g.trained_runs());
 }
 
-// A group's numbers under the protocol, for claims.json.
+// A group's numbers under the protocol, for claims.json (null where no run has numbers).
 nlohmann::json protocol_numbers(const Group& g) {
+  const auto number = [](const Stat& s, double x) {
+    return s.n ? nlohmann::json(x) : nlohmann::json(nullptr);
+  };
+  const Stat& e = g.extrapolation;
   return {{"selected_lr", g.selected},
-          {"beyond_training", g.extrapolation.mean},
-          {"beyond_training_ci", {g.extrapolation.ci_low, g.extrapolation.ci_high}},
-          {"beyond_training_max", g.extrapolation.max},
-          {"in_distribution", g.in_distribution.mean},
+          {"beyond_training", number(e, e.mean)},
+          {"beyond_training_ci", {number(e, e.ci_low), number(e, e.ci_high)}},
+          {"beyond_training_max", number(e, e.max)},
+          {"in_distribution", number(g.in_distribution, g.in_distribution.mean)},
           {"learned_runs", g.learned_runs},
           {"runs", g.trained_runs()}};
 }
@@ -361,18 +371,21 @@ R2Measured measure_r2(const R2Sweeps& sweeps, const R2Settings& s, const std::st
         scheme = m.numbers.schemes.insert(m.numbers.schemes.end(), R2Scheme{c.scheme, {}});
       scheme->tasks.push_back({c.task, learned_of(a), learned_of(b), a.extrapolation.values,
                                b.extrapolation.values, chance_of(a)});
+      // Without numbers on a side (every run of it diverged) there is no difference.
+      const bool both = a.extrapolation.n > 0 && b.extrapolation.n > 0;
       const double delta = b.extrapolation.mean - a.extrapolation.mean;
-      m.table += fmt::format("| {} | {} | {} | {} | {:+.3f} |\n", c.scheme, c.task,
-                             protocol_cell(a), protocol_cell(b), delta);
+      m.table += fmt::format("| {} | {} | {} | {} | {} |\n", c.scheme, c.task, protocol_cell(a),
+                             protocol_cell(b), both ? fmt::format("{:+.3f}", delta) : "—");
+      const nlohmann::json pa = protocol_numbers(a), pb = protocol_numbers(b);
       m.pairs.push_back({{"scheme", c.scheme},
                          {"task", c.task},
-                         {"plain", a.extrapolation.mean},
+                         {"plain", pa["beyond_training"]},
                          {"plain_selected_lr", a.selected},
                          {"plain_learned", {a.learned_runs, a.trained_runs()}},
-                         {"randomized", b.extrapolation.mean},
+                         {"randomized", pb["beyond_training"]},
                          {"randomized_selected_lr", b.selected},
                          {"randomized_learned", {b.learned_runs, b.trained_runs()}},
-                         {"delta", delta}});
+                         {"delta", both ? nlohmann::json(delta) : nlohmann::json(nullptr)}});
     }
   return m;
 }

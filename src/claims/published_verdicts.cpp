@@ -192,15 +192,17 @@ std::vector<R2Task> counted_tasks(const R2Scheme& s, const R2Numbers& n,
     const double plain = mean_of(t.plain), randomized = mean_of(t.randomized);
     const double floor = t.chance + n.floor_margin;
     const int64_t seeds = static_cast<int64_t>(std::min(t.plain.size(), t.randomized.size()));
-    if (seeds < n.min_seeds)
-      left_out.push_back(
-          fmt::format("{} (seeds: plain {}, randomized {}; an interval needs {} a side)", t.task,
-                      t.plain.size(), t.randomized.size(), n.min_seeds));
-    else if (!t.plain_learned.all() || !t.randomized_learned.all())
+    // Learning first: a diverged run leaves its seed without numbers, and "did not learn" is
+    // the reason then, not the count of seeds.
+    if (!t.plain_learned.all() || !t.randomized_learned.all())
       left_out.push_back(
           fmt::format("{} (learned in distribution: plain {} of {}, randomized {} of {})", t.task,
                       t.plain_learned.learned, t.plain_learned.runs, t.randomized_learned.learned,
                       t.randomized_learned.runs));
+    else if (seeds < n.min_seeds)
+      left_out.push_back(
+          fmt::format("{} (seeds: plain {}, randomized {}; an interval needs {} a side)", t.task,
+                      t.plain.size(), t.randomized.size(), n.min_seeds));
     else if (plain >= n.ceiling && randomized >= n.ceiling)
       left_out.push_back(fmt::format("{} (both at the ceiling: plain {:.3f}, randomized {:.3f})",
                                      t.task, plain, randomized));

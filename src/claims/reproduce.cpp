@@ -324,8 +324,9 @@ std::string diverged_runs_markdown(const ClaimResult& r) {
       dirs.push_back(fmt::format("`{}`", d.get<std::string>()));
   if (dirs.empty()) return "";
   return fmt::format(
-      "\n**Diverged runs** ({}; each counted as a run that did not learn, and in the learning "
-      "rate's selection with a validation score of 0; its status.json has the error): {}.\n",
+      "\n**Diverged runs** ({}; each scored 0 in the selection of its learning rate; those at "
+      "the rate selected also counted in their group as runs that did not learn; each "
+      "status.json has the error): {}.\n",
       dirs.size(), join(dirs, ", "));
 }
 

@@ -800,9 +800,12 @@ std::string comparison_markdown(const Comparison& c) {
   }
   if (!c.diverged.empty()) {
     md += fmt::format(
-        "\nDiverged ({} run{}; each counts in its group as a run that did not learn, and in the "
-        "selection with a validation score of 0):\n\n",
-        c.diverged.size(), c.diverged.size() == 1 ? "" : "s");
+        "\nDiverged ({} run{}; {}):\n\n", c.diverged.size(), c.diverged.size() == 1 ? "" : "s",
+        c.rule.select.empty() ? "each counts in its group as a run that did not learn"
+                              : fmt::format("each scores 0 in the selection of `{}`; those at the "
+                                            "value selected also count in their group as runs that "
+                                            "did not learn",
+                                            c.rule.select));
     for (const RunRecord& r : c.diverged) md += fmt::format("- `{}`: {}\n", r.dir, r.detail);
   }
   if (!c.excluded.empty()) {

@@ -305,7 +305,7 @@ class RunDirectory {
     SafetensorsWriter w = model_checkpoint(model, config_yaml_);
     for (const auto& [name, tensor] : optimizer.state()) {
       if (!all_finite(tensor))
-        throw Error(
+        throw DivergedError(
             fmt::format("step {}: the optimizer state '{}' holds NaN or Inf ({}; lower "
                         "training.lr, or set training.clip_norm)",
                         step, name, last_good()));

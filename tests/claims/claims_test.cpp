@@ -186,7 +186,8 @@ TEST(Reproduce, ADivergedRunIsCountedAndListedAndTheClaimIsJudged) {
   EXPECT_NE(experiment["diverged"][0].get<std::string>().find(diverged_run), std::string::npos);
   EXPECT_EQ(j["claims"][0]["verdict"], "inconclusive");  // 20 steps: nothing learned
   const std::string report = testing::read_file(tmp / "out/report.md");
-  EXPECT_NE(report.find("**Diverged runs** (1; each counted as a run that did not learn"),
+  EXPECT_NE(report.find("**Diverged runs** (1; each scored 0 in the selection of its learning "
+                        "rate; those at the rate selected also counted in their group"),
             std::string::npos)
       << report;
   EXPECT_NE(report.find("| rotary / parity | 0.001: "), std::string::npos) << report;

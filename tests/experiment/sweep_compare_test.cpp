@@ -877,7 +877,8 @@ TEST(CompareProtocol, DivergedRunsCountAsRunsThatDidNotLearn) {
   EXPECT_EQ(g.in_distribution.n, 1);
   EXPECT_EQ(group_label(g), "demo (learned 1 of 2)");
   const std::string md = comparison_markdown(c);
-  EXPECT_NE(md.find("Diverged (1 run; each counts in its group as a run that did not learn"),
+  EXPECT_NE(md.find("Diverged (1 run; each scores 0 in the selection of `training.lr`; those "
+                    "at the value selected also count in their group as runs that did not learn"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("seed=1`: exit 4: pelab: error: step 7: the loss is nan"), std::string::npos)

@@ -206,6 +206,8 @@ const char* kDiverging =
     "  steps: 10\n  batch_size: 4\n  warmup: 0\n  schedule: constant\n  lr: 1e30\n"
     "  clip_norm: 0\n  checkpoint_every: 1\n";
 
+// The message of the run's divergence, which must come as a DivergedError (`pelab train`
+// exits 4 on it, and a comparison counts the run as one that did not learn).
 std::string train_error(const std::string& config_text, const std::string& run) {
   const ExperimentConfig c =
       parse_experiment(config_text, "x.yaml", {}, PELAB_SOURCE_DIR "/configs");
@@ -214,7 +216,10 @@ std::string train_error(const std::string& config_text, const std::string& run) 
   o.progress = false;
   try {
     train_run(c, o);
+  } catch (const DivergedError& e) {
+    return e.what();
   } catch (const Error& e) {
+    ADD_FAILURE() << "not a DivergedError: " << e.what();
     return e.what();
   }
   ADD_FAILURE() << "the run did not stop";

@@ -27,7 +27,8 @@ struct ClaimResult {
   std::string config;        // the claim's config file
   std::string rule;          // the verdict rule, in words (from its config)
   std::string precondition;  // when the rule can tell, in words (from its config)
-  nlohmann::json experiments = nlohmann::json::array();  // trained: config, overrides, runs
+  // Trained: config, overrides, runs, and the runs whose training diverged.
+  nlohmann::json experiments = nlohmann::json::array();
   Verdict verdict = Verdict::Mixed;
   std::string because;     // one line: the numbers the rule compared
   nlohmann::json numbers;  // the key numbers

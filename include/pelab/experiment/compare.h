@@ -1,4 +1,4 @@
-// Comparing runs: the completed runs under some directories are grouped by every config key
+// Comparing runs: the finished runs under some directories are grouped by every config key
 // that differs between them except `seed` (typically positional.type), and each group's
 // accuracy per evaluated length is summarised over its seeds: mean with a 95% bootstrap
 // interval, median and maximum (papers report the maximum over seeds).
@@ -147,9 +147,11 @@ struct Comparison {
   std::vector<std::string> dirs;        // what was compared
   std::vector<std::string> group_keys;  // the config keys that tell the groups apart
   std::vector<Group> groups;
-  std::vector<int64_t> lengths;     // every evaluated length, ascending
-  int64_t position_length = 0;      // the length of the by-position summaries
-  std::vector<RunRecord> diverged;  // every diverged run (in its group, at any selected value)
+  std::vector<int64_t> lengths;  // every evaluated length, ascending
+  int64_t position_length = 0;   // the length of the by-position summaries
+  // Every diverged run: at the selected value (or without a selection) in its group's
+  // `diverged`, at the others only in the selection.
+  std::vector<RunRecord> diverged;
   std::vector<RunRecord> excluded;  // not completed (listed, not dropped silently)
   int64_t completed_runs = 0;
 };
@@ -162,8 +164,7 @@ std::vector<std::string> grouping_keys(const std::vector<RunRecord>& runs);
 
 // Groups the completed and diverged runs and summarises them; the others go to `excluded`.
 // Statistics are over the completed runs; a diverged run counts as one that did not learn. The
-// group keys
-// are computed over every run that has a config.yaml (failed ones too).
+// group keys are computed over every run that has a config.yaml (failed ones too).
 // `read_positions` reads each run's per_position.csv (off for synthetic runs without one).
 Comparison compare_runs(const std::vector<RunRecord>& runs, Metric metric,
                         bool read_positions = true, const CompareRule& rule = {});
