@@ -146,8 +146,10 @@ TEST(Reproduce, BadClaimConfigsAndIdsAreClearErrors) {
 }
 
 // A configs directory under `root` with R1 and its experiment, R1's quick section narrowed to
-// rotary on parity at the given learning rates, 20 steps: seconds to run.
-void write_narrow_r1(const testing::TempDir& root, const std::string& lrs) {
+// rotary on parity at the given learning rates, 20 steps (too few to learn it): seconds to
+// run. `larger_budget`: the overrides of R1's second sweep for a task not learned.
+void write_narrow_r1(const testing::TempDir& root, const std::string& lrs,
+                     const std::string& larger_budget = "[]") {
   fs::create_directories(fs::path(root / "configs/claims"));
   fs::create_directories(fs::path(root / "configs/reproductions"));
   const std::string source = PELAB_SOURCE_DIR "/configs/";
@@ -157,8 +159,9 @@ void write_narrow_r1(const testing::TempDir& root, const std::string& lrs) {
   const size_t quick = r1.find("\nquick:\n"), verdict = r1.find("\nverdict:");
   ASSERT_TRUE(quick != std::string::npos && verdict > quick);
   r1.replace(quick + 1, verdict - quick,
-             "quick:\n  min_tasks: 1\n  sweeps:\n    - [\"sweep.positional=[rotary]\", "
-             "\"sweep.task.name=[parity]\", \"sweep.training.lr=[" +
+             "quick:\n  min_tasks: 1\n  larger_budget: " + larger_budget +
+                 "\n  sweeps:\n    - [\"sweep.positional=[rotary]\", "
+                 "\"sweep.task.name=[parity]\", \"sweep.training.lr=[" +
                  lrs +
                  "]\", \"sweep.seed=[0]\", task.max_length=4, training.steps=20, "
                  "training.clip_norm=0, \"evaluation.lengths=[4, 8]\", evaluation.examples=20]\n");
@@ -192,6 +195,32 @@ TEST(Reproduce, ADivergedRunIsCountedAndListedAndTheClaimIsJudged) {
       << report;
   EXPECT_NE(report.find("| rotary / parity | 0.001: "), std::string::npos) << report;
   EXPECT_NE(report.find("1e+30: 0.000 (1) | 0.001 |"), std::string::npos) << report;
+}
+
+// A task no scheme learned within R1's first budget is swept again with the larger one, and
+// its row and the verdict use that sweep's runs.
+TEST(Reproduce, R1SweepsAnUnlearnedTaskAgainWithTheLargerBudget) {
+  ASSERT_TRUE(fs::exists(testing::pelab_binary())) << "pelab is not built";
+  const testing::TempDir tmp;
+  write_narrow_r1(tmp, "0.001", "[training.steps=30]");
+  auto [code, output] = reproduce_narrow_r1(tmp);
+  ASSERT_EQ(code, 0) << output;
+  const nlohmann::json j = nlohmann::json::parse(testing::read_file(tmp / "out/claims.json"));
+  const nlohmann::json& claim = j["claims"][0];
+  ASSERT_EQ(claim["experiments"].size(), 2u) << claim["experiments"].dump();
+  const nlohmann::json& second = claim["experiments"][1]["overrides"];
+  EXPECT_EQ(second[second.size() - 2], "sweep.task.name=[parity]");
+  EXPECT_EQ(second.back(), "training.steps=30");
+  EXPECT_EQ(claim["numbers"]["tasks"][0]["larger_budget"], true);
+  const std::string runs = claim["experiments"][1]["runs"];
+  const nlohmann::json summary = nlohmann::json::parse(testing::read_file(
+      tmp / ("out/" + runs +
+             "/positional=rotary/task.name=parity/training.lr=0.001/seed=0/summary.json")));
+  EXPECT_EQ(summary["steps"], 30);
+  const std::string report = testing::read_file(tmp / "out/report.md");
+  EXPECT_NE(report.find("**Larger budget.** No scheme learned parity in distribution"),
+            std::string::npos)
+      << report;
 }
 
 // The committed record of the reproductions' runs: saved without checkpoints, restored into
