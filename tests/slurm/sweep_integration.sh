@@ -60,7 +60,12 @@ wait_closely() {
   done
   return 1
 }
-job_gone() { [ -z "$(squeue -h -j "$1" -o %i 2>/dev/null)" ]; }
+# Gone: squeue lists nothing for it, or no longer knows it. A squeue that fails otherwise (a
+# controller too busy to answer on a loaded machine) says nothing, so it is not taken as gone.
+job_gone() {
+  local out
+  if out=$(squeue -h -j "$1" -o %i 2>&1); then [ -z "$out" ]; else [[ $out == *"Invalid job id"* ]]; fi
+}
 task_pending() { [ "$(squeue -h -j "$1" -o %T 2>/dev/null)" = PENDING ]; }
 file_has() { grep -q "$2" "$1" 2>/dev/null; }
 # RUN_DIR: true once the run has logged a training step and not yet finished.
@@ -82,7 +87,7 @@ cleanup() {
     grep -o '[0-9][0-9]*')
   if [ ${#jobs[@]} -gt 0 ]; then scancel "${jobs[@]}" 2>/dev/null; fi
   if [ $was_running = no ]; then tools/slurm_local.sh stop >/dev/null; fi
-  rm -rf "$work"
+  if [ "$failed" -gt 0 ]; then echo "kept $work (logs, runs) to look at"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 if [ $start_status -ne 0 ]; then
