@@ -197,30 +197,45 @@ TEST(Reproduce, ADivergedRunIsCountedAndListedAndTheClaimIsJudged) {
   EXPECT_NE(report.find("1e+30: 0.000 (1) | 0.001 |"), std::string::npos) << report;
 }
 
-// A task no scheme learned within R1's first budget is swept again with the larger one, and
-// its row and the verdict use that sweep's runs.
-TEST(Reproduce, R1SweepsAnUnlearnedTaskAgainWithTheLargerBudget) {
+// A task no scheme learned within R1's first budget is probed with the larger one (one run:
+// the best scheme at its selected lr and first seed); only if the probe learns it is the task
+// swept again whole, and its row and the verdict use that sweep's runs.
+TEST(Reproduce, R1ProbesAnUnlearnedTaskWithTheLargerBudgetAndSweepsItIfItLearns) {
   ASSERT_TRUE(fs::exists(testing::pelab_binary())) << "pelab is not built";
-  const testing::TempDir tmp;
-  write_narrow_r1(tmp, "0.001", "[training.steps=30]");
-  auto [code, output] = reproduce_narrow_r1(tmp);
-  ASSERT_EQ(code, 0) << output;
-  const nlohmann::json j = nlohmann::json::parse(testing::read_file(tmp / "out/claims.json"));
-  const nlohmann::json& claim = j["claims"][0];
-  ASSERT_EQ(claim["experiments"].size(), 2u) << claim["experiments"].dump();
-  const nlohmann::json& second = claim["experiments"][1]["overrides"];
-  EXPECT_EQ(second[second.size() - 2], "sweep.task.name=[parity]");
-  EXPECT_EQ(second.back(), "training.steps=30");
-  EXPECT_EQ(claim["numbers"]["tasks"][0]["larger_budget"], true);
-  const std::string runs = claim["experiments"][1]["runs"];
-  const nlohmann::json summary = nlohmann::json::parse(testing::read_file(
-      tmp / ("out/" + runs +
-             "/positional=rotary/task.name=parity/training.lr=0.001/seed=0/summary.json")));
-  EXPECT_EQ(summary["steps"], 30);
-  const std::string report = testing::read_file(tmp / "out/report.md");
-  EXPECT_NE(report.find("**Larger budget.** No scheme learned parity in distribution"),
-            std::string::npos)
-      << report;
+  for (const bool learns : {false, true}) {
+    const testing::TempDir tmp;
+    // 20 steps do not learn parity at lengths up to 4; 300 do (R1's quick section), 30 do not.
+    write_narrow_r1(tmp, "0.001", learns ? "[training.steps=300]" : "[training.steps=30]");
+    auto [code, output] = reproduce_narrow_r1(tmp);
+    ASSERT_EQ(code, 0) << output;
+    const nlohmann::json j = nlohmann::json::parse(testing::read_file(tmp / "out/claims.json"));
+    const nlohmann::json& claim = j["claims"][0];
+    const nlohmann::json& experiments = claim["experiments"];
+    ASSERT_EQ(experiments.size(), learns ? 3u : 2u) << experiments.dump();
+    const nlohmann::json& probe = experiments[1]["overrides"];
+    EXPECT_NE(std::find(probe.begin(), probe.end(), "sweep.positional=[rotary]"), probe.end())
+        << probe.dump();
+    EXPECT_NE(std::find(probe.begin(), probe.end(), "sweep.seed=[0]"), probe.end());
+    EXPECT_EQ(probe.back(), learns ? "training.steps=300" : "training.steps=30");
+    const nlohmann::json& task = claim["numbers"]["tasks"][0];
+    EXPECT_EQ(task["larger_budget"], learns);
+    EXPECT_EQ(task["larger_budget_probe"], learns ? "rotary, lr 0.001, seed 0 (learned it)"
+                                                  : "rotary, lr 0.001, seed 0 (did not learn it)");
+    const std::string report = testing::read_file(tmp / "out/report.md");
+    EXPECT_NE(report.find(learns ? "parity: rotary, lr 0.001, seed 0 (learned it), swept again"
+                                 : "(did not learn it), not swept again"),
+              std::string::npos)
+        << report;
+    if (learns) {  // the verdict's runs are the larger sweep's: parity is judged
+      const std::string runs = experiments[2]["runs"];
+      EXPECT_EQ(nlohmann::json::parse(testing::read_file(
+                    tmp / ("out/" + runs +
+                           "/positional=rotary/task.name=parity/"
+                           "training.lr=0.001/seed=0/summary.json")))["stop_when"]["met"],
+                true);
+      EXPECT_FALSE(task["learned_schemes"].empty()) << task.dump();
+    }
+  }
 }
 
 // The committed record of the reproductions' runs: saved without checkpoints, restored into
