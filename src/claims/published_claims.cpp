@@ -77,12 +77,9 @@ LearnedCount learned_of(const Group& g) {
 // "0.55 [0.52, 0.58], max 0.57; in 0.99 (3/3 learned)": a group under the protocol ("—" for
 // the numbers of a group whose every run diverged).
 std::string protocol_cell(const Group& g) {
-  const auto number = [](const Stat& s, double x) {
-    return s.n ? fmt::format("{:.2f}", x) : std::string("—");
-  };
   return fmt::format("{}, max {}; in {} ({}/{} learned)", format_interval(g.extrapolation),
-                     number(g.extrapolation, g.extrapolation.max),
-                     number(g.in_distribution, g.in_distribution.mean), g.learned_runs,
+                     format_number(g.extrapolation, g.extrapolation.max),
+                     format_number(g.in_distribution, g.in_distribution.mean), g.learned_runs,
                      g.trained_runs());
 }
 

@@ -670,6 +670,10 @@ std::string format_interval(const Stat& s, int decimals) {
                      decimals);
 }
 
+std::string format_number(const Stat& s, double x, int decimals) {
+  return s.n ? fmt::format("{:.{}f}", x, decimals) : std::string(kAbsent);
+}
+
 std::string format_stat(const Stat& s, int decimals) {
   if (s.n == 0) return kAbsent;
   if (s.n < 2 || !std::isfinite(s.std)) return fmt::format("{:.{}f}", s.mean, decimals);
@@ -701,19 +705,16 @@ std::string over_seeds_markdown(const Comparison& c) {
       "training.stop_when met its criterion):\n\n| group | runs | learned | steps | "
       "in-distribution | median | max | extrapolation | median | max |\n"
       "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
-  const auto number = [](const Stat& s, double x) {
-    return s.n ? fmt::format("{:.2f}", x) : std::string(kAbsent);
-  };
   for (const Group& g : c.groups) {
     const std::string mark = g.all_learned() ? "" : " †";
-    md += fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {} | {}{} | {}{} | {}{} |\n", md_cell(group_label(g)),
-        g.trained_runs(), g.learned_runs,
-        g.steps.n ? fmt::format("{:.0f}", g.steps.mean) : std::string(kAbsent),
-        format_interval(g.in_distribution), number(g.in_distribution, g.in_distribution.median),
-        number(g.in_distribution, g.in_distribution.max), format_interval(g.extrapolation), mark,
-        number(g.extrapolation, g.extrapolation.median), mark,
-        number(g.extrapolation, g.extrapolation.max), mark);
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}{} | {}{} | {}{} |\n",
+                      md_cell(group_label(g)), g.trained_runs(), g.learned_runs,
+                      format_number(g.steps, g.steps.mean, 0), format_interval(g.in_distribution),
+                      format_number(g.in_distribution, g.in_distribution.median),
+                      format_number(g.in_distribution, g.in_distribution.max),
+                      format_interval(g.extrapolation), mark,
+                      format_number(g.extrapolation, g.extrapolation.median), mark,
+                      format_number(g.extrapolation, g.extrapolation.max), mark);
   }
   return md;
 }

@@ -180,6 +180,8 @@ std::string group_label(const Group& g);
 std::string format_stat(const Stat& s, int decimals = 2);
 // "0.98 [0.95, 1.00]": the mean and its 95% bootstrap interval ("0.98" when n = 1).
 std::string format_interval(const Stat& s, int decimals = 2);
+// One of the statistic's numbers, `x` ("0.98"), or "—" when the statistic has no values.
+std::string format_number(const Stat& s, double x, int decimals = 2);
 
 std::string comparison_markdown(const Comparison& c);
 std::string comparison_csv(const Comparison& c);
