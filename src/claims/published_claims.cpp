@@ -413,10 +413,22 @@ R2Settings read_r2_settings(const ClaimContext& ctx) {
   return r;
 }
 
-// R2's sweeps: the plain ones (those of plain_runs_of, reused as they are, and the plain
-// schemes it lacks) and the randomized ones.
+// The tasks of a sweep, in its order.
+std::vector<std::string> tasks_of(const TokenSweep& t) {
+  std::vector<std::string> tasks;
+  for (const Cell& c : cells_of(t.tokens, t.runs))
+    if (std::find(tasks.begin(), tasks.end(), c.task) == tasks.end()) tasks.push_back(c.task);
+  return tasks;
+}
+
+// R2's sweeps: the plain ones (R1's, reused as they are, and the plain schemes R1 lacks) and
+// the randomized ones. Each task is compared at the budget R1 settled on for it: a task R1
+// swept again with its larger budget at that budget, every other at the first (so a first
+// budget's extra and randomized sweeps leave out the tasks R1 swept again).
 struct R2Sweeps {
   std::vector<TokenSweep> plain, randomized;
+  std::set<std::string> larger;  // the tasks compared at R1's larger budget
+  std::vector<std::string> larger_budget;
 };
 
 R2Sweeps run_r2_sweeps(const ClaimContext& ctx, const R2Settings& s) {
@@ -425,8 +437,22 @@ R2Sweeps run_r2_sweeps(const ClaimContext& ctx, const R2Settings& s) {
                         s.plain_runs_of, ctx.options.quick);
   const R1Settings plain = read_r1_settings(source);
   R2Sweeps out;
-  for (const std::vector<std::string>& overrides : plain.sweeps) {
-    out.plain.push_back(token_sweep(ctx, plain.experiment, overrides));
+  std::map<std::string, std::string> probes;
+  out.plain = r1_sweeps(ctx, plain, out.larger, probes);
+  out.larger_budget = plain.larger_budget;
+  std::vector<std::vector<std::string>> bases;  // the overrides of R1's sweeps that decide
+  for (size_t i = 0; i < out.plain.size(); ++i) {
+    const std::vector<std::string>& overrides = out.plain[i].sweep.overrides;
+    std::vector<std::string> kept;
+    for (const std::string& task : tasks_of(out.plain[i]))
+      if (i >= plain.sweeps.size() || !out.larger.count(task)) kept.push_back(task);
+    if (kept.empty()) continue;
+    const bool narrowed = kept.size() < tasks_of(out.plain[i]).size();
+    bases.push_back(narrowed
+                        ? concat(overrides, {fmt::format("sweep.task.name=[{}]", join(kept, ", "))})
+                        : overrides);
+  }
+  for (const std::vector<std::string>& overrides : bases) {
     if (!s.plain_extra.empty())
       out.plain.push_back(token_sweep(ctx, plain.experiment, concat(overrides, s.plain_extra)));
     out.randomized.push_back(token_sweep(ctx, plain.experiment, concat(overrides, s.randomized)));
@@ -493,6 +519,18 @@ R2Measured measure_r2(const R2Sweeps& sweeps, const R2Settings& s, const std::st
   return m;
 }
 
+// Which budget each task was compared at, for the report.
+std::string budget_text(const R2Sweeps& sweeps, const std::string& plain_runs_of) {
+  if (sweeps.larger.empty())
+    return fmt::format("Every task is compared at {}'s first budget.", plain_runs_of);
+  return fmt::format(
+      "Each task is compared at the budget {0} settled on for it: {1} at {0}'s larger budget "
+      "(`{2}`: no scheme learned it within the first, and {0}'s probe did), the other tasks at "
+      "the first; both sides of a pair are trained alike.",
+      plain_runs_of, join({sweeps.larger.begin(), sweeps.larger.end()}, " and "),
+      join(sweeps.larger_budget, " "));
+}
+
 void r2(const ClaimContext& ctx, ClaimResult& r) {
   const R2Settings s = read_r2_settings(ctx);
   const R2Sweeps sweeps = run_r2_sweeps(ctx, s);
@@ -528,6 +566,7 @@ void r2(const ClaimContext& ctx, ClaimResult& r) {
   }
   const double pelab_gain = 100 * mean_of(judged_gains);
   r.numbers = {{"pairs", m.pairs},
+               {"larger_budget_tasks", sweeps.larger},
                {"schemes", per_scheme},
                {"pelab_mean_gain_points",
                 judged_gains.empty() ? nlohmann::json() : nlohmann::json(pelab_gain)},
@@ -538,11 +577,12 @@ void r2(const ClaimContext& ctx, ClaimResult& r) {
       "lengths beyond training) at the learning rate in-distribution validation token "
       "accuracy selects, mean over seeds [nominal 95% bootstrap interval] and maximum, then the "
       "in-distribution token accuracy and the runs that learned the task in distribution. "
-      "The plain runs are {}'s, reused.\n\n{}\n**Per scheme** (the interval resamples the "
+      "The plain runs are {}'s, reused. {}\n\n{}\n**Per scheme** (the interval resamples the "
       "seeds of each side within each task):\n\n{}\n"
       "**Beside the paper:** randomized − plain, in points of accuracy: published {:+.1f} ({}); "
       "pelab {} (the mean of the judged schemes' gains, {} scheme–task pairs that count).\n\n",
-      s.plain_runs_of, m.table, effects, s.published_gain, s.published_source,
+      s.plain_runs_of, budget_text(sweeps, s.plain_runs_of), m.table, effects, s.published_gain,
+      s.published_source,
       judged_gains.empty() ? std::string("— (no scheme judged)")
                            : fmt::format("{:+.1f}", pelab_gain),
       judged_tasks);

@@ -168,10 +168,12 @@ void write_narrow_r1(const testing::TempDir& root, const std::string& lrs,
   testing::write_file(root / "configs/claims/r01.yaml", r1);
 }
 
-// `pelab reproduce --quick --only R1` in `root` (with write_narrow_r1's configs) into root/out.
-std::pair<int, std::string> reproduce_narrow_r1(const testing::TempDir& root) {
+// `pelab reproduce --quick --only <only>` in `root` (with write_narrow_r1's configs) into
+// root/out.
+std::pair<int, std::string> reproduce_narrow_r1(const testing::TempDir& root,
+                                                const std::string& only = "R1") {
   return testing::shell("cd '" + std::string(root / "") + "' && '" + testing::pelab_binary() +
-                        "' reproduce --quick --only R1 --jobs 2 --out out 2>&1");
+                        "' reproduce --quick --only " + only + " --jobs 2 --out out 2>&1");
 }
 
 // A run whose training diverges is a result, not a broken sweep: the claim is judged with it
@@ -236,6 +238,38 @@ TEST(Reproduce, R1ProbesAnUnlearnedTaskWithTheLargerBudgetAndSweepsItIfItLearns)
       EXPECT_FALSE(task["learned_schemes"].empty()) << task.dump();
     }
   }
+}
+
+// R2 compares each task at the budget R1 settled on for it: a task R1 swept again with its
+// larger budget has its plain and randomized runs there, and no randomized run at the first.
+TEST(Reproduce, R2ComparesATaskAtTheBudgetR1SettledOn) {
+  ASSERT_TRUE(fs::exists(testing::pelab_binary())) << "pelab is not built";
+  const testing::TempDir tmp;
+  write_narrow_r1(tmp, "0.001", "[training.steps=300]");  // 20 steps do not learn; 300 do
+  fs::copy_file(PELAB_SOURCE_DIR "/configs/claims/r02.yaml", tmp / "configs/claims/r02.yaml");
+  auto [code, output] = reproduce_narrow_r1(tmp, "R1,R2");
+  ASSERT_EQ(code, 0) << output;
+  const nlohmann::json j = nlohmann::json::parse(testing::read_file(tmp / "out/claims.json"));
+  const nlohmann::json& r2 = j["claims"][1];
+  ASSERT_EQ(r2["id"], "R2");
+  EXPECT_EQ(r2["numbers"]["larger_budget_tasks"], nlohmann::json::array({"parity"}));
+  size_t randomized = 0;
+  for (const nlohmann::json& e : r2["experiments"]) {
+    const std::string overrides = e["overrides"].dump();
+    if (overrides.find("randomize") == std::string::npos) continue;
+    ++randomized;
+    EXPECT_NE(overrides.find("\"training.steps=300\""), std::string::npos) << overrides;
+  }
+  EXPECT_EQ(randomized, 1u) << r2["experiments"].dump();
+  // rotary's plain side is R1's larger sweep, which learned parity at 300 steps.
+  for (const nlohmann::json& pair : r2["numbers"]["pairs"]) {
+    if (pair["scheme"] != "rotary") continue;
+    EXPECT_EQ(pair["plain_learned"], nlohmann::json::array({1, 1})) << pair.dump();
+  }
+  EXPECT_EQ(r2["numbers"]["pairs"].size(), 2u) << r2["numbers"].dump();
+  const std::string report = testing::read_file(tmp / "out/report.md");
+  EXPECT_NE(report.find("parity at R1's larger budget (`training.steps=300`"), std::string::npos)
+      << report;
 }
 
 // The committed record of the reproductions' runs: saved without checkpoints, restored into
