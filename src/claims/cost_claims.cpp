@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 
 #include "claims/claim.h"
@@ -16,6 +17,8 @@
 #include "pelab/claims/relative_cost_verdicts.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
+#include "pelab/experiment/config.h"
+#include "pelab/experiment/trainer.h"
 #include "pelab/nn/attention.h"
 #include "pelab/positional/scheme.h"
 
@@ -233,19 +236,20 @@ struct C13Run {
 std::vector<C13Run> c13_runs(const ClaimSweep& sweep, const std::string& width) {
   std::vector<C13Run> out;
   for (const Group& g : sweep.comparison.groups) {
-    PELAB_CHECK(!g.runs.empty(), "{}: every run of group {} diverged; C13 times a trained model",
-                sweep.runs_dir, g.label);
-    const TrainedRun run = load_trained_run(g.runs.front());
-    const ModelConfig& m = run.config.model;
+    // The variant's architecture, from its config: a group whose every run diverged is timed
+    // too (the timing needs no trained weights) and counts as one that did not learn.
+    const ExperimentConfig config =
+        load_experiment((std::filesystem::path(g.first_run()) / "config.yaml").string());
+    const ModelConfig& m = config.model;
     const KeyValues keys = resolve_defaults(m.positional);
     C13Run v{width,
              m.positional.type,
              keys.has("combine") ? keys.text("combine") : "add",
              &g,
              m,
-             {"claim", m.d_model, m.layers, m.heads, run.config.task.max_length,
-              run.config.training.batch_size, std::min(m.vocab_in, m.vocab_out)},
-             run.model->params().count(),
+             {"claim", m.d_model, m.layers, m.heads, config.task.max_length,
+              config.training.batch_size, std::min(m.vocab_in, m.vocab_out)},
+             initial_model(config)->params().count(),
              {}};
     out.push_back(std::move(v));
   }

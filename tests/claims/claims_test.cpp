@@ -199,6 +199,50 @@ TEST(Reproduce, ADivergedRunIsCountedAndListedAndTheClaimIsJudged) {
   EXPECT_NE(report.find("1e+30: 0.000 (1) | 0.001 |"), std::string::npos) << report;
 }
 
+// C13 and C14 read a trained model of each group; a group whose every run diverged has none.
+// The claim is then judged inconclusive (C14: no trained table) or its variant counts as one
+// that did not learn (C13 times the architecture, which needs no weights), never an error.
+TEST(Reproduce, AClaimWhoseGroupAllDivergedIsInconclusiveNotAnError) {
+  ASSERT_TRUE(fs::exists(testing::pelab_binary())) << "pelab is not built";
+  const testing::TempDir tmp;
+  fs::create_directories(fs::path(tmp / "configs/claims"));
+  const std::string source = PELAB_SOURCE_DIR "/configs/";
+  fs::copy_file(source + "default.yaml", tmp / "configs/default.yaml");
+  // Every run diverges at its first step (lr 1e30); each list is a claim's overrides.
+  const auto diverging = [](const std::string& overrides) {
+    return "[" + overrides +
+           "\"sweep.seed=[0]\", \"sweep.training.lr=[1e30]\", training.steps=20, "
+           "training.warmup=0, \"evaluation.lengths=[8, 32]\", evaluation.examples=20]\n";
+  };
+  const std::string sinusoidal = "\"sweep.positional=[sinusoidal]\", ";
+  const std::vector<std::pair<std::string, std::string>> quick = {
+      {"c13", "quick:\n  min_steps: 1\n  max_seconds: 0.05\n  rounds: 1\n  add_overrides: " +
+                  diverging(sinusoidal) + "  concat_overrides: " +
+                  diverging(sinusoidal +
+                            "model.d_model=80, positional=sinusoidal, positional.combine=concat, "
+                            "positional.dim=16, ") +
+                  "  wide_add_overrides: " + diverging(sinusoidal + "model.d_model=80, ")},
+      {"c14", "quick:\n  overrides: " + diverging("\"sweep.positional=[learned, sinusoidal]\", ")}};
+  for (const auto& [claim, section] : quick) {
+    std::string config = testing::read_file(source + "claims/" + claim + ".yaml");
+    const size_t begin = config.find("\nquick:\n"), end = config.find("\nverdict:");
+    ASSERT_TRUE(begin != std::string::npos && end > begin) << claim;
+    config.replace(begin + 1, end - begin, section);
+    testing::write_file(tmp / ("configs/claims/" + claim + ".yaml"), config);
+  }
+  auto [code, output] =
+      testing::shell("cd '" + std::string(tmp / "") + "' && '" + testing::pelab_binary() +
+                     "' reproduce --quick --only C13,C14 --jobs 2 --out out 2>&1");
+  ASSERT_EQ(code, 0) << output;
+  const nlohmann::json j = nlohmann::json::parse(testing::read_file(tmp / "out/claims.json"));
+  ASSERT_EQ(j["claims"].size(), 2u);
+  for (const nlohmann::json& c : j["claims"]) EXPECT_EQ(c["verdict"], "inconclusive") << c.dump();
+  EXPECT_NE(
+      j["claims"][1]["because"].get<std::string>().find("every learned run diverged (1 of 1)"),
+      std::string::npos)
+      << j["claims"][1].dump();
+}
+
 // A task no scheme learned within R1's first budget is probed with the larger one (one run:
 // the best scheme at its selected lr and first seed); only if the probe learns it is the task
 // swept again whole, and its row and the verdict use that sweep's runs.
