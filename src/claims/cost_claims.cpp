@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <map>
 
 #include "claims/claim.h"
@@ -237,7 +238,8 @@ std::vector<C13Run> c13_runs(const ClaimSweep& sweep, const std::string& width) 
   std::vector<C13Run> out;
   for (const Group& g : sweep.comparison.groups) {
     // The variant's architecture, from its config: a group whose every run diverged is timed
-    // too (the timing needs no trained weights) and counts as one that did not learn.
+    // too (the timing needs no trained weights) and counts as a variant that did not learn
+    // (by C13's rule, refuted beside variants that learned; inconclusive if none has numbers).
     const ExperimentConfig config =
         load_experiment((std::filesystem::path(g.first_run()) / "config.yaml").string());
     const ModelConfig& m = config.model;
@@ -308,7 +310,11 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
     const Stat ms = summarize(v.ms);
     const std::string name =
         fmt::format("{}, {}, d_model {}", v.scheme, v.combine, v.model.d_model);
-    numbers.variants.push_back({name, {g.learned_runs, g.trained_runs()}, g.in_distribution.mean});
+    const auto value = [](const Stat& stat) {  // no numbers: every run diverged
+      return stat.n ? stat.mean : std::numeric_limits<double>::quiet_NaN();
+    };
+    numbers.variants.push_back(
+        {name, {g.learned_runs, g.trained_runs()}, value(g.in_distribution)});
     if (v.width == "concat") {
       numbers.costs.push_back(
           {v.scheme, summarize(c13_find(runs, "add", v.scheme, ctx.config.path).ms), ms});
@@ -333,8 +339,9 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
                     {"ms_ci", {ms.ci_low, ms.ci_high}},
                     {"learned_runs", g.learned_runs},
                     {"runs", g.trained_runs()},
-                    {"in_distribution", g.in_distribution.mean},
-                    {"extrapolation", g.extrapolation.mean}});
+                    // NaN (no numbers) is written as null
+                    {"in_distribution", value(g.in_distribution)},
+                    {"extrapolation", value(g.extrapolation)}});
   }
   apply(judge_c13(numbers), r);
   r.numbers = {{"variants", rows}};

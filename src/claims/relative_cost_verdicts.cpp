@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "pelab/claims/preconditions.h"
@@ -150,11 +151,13 @@ Judgement judge_c13(const C13Numbers& n) {
   std::vector<std::pair<std::string, double>> values;
   std::vector<std::string> failing;
   for (const C13Variant& v : n.variants) {
-    values.emplace_back(v.name, v.in_distribution);
+    // A variant whose every run diverged has no value; it counts below as one not learned.
+    if (!std::isnan(v.in_distribution)) values.emplace_back(v.name, v.in_distribution);
     if (!v.learned.all())
       failing.push_back(
           fmt::format("{} ({} of {} runs)", v.name, v.learned.learned, v.learned.runs));
   }
+  if (values.empty()) return cannot_tell("every run of every variant diverged");
   // All at the ceiling is what "both work" means; all at the floor says the task or budget
   // failed every variant, which says nothing about adding against concatenating.
   if (const std::string floor = precondition_not_saturated(values, 0.02, 2.0); !floor.empty())

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace pelab::claims {
 namespace {
 
@@ -152,6 +154,21 @@ TEST(RelativeCostVerdicts, C13SupportedRefutedMixed) {
   const Judgement j = judge_c13(n);
   EXPECT_EQ(j.verdict, Verdict::Supported);
   EXPECT_TRUE(says(j, "at equal total width (not judged): sinusoidal 1.00×")) << j.because;
+}
+
+// A variant whose every run diverged has no value (NaN): it did not learn, so beside a variant
+// that learned the claim is refuted; with no variant that has numbers it cannot tell.
+TEST(RelativeCostVerdicts, C13DivergedVariantDidNotLearn) {
+  const double none = std::numeric_limits<double>::quiet_NaN();
+  const Judgement one = judge_c13(c13(0.99, none, 13, LearnedCount(0, 5)));
+  EXPECT_EQ(one.verdict, Verdict::Refuted);
+  EXPECT_TRUE(says(one, "not learned in distribution: sinusoidal, concat (0 of 5 runs)"))
+      << one.because;
+  C13Numbers diverged = c13(none, none, 13, LearnedCount(0, 5));
+  diverged.variants[0].learned = LearnedCount(0, 5);
+  const Judgement all = judge_c13(diverged);
+  EXPECT_EQ(all.verdict, Verdict::Inconclusive);
+  EXPECT_TRUE(says(all, "every run of every variant diverged")) << all.because;
 }
 
 TEST(RelativeCostVerdicts, C13InconclusiveAtTheFloorOrWithinNoise) {

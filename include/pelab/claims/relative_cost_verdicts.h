@@ -75,7 +75,7 @@ Judgement judge_c7(const C7Numbers& n);
 struct C13Variant {
   std::string name;  // "sinusoidal, add, width 64"
   LearnedCount learned;
-  double in_distribution = 0;
+  double in_distribution = 0;  // NaN when every run of the variant diverged
 };
 struct C13Cost {
   std::string scheme;
