@@ -440,7 +440,10 @@ R2Sweeps run_r2_sweeps(const ClaimContext& ctx, const R2Settings& s) {
   std::map<std::string, std::string> probes;
   out.plain = r1_sweeps(ctx, plain, out.larger, probes);
   out.larger_budget = plain.larger_budget;
-  std::vector<std::vector<std::string>> bases;  // the overrides of R1's sweeps that decide
+  // The overrides of each of R1's sweeps whose runs decide a task: a first budget's keeps
+  // only the tasks not swept again (an added sweep.task.name), and one that needs no such
+  // narrowing keeps its overrides exactly, so that its runs keep their directories.
+  std::vector<std::vector<std::string>> bases;
   for (size_t i = 0; i < out.plain.size(); ++i) {
     const std::vector<std::string>& overrides = out.plain[i].sweep.overrides;
     std::vector<std::string> kept;
@@ -476,7 +479,9 @@ double chance_of(const Group& g) {
 }
 
 R2Measured measure_r2(const R2Sweeps& sweeps, const R2Settings& s, const std::string& config_path) {
-  std::map<std::pair<std::string, std::string>, const Group*> plain;  // (scheme, task) → group
+  // (scheme, task) → group; R1's larger budget's sweeps come after its first's, so they replace
+  // the groups of the tasks they swept again
+  std::map<std::pair<std::string, std::string>, const Group*> plain;
   for (const TokenSweep& t : sweeps.plain)
     for (const Cell& c : cells_of(t.tokens, t.runs)) plain[{c.scheme, c.task}] = c.group;
   R2Measured m;
@@ -527,7 +532,7 @@ std::string budget_text(const R2Sweeps& sweeps, const std::string& plain_runs_of
       "Each task is compared at the budget {0} settled on for it: {1} at {0}'s larger budget "
       "(`{2}`: no scheme learned it within the first, and {0}'s probe did), the other tasks at "
       "the first; both sides of a pair are trained alike.",
-      plain_runs_of, join({sweeps.larger.begin(), sweeps.larger.end()}, " and "),
+      plain_runs_of, join({sweeps.larger.begin(), sweeps.larger.end()}, ", "),
       join(sweeps.larger_budget, " "));
 }
 

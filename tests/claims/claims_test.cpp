@@ -146,10 +146,12 @@ TEST(Reproduce, BadClaimConfigsAndIdsAreClearErrors) {
 }
 
 // A configs directory under `root` with R1 and its experiment, R1's quick section narrowed to
-// rotary on parity at the given learning rates, 20 steps (too few to learn it): seconds to
-// run. `larger_budget`: the overrides of R1's second sweep for a task not learned.
+// rotary on `tasks` at the given learning rates, `first_budget` (by default 20 steps, too few
+// to learn parity): seconds to run. `larger_budget`: the overrides of R1's second sweep for a
+// task not learned.
 void write_narrow_r1(const testing::TempDir& root, const std::string& lrs,
-                     const std::string& larger_budget = "[]") {
+                     const std::string& larger_budget = "[]", const std::string& tasks = "parity",
+                     const std::string& first_budget = "training.steps=20") {
   fs::create_directories(fs::path(root / "configs/claims"));
   fs::create_directories(fs::path(root / "configs/reproductions"));
   const std::string source = PELAB_SOURCE_DIR "/configs/";
@@ -161,9 +163,10 @@ void write_narrow_r1(const testing::TempDir& root, const std::string& lrs,
   r1.replace(quick + 1, verdict - quick,
              "quick:\n  min_tasks: 1\n  larger_budget: " + larger_budget +
                  "\n  sweeps:\n    - [\"sweep.positional=[rotary]\", "
-                 "\"sweep.task.name=[parity]\", \"sweep.training.lr=[" +
-                 lrs +
-                 "]\", \"sweep.seed=[0]\", task.max_length=4, training.steps=20, "
+                 "\"sweep.task.name=[" +
+                 tasks + "]\", \"sweep.training.lr=[" + lrs +
+                 "]\", \"sweep.seed=[0]\", task.max_length=4, " + first_budget +
+                 ", "
                  "training.clip_norm=0, \"evaluation.lengths=[4, 8]\", evaluation.examples=20]\n");
   testing::write_file(root / "configs/claims/r01.yaml", r1);
 }
@@ -238,6 +241,12 @@ TEST(Reproduce, AClaimWhoseGroupAllDivergedIsInconclusiveNotAnError) {
   ASSERT_EQ(j["claims"].size(), 2u);
   for (const nlohmann::json& c : j["claims"]) EXPECT_EQ(c["verdict"], "inconclusive") << c.dump();
   EXPECT_NE(
+      j["claims"][0]["because"].get<std::string>().find("every run of every variant diverged"),
+      std::string::npos)
+      << j["claims"][0].dump();
+  EXPECT_TRUE(j["claims"][0]["numbers"]["variants"][0]["in_distribution"].is_null())
+      << j["claims"][0]["numbers"].dump();
+  EXPECT_NE(
       j["claims"][1]["because"].get<std::string>().find("every learned run diverged (1 of 1)"),
       std::string::npos)
       << j["claims"][1].dump();
@@ -284,33 +293,44 @@ TEST(Reproduce, R1ProbesAnUnlearnedTaskWithTheLargerBudgetAndSweepsItIfItLearns)
   }
 }
 
-// R2 compares each task at the budget R1 settled on for it: a task R1 swept again with its
-// larger budget has its plain and randomized runs there, and no randomized run at the first.
+// R2 compares each task at the budget R1 settled on for it. Here R1's first budget (160 steps,
+// a check every 25) learns cycle_navigation but not parity, whose probe then learns it at the
+// larger budget (300 steps): parity's learned and randomized runs are at 300 steps, and the
+// first budget's randomized sweep is narrowed to cycle_navigation.
 TEST(Reproduce, R2ComparesATaskAtTheBudgetR1SettledOn) {
   ASSERT_TRUE(fs::exists(testing::pelab_binary())) << "pelab is not built";
   const testing::TempDir tmp;
-  write_narrow_r1(tmp, "0.001", "[training.steps=300]");  // 20 steps do not learn; 300 do
+  write_narrow_r1(tmp, "0.001", "[training.steps=300]", "parity, cycle_navigation",
+                  "training.steps=160, training.stop_when.every=25");
   fs::copy_file(PELAB_SOURCE_DIR "/configs/claims/r02.yaml", tmp / "configs/claims/r02.yaml");
   auto [code, output] = reproduce_narrow_r1(tmp, "R1,R2");
   ASSERT_EQ(code, 0) << output;
   const nlohmann::json j = nlohmann::json::parse(testing::read_file(tmp / "out/claims.json"));
   const nlohmann::json& r2 = j["claims"][1];
   ASSERT_EQ(r2["id"], "R2");
-  EXPECT_EQ(r2["numbers"]["larger_budget_tasks"], nlohmann::json::array({"parity"}));
-  size_t randomized = 0;
-  for (const nlohmann::json& e : r2["experiments"]) {
-    const std::string overrides = e["overrides"].dump();
-    if (overrides.find("randomize") == std::string::npos) continue;
-    ++randomized;
-    EXPECT_NE(overrides.find("\"training.steps=300\""), std::string::npos) << overrides;
-  }
-  EXPECT_EQ(randomized, 1u) << r2["experiments"].dump();
-  // rotary's plain side is R1's larger sweep, which learned parity at 300 steps.
+  ASSERT_EQ(r2["numbers"]["larger_budget_tasks"], nlohmann::json::array({"parity"}))
+      << "R1's first budget must learn cycle_navigation and not parity: "
+      << j["claims"][0]["numbers"].dump();
+  std::vector<std::string> randomized;  // each randomized sweep's overrides
+  for (const nlohmann::json& e : r2["experiments"])
+    if (e["overrides"].dump().find("randomize") != std::string::npos)
+      randomized.push_back(e["overrides"].dump());
+  ASSERT_EQ(randomized.size(), 2u) << r2["experiments"].dump();
+  EXPECT_EQ(randomized[0].find("\"training.steps=300\""), std::string::npos) << randomized[0];
+  EXPECT_NE(randomized[0].find("\"sweep.task.name=[cycle_navigation]\""), std::string::npos)
+      << randomized[0];
+  EXPECT_NE(randomized[1].find("\"sweep.task.name=[parity]\",\"training.steps=300\""),
+            std::string::npos)
+      << randomized[1];
+  // Both of rotary's plain groups learned: parity's is R1's larger sweep, not its first.
+  size_t rotary = 0;
   for (const nlohmann::json& pair : r2["numbers"]["pairs"]) {
     if (pair["scheme"] != "rotary") continue;
+    ++rotary;
     EXPECT_EQ(pair["plain_learned"], nlohmann::json::array({1, 1})) << pair.dump();
   }
-  EXPECT_EQ(r2["numbers"]["pairs"].size(), 2u) << r2["numbers"].dump();
+  EXPECT_EQ(rotary, 2u) << r2["numbers"].dump();
+  EXPECT_EQ(r2["numbers"]["pairs"].size(), 4u) << r2["numbers"].dump();
   const std::string report = testing::read_file(tmp / "out/report.md");
   EXPECT_NE(report.find("parity at R1's larger budget (`training.steps=300`"), std::string::npos)
       << report;
