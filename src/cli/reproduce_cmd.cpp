@@ -19,8 +19,10 @@ void add_reproduce_command(CLI::App& app, Action& action) {
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
       "reproduce",
-      "Measure the notes' claims (configs/claims/) and write a report with a verdict per claim");
-  add_name_list(cmd, "--only", a->only, "claims to run, e.g. C4,C9 (default: all)");
+      "Measure the notes' claims (C1-C16) and re-run published experiments beside their "
+      "figures (R1-R3), each set in configs/claims/, and write a report with a verdict per "
+      "claim. Finished training runs under --out are reused: run it again to continue.");
+  add_name_list(cmd, "--only", a->only, "claims to run, e.g. C4,R3 (default: all)");
   cmd->add_flag("--quick", a->quick, "smaller settings (each claim config's quick: section)");
   cmd->add_option("--out", a->out, "report directory (default runs/claims, or runs/claims-quick)");
   add_integer(cmd, "--jobs", a->jobs, range_of<int64_t>(1),
