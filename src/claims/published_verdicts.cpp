@@ -102,7 +102,9 @@ Judgement judge_r1(const R1Numbers& n) {
                                  t.best.in_distribution));
   }
   const std::string unjudged = left_out.empty() ? "" : "; left out: " + joined(left_out, ", ");
-  const std::string budget = n.budget.empty() ? "" : ". " + n.budget;
+  // The report ends the reason with its own full stop.
+  std::string budget = n.budget.empty() ? "" : ". " + n.budget;
+  while (!budget.empty() && budget.back() == '.') budget.pop_back();
   if (judged.empty()) return cannot_tell("no task is left to judge" + unjudged + budget);
   const int64_t m = static_cast<int64_t>(judged.size());
   if (m < n.min_tasks)
