@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <limits>
 #include <map>
 
 #include "claims/claim.h"
@@ -310,11 +309,10 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
     const Stat ms = summarize(v.ms);
     const std::string name =
         fmt::format("{}, {}, d_model {}", v.scheme, v.combine, v.model.d_model);
-    const auto value = [](const Stat& stat) {  // no numbers: every run diverged
-      return stat.n ? stat.mean : std::numeric_limits<double>::quiet_NaN();
-    };
-    numbers.variants.push_back(
-        {name, {g.learned_runs, g.trained_runs()}, value(g.in_distribution)});
+    // No numbers (every run diverged): NaN, written as null.
+    numbers.variants.push_back({name,
+                                {g.learned_runs, g.trained_runs()},
+                                number_or_nan(g.in_distribution, g.in_distribution.mean)});
     if (v.width == "concat") {
       numbers.costs.push_back(
           {v.scheme, summarize(c13_find(runs, "add", v.scheme, ctx.config.path).ms), ms});
@@ -339,9 +337,8 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
                     {"ms_ci", {ms.ci_low, ms.ci_high}},
                     {"learned_runs", g.learned_runs},
                     {"runs", g.trained_runs()},
-                    // NaN (no numbers) is written as null
-                    {"in_distribution", value(g.in_distribution)},
-                    {"extrapolation", value(g.extrapolation)}});
+                    {"in_distribution", number_or_nan(g.in_distribution, g.in_distribution.mean)},
+                    {"extrapolation", number_or_nan(g.extrapolation, g.extrapolation.mean)}});
   }
   apply(judge_c13(numbers), r);
   r.numbers = {{"variants", rows}};

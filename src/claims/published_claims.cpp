@@ -85,9 +85,7 @@ std::string protocol_cell(const Group& g) {
 
 // A group's numbers under the protocol, for claims.json (null where no run has numbers).
 nlohmann::json protocol_numbers(const Group& g) {
-  const auto number = [](const Stat& s, double x) {
-    return s.n ? nlohmann::json(x) : nlohmann::json(nullptr);
-  };
+  const auto number = [](const Stat& s, double x) { return nlohmann::json(number_or_nan(s, x)); };
   const Stat& e = g.extrapolation;
   return {{"selected_lr", g.selected},
           {"beyond_training", number(e, e.mean)},
@@ -446,11 +444,12 @@ R2Sweeps run_r2_sweeps(const ClaimContext& ctx, const R2Settings& s) {
   std::vector<std::vector<std::string>> bases;
   for (size_t i = 0; i < out.plain.size(); ++i) {
     const std::vector<std::string>& overrides = out.plain[i].sweep.overrides;
+    const std::vector<std::string> tasks = tasks_of(out.plain[i]);
     std::vector<std::string> kept;
-    for (const std::string& task : tasks_of(out.plain[i]))
+    for (const std::string& task : tasks)
       if (i >= plain.sweeps.size() || !out.larger.count(task)) kept.push_back(task);
     if (kept.empty()) continue;
-    const bool narrowed = kept.size() < tasks_of(out.plain[i]).size();
+    const bool narrowed = kept.size() < tasks.size();
     bases.push_back(narrowed
                         ? concat(overrides, {fmt::format("sweep.task.name=[{}]", join(kept, ", "))})
                         : overrides);

@@ -670,6 +670,10 @@ std::string format_interval(const Stat& s, int decimals) {
                      decimals);
 }
 
+double number_or_nan(const Stat& s, double x) {
+  return s.n ? x : std::numeric_limits<double>::quiet_NaN();
+}
+
 std::string format_number(const Stat& s, double x, int decimals) {
   return s.n ? fmt::format("{:.{}f}", x, decimals) : std::string(kAbsent);
 }

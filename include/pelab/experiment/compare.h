@@ -182,6 +182,9 @@ std::string format_stat(const Stat& s, int decimals = 2);
 std::string format_interval(const Stat& s, int decimals = 2);
 // One of the statistic's numbers, `x` ("0.98"), or "—" when the statistic has no values.
 std::string format_number(const Stat& s, double x, int decimals = 2);
+// One of the statistic's numbers, `x`, or NaN when the statistic has no values (a JSON writer
+// writes it as null).
+double number_or_nan(const Stat& s, double x);
 
 std::string comparison_markdown(const Comparison& c);
 std::string comparison_csv(const Comparison& c);
