@@ -115,10 +115,17 @@ ClaimSweep run_claim_sweep(const ClaimContext& ctx, const std::string& experimen
                              {"runs", cs.runs_dir},
                              {"diverged", diverged_runs}});
   cs.comparison = out.comparison;
-  // The comparison's table only (its heading and notes are the report's to write).
+  // The comparison's tables only (its heading and notes are the report's to write), each
+  // ended by a blank line: Markdown would read adjoining tables as one.
   std::istringstream lines(out.markdown);
-  for (std::string line; std::getline(lines, line);)
-    if (!line.empty() && line[0] == '|') cs.table += line + "\n";
+  bool in_table = false;
+  for (std::string line; std::getline(lines, line);) {
+    const bool table_line = !line.empty() && line[0] == '|';
+    if (table_line) cs.table += line + "\n";
+    if (in_table && !table_line) cs.table += "\n";
+    in_table = table_line;
+  }
+  if (in_table) cs.table += "\n";
   for (const std::string& f : out.written)
     if (fs::path(f).extension() == ".png")
       cs.figures.push_back(fs::relative(f, ctx.options.out).string());
@@ -190,7 +197,8 @@ std::string per_seed_text(const Stat& s) {
 std::string sweep_details(const ClaimSweep& sweep) {
   std::string md = fmt::format(
       "`{}`{} (runs in `{}`). Sequence accuracy by problem size (sizes marked * were trained "
-      "on), mean ± std over seeds:\n\n{}\n",
+      "on), mean over seeds [95% bootstrap interval]; † marks the extrapolation of a group "
+      "whose runs did not all learn, not comparable with the others':\n\n{}",
       sweep.config,
       sweep.overrides.empty()
           ? ""

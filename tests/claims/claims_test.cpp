@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 
 #include <cmath>
 #include <filesystem>
@@ -200,6 +201,15 @@ TEST(Reproduce, ADivergedRunIsCountedAndListedAndTheClaimIsJudged) {
       << report;
   EXPECT_NE(report.find("| rotary / parity | 0.001: "), std::string::npos) << report;
   EXPECT_NE(report.find("1e+30: 0.000 (1) | 0.001 |"), std::string::npos) << report;
+  // Each table stands apart: Markdown reads a header row right under another table as a row.
+  std::vector<std::string> lines;
+  std::istringstream in(report);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  for (size_t i = 1; i + 1 < lines.size(); ++i) {
+    if (lines[i].rfind("| ", 0) == 0 && lines[i + 1].rfind("|--", 0) == 0) {
+      EXPECT_EQ(lines[i - 1], "") << "table header at line " << i + 1 << ": " << lines[i];
+    }
+  }
 }
 
 // C13 and C14 read a trained model of each group; a group whose every run diverged has none.
