@@ -25,7 +25,9 @@ class ShawTerms : public AttentionTerms {
         k_(k),
         rows_(2 * k + 1),
         dh_(rel_k_.size(1)),
-        scale_(1.0f / std::sqrt(static_cast<float>(dh_))) {}
+        scale_(1.0f / std::sqrt(static_cast<float>(dh_))) {
+    find_near_keys();
+  }
 
   TensorList parameters() const override { return {rel_k_, rel_v_}; }
   bool has_bias() const override { return true; }
@@ -37,10 +39,8 @@ class ShawTerms : public AttentionTerms {
     std::vector<float>& P = scratch(n * rows_);
     // P[r, c] = q_r · wK[c] / √d_h
     gemm(false, true, n, rows_, dh_, scale_, q, ldq, rel_k_.data(), dh_, 0.0f, P.data(), rows_);
-    const int32_t* p = positions_.data() + b * T;
-    const bool consec = consecutive(p, T);
     for (int64_t i = i0; i < i1; ++i)
-      gather_add(consec, p, i, T, P.data() + (i - i0) * rows_, S + (i - i0) * lds);
+      gather_add(b, i, T, P.data() + (i - i0) * rows_, S + (i - i0) * lds);
   }
 
   void bias_backward(int64_t b, int64_t, int64_t i0, int64_t i1, int64_t T, const float* q,
@@ -49,10 +49,7 @@ class ShawTerms : public AttentionTerms {
     const int64_t n = i1 - i0;
     std::vector<float>& dP = scratch(n * rows_);
     std::fill(dP.begin(), dP.begin() + n * rows_, 0.0f);
-    const int32_t* p = positions_.data() + b * T;
-    const bool consec = consecutive(p, T);
-    for (int64_t i = i0; i < i1; ++i)
-      scatter_add(consec, p, i, T, dS + (i - i0) * lds, dP.data() + (i - i0) * rows_);
+    scatter_rows(b, i0, i1, T, dS, lds, dP.data());
     gemm(false, false, n, dh_, rows_, scale_, dP.data(), rows_, rel_k_.data(), dh_, 1.0f, dq, lddq);
     gemm(true, false, rows_, dh_, n, scale_, dP.data(), rows_, q, ldq, 1.0f, grads[0], dh_);
   }
@@ -72,10 +69,8 @@ class ShawTerms : public AttentionTerms {
     gemm(true, false, rows_, dh_, n, 1.0f, W.data(), rows_, dz, lddz, 1.0f, grads[1], dh_);
     std::vector<float>& dW = scratch(n * rows_);  // dW = dz · wVᵀ
     gemm(false, true, n, rows_, dh_, 1.0f, dz, lddz, rel_v_.data(), dh_, 0.0f, dW.data(), rows_);
-    const int32_t* p = positions_.data() + b * T;
-    const bool consec = consecutive(p, T);
     for (int64_t i = i0; i < i1; ++i)
-      gather_add(consec, p, i, T, dW.data() + (i - i0) * rows_, dalpha + (i - i0) * ldda);
+      gather_add(b, i, T, dW.data() + (i - i0) * rows_, dalpha + (i - i0) * ldda);
   }
 
   Tensor composed_bias(const Tensor& q) const override {  // q: [B, H, T, d_h]
@@ -110,18 +105,15 @@ class ShawTerms : public AttentionTerms {
     const int64_t n = i1 - i0;
     if (static_cast<int64_t>(W.size()) < n * rows_) W.resize(n * rows_);
     std::fill(W.begin(), W.begin() + n * rows_, 0.0f);
-    const int32_t* p = positions_.data() + b * T;
-    const bool consec = consecutive(p, T);
-    for (int64_t i = i0; i < i1; ++i)
-      scatter_add(consec, p, i, T, alpha + (i - i0) * lda, W.data() + (i - i0) * rows_);
+    scatter_rows(b, i0, i1, T, alpha, lda, W.data());
     return W;
   }
 
   // With consecutive positions (p[j] = p[0] + j: the default, and any shift of it) the bucket
   // of (i, j) is clip(j − i, −k, k) + k: bucket 0 for the keys j < i − k, one key per bucket
-  // in between, bucket 2k for j > i + k. gather_add and scatter_add then run over whole
+  // in between, bucket 2k for j > i + k. gather_add and scatter_rows then run over whole
   // ranges (vector code instead of a bucket computation and an indexed access per key), and
-  // add the same terms in the same order as the general loops: bit-identical results.
+  // add the same terms in the same order as the definition: bit-identical results.
   static bool consecutive(const int32_t* p, int64_t T) {
     for (int64_t j = 1; j < T; ++j)
       if (static_cast<int64_t>(p[j]) != static_cast<int64_t>(p[0]) + j) return false;
@@ -133,35 +125,114 @@ class ShawTerms : public AttentionTerms {
     return {std::clamp<int64_t>(i - k_, 0, T), std::clamp<int64_t>(i + k_ + 1, 0, T)};
   }
 
-  // row[j] += table[c(i, j)] for every key j.
-  void gather_add(bool consec, const int32_t* p, int64_t i, int64_t T, const float* table,
-                  float* row) const {
-    if (!consec) {
-      for (int64_t j = 0; j < T; ++j) row[j] += table[bucket(p[j] - p[i])];
+  // row[j] += table[c(i, j)] for every key j of query i in batch row b: one addition each.
+  void gather_add(int64_t b, int64_t i, int64_t T, const float* table, float* row) const {
+    const float first = table[0], last = table[2 * k_];
+    if (!consecutive_[b]) {  // the outer buckets' keys in vector code, then the near keys
+      const int32_t* p = positions_.data() + b * T;
+      const int64_t pi = p[i];
+      for (int64_t j = 0; j < T; ++j) {
+        const int64_t d = p[j] - pi;
+        row[j] = d <= -k_ ? row[j] + first : d >= k_ ? row[j] + last : row[j];
+      }
+      for (int64_t e = near_begin_[b * T + i]; e < near_begin_[b * T + i + 1]; ++e)
+        row[near_[e].key] += table[near_[e].bucket];
       return;
     }
     const auto [lo, hi] = middle(i, T);
-    const float first = table[0], last = table[2 * k_];
     for (int64_t j = 0; j < lo; ++j) row[j] += first;
     for (int64_t j = lo; j < hi; ++j) row[j] += table[j - i + k_];
     for (int64_t j = hi; j < T; ++j) row[j] += last;
   }
 
-  // out[c(i, j)] += row[j] for every key j, in the order of j.
-  void scatter_add(bool consec, const int32_t* p, int64_t i, int64_t T, const float* row,
-                   float* out) const {
-    if (!consec) {
-      for (int64_t j = 0; j < T; ++j) out[bucket(p[j] - p[i])] += row[j];
+  // out[r, c(i0 + r, j)] += in[r, j] for the query rows [i0, i1) of batch row b and every
+  // key j, each bucket's terms added in the order of j (the definition: for j, out[c(i, j)]
+  // += in[j]).
+  void scatter_rows(int64_t b, int64_t i0, int64_t i1, int64_t T, const float* in, int64_t ld,
+                    float* out) const {
+    if (!consecutive_[b]) {
+      scatter_rows_spread(b, i0, i1, T, in, ld, out);
       return;
     }
-    const auto [lo, hi] = middle(i, T);
-    float first = out[0];
-    for (int64_t j = 0; j < lo; ++j) first += row[j];
-    out[0] = first;
-    for (int64_t j = lo; j < hi; ++j) out[j - i + k_] += row[j];
-    float last = out[2 * k_];
-    for (int64_t j = hi; j < T; ++j) last += row[j];
-    out[2 * k_] = last;
+    for (int64_t i = i0; i < i1; ++i) {
+      const float* row = in + (i - i0) * ld;
+      float* o = out + (i - i0) * rows_;
+      const auto [lo, hi] = middle(i, T);
+      float first = o[0];
+      for (int64_t j = 0; j < lo; ++j) first += row[j];
+      o[0] = first;
+      for (int64_t j = lo; j < hi; ++j) o[j - i + k_] += row[j];
+      float last = o[2 * k_];
+      for (int64_t j = hi; j < T; ++j) last += row[j];
+      o[2 * k_] = last;
+    }
+  }
+
+  // scatter_rows for positions that are not consecutive (randomized ones: sorted, far apart,
+  // padding numbered 0, 1, ...). A key at distance ≤ −k or ≥ k from its query goes to an
+  // outer bucket (0 or 2k); with spread-out positions that is nearly every key, and adding
+  // them one at a time into memory makes a chain of dependent loads and stores. So each row's
+  // two outer sums are carried in a lane of their own, all rows side by side, still key by
+  // key in the order of j; the few near keys go straight to their buckets. The same
+  // additions in the same order, bit for bit, as the definition.
+  void scatter_rows_spread(int64_t b, int64_t i0, int64_t i1, int64_t T, const float* in,
+                           int64_t ld, float* out) const {
+    const int64_t n = i1 - i0;
+    thread_local std::vector<float> keys_rows, outer;  // [T, n]: in transposed; [2, n]
+    if (static_cast<int64_t>(keys_rows.size()) < T * n) keys_rows.resize(T * n);
+    if (static_cast<int64_t>(outer.size()) < 2 * n) outer.resize(2 * n);
+    float* __restrict t = keys_rows.data();
+    float* __restrict first = outer.data();
+    float* __restrict last = first + n;
+    for (int64_t r = 0; r < n; ++r) {
+      const float* row = in + r * ld;
+      float* o = out + r * rows_;
+      const int64_t query = b * T + i0 + r;
+      for (int64_t e = near_begin_[query]; e < near_begin_[query + 1]; ++e)
+        o[near_[e].bucket] += row[near_[e].key];
+      first[r] = o[0];
+      last[r] = o[2 * k_];
+    }
+    for (int64_t j = 0; j < T; ++j)  // contiguous stores: strided ones would queue up
+      for (int64_t r = 0; r < n; ++r) t[j * n + r] = in[r * ld + j];
+    const int32_t* p = positions_.data() + b * T;
+    const int32_t* pq = p + i0;
+    for (int64_t j = 0; j < T; ++j) {
+      const float* x = t + j * n;
+      const int64_t pj = p[j];
+      for (int64_t r = 0; r < n; ++r) {
+        const int64_t d = pj - pq[r];
+        first[r] = d <= -k_ ? first[r] + x[r] : first[r];
+        last[r] = d >= k_ ? last[r] + x[r] : last[r];
+      }
+    }
+    for (int64_t r = 0; r < n; ++r) {
+      out[r * rows_] = first[r];
+      out[r * rows_ + 2 * k_] = last[r];
+    }
+  }
+
+  // Per batch row, whether its positions are consecutive; for each query of a row whose
+  // positions are not, its near keys (distance within ±(k − 1), the only ones not in an outer
+  // bucket) with their buckets, in key order. Found once per batch and layer, not again for
+  // every head and hook.
+  void find_near_keys() {
+    const int64_t B = positions_.shape[0], T = positions_.shape[1];
+    consecutive_.resize(B);
+    near_begin_.assign(B * T + 1, 0);
+    for (int64_t b = 0; b < B; ++b) {
+      const int32_t* p = positions_.data() + b * T;
+      consecutive_[b] = consecutive(p, T);
+      for (int64_t i = 0; i < T; ++i) {
+        near_begin_[b * T + i] = static_cast<int64_t>(near_.size());
+        if (consecutive_[b]) continue;
+        for (int64_t j = 0; j < T; ++j) {
+          const int64_t d = int64_t{p[j]} - p[i];
+          if (d > -k_ && d < k_) near_.push_back({j, d + k_});
+        }
+      }
+    }
+    near_begin_[B * T] = static_cast<int64_t>(near_.size());
   }
 
   static std::vector<float>& scratch(int64_t size) {
@@ -170,10 +241,16 @@ class ShawTerms : public AttentionTerms {
     return buffer;
   }
 
+  struct NearKey {
+    int64_t key, bucket;
+  };
   IntTensor positions_;
   Tensor rel_k_, rel_v_;
   int64_t k_, rows_, dh_;
   float scale_;
+  std::vector<bool> consecutive_;    // [B]
+  std::vector<int64_t> near_begin_;  // [B·T + 1]: query b·T + i's near keys in near_
+  std::vector<NearKey> near_;
 };
 
 class Relative : public PositionalScheme {
