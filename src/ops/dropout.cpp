@@ -20,8 +20,15 @@ Tensor apply_mask(const Tensor& x, float p, uint64_t seed) {
   const float* in = xc.data();
   float* o = y.data();
   parallel_for(0, x.numel(), detail::kElementwiseGrain, [&](int64_t lo, int64_t hi) {
+    // Copies, not the captured references: a store through o could alias a float the
+    // lambda refers to, and reloading it every element kept the loop from vectorising.
+    const float* __restrict src = in;
+    float* __restrict dst = o;
+    const float keep_p = p, keep_scale = scale;
+    const uint64_t key = seed;
     for (int64_t i = lo; i < hi; ++i)
-      o[i] = counter_uniform(seed, static_cast<uint64_t>(i)) >= p ? in[i] * scale : 0.0f;
+      dst[i] =
+          counter_uniform(key, static_cast<uint64_t>(i)) >= keep_p ? src[i] * keep_scale : 0.0f;
   });
   return y;
 }
