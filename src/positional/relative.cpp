@@ -8,9 +8,11 @@
 //   dP[r, c] = Σ_{j: c(i,j) = c} dS[r, j];  dq += dP·wK/√d_h;  dwK += dPᵀ·q/√d_h
 //   W[r, c]  = Σ_{j: c(i,j) = c} α[r, j];   dα[r, j] += (dz·wVᵀ)[r, c(i, j)];  dwV += Wᵀ·dz
 #include <cmath>
+#include <span>
 
 #include "pelab/backend/gemm.h"
 #include "pelab/core/error.h"
+#include "pelab/core/parallel.h"
 #include "pelab/positional/scheme.h"
 
 namespace pelab {
@@ -26,6 +28,7 @@ class ShawTerms : public AttentionTerms {
         rows_(2 * k + 1),
         dh_(rel_k_.size(1)),
         scale_(1.0f / std::sqrt(static_cast<float>(dh_))) {
+    PELAB_ASSERT(k_ >= 1);  // buckets 0 and 2k must differ
     find_near_keys();
   }
 
@@ -127,6 +130,7 @@ class ShawTerms : public AttentionTerms {
 
   // row[j] += table[c(i, j)] for every key j of query i in batch row b: one addition each.
   void gather_add(int64_t b, int64_t i, int64_t T, const float* table, float* row) const {
+    PELAB_ASSERT(T == positions_.shape[1]);
     const float first = table[0], last = table[2 * k_];
     if (!consecutive_[b]) {  // the outer buckets' keys in vector code, then the near keys
       const int32_t* p = positions_.data() + b * T;
@@ -135,8 +139,7 @@ class ShawTerms : public AttentionTerms {
         const int64_t d = p[j] - pi;
         row[j] = d <= -k_ ? row[j] + first : d >= k_ ? row[j] + last : row[j];
       }
-      for (int64_t e = near_begin_[b * T + i]; e < near_begin_[b * T + i + 1]; ++e)
-        row[near_[e].key] += table[near_[e].bucket];
+      for (const NearKey& near : near_keys(b, i)) row[near.key] += table[near.bucket];
       return;
     }
     const auto [lo, hi] = middle(i, T);
@@ -150,6 +153,7 @@ class ShawTerms : public AttentionTerms {
   // += in[j]).
   void scatter_rows(int64_t b, int64_t i0, int64_t i1, int64_t T, const float* in, int64_t ld,
                     float* out) const {
+    PELAB_ASSERT(T == positions_.shape[1]);
     if (!consecutive_[b]) {
       scatter_rows_spread(b, i0, i1, T, in, ld, out);
       return;
@@ -169,27 +173,25 @@ class ShawTerms : public AttentionTerms {
   }
 
   // scatter_rows for positions that are not consecutive (randomized ones: sorted, far apart,
-  // padding numbered 0, 1, ...). A key at distance ≤ −k or ≥ k from its query goes to an
-  // outer bucket (0 or 2k); with spread-out positions that is nearly every key, and adding
-  // them one at a time into memory makes a chain of dependent loads and stores. So each row's
-  // two outer sums are carried in a lane of their own, all rows side by side, still key by
-  // key in the order of j; the few near keys go straight to their buckets. The same
-  // additions in the same order, bit for bit, as the definition.
+  // then the padding numbered by its index). A key at distance ≤ −k or ≥ k from its query
+  // goes to an outer bucket (0 or 2k); with spread-out positions that is nearly every key,
+  // and adding them one at a time into memory makes a chain of dependent loads and stores.
+  // So each row's two outer sums are carried in a lane of their own, all rows side by side,
+  // still key by key in the order of j; the few near keys go straight to their buckets. The
+  // same additions in the same order, bit for bit, as the definition.
   void scatter_rows_spread(int64_t b, int64_t i0, int64_t i1, int64_t T, const float* in,
                            int64_t ld, float* out) const {
     const int64_t n = i1 - i0;
-    thread_local std::vector<float> keys_rows, outer;  // [T, n]: in transposed; [2, n]
-    if (static_cast<int64_t>(keys_rows.size()) < T * n) keys_rows.resize(T * n);
+    thread_local std::vector<float> in_by_key, outer;  // [T, n]: in transposed; [2, n]
+    if (static_cast<int64_t>(in_by_key.size()) < T * n) in_by_key.resize(T * n);
     if (static_cast<int64_t>(outer.size()) < 2 * n) outer.resize(2 * n);
-    float* __restrict t = keys_rows.data();
+    float* __restrict t = in_by_key.data();
     float* __restrict first = outer.data();
     float* __restrict last = first + n;
     for (int64_t r = 0; r < n; ++r) {
       const float* row = in + r * ld;
       float* o = out + r * rows_;
-      const int64_t query = b * T + i0 + r;
-      for (int64_t e = near_begin_[query]; e < near_begin_[query + 1]; ++e)
-        o[near_[e].bucket] += row[near_[e].key];
+      for (const NearKey& near : near_keys(b, i0 + r)) o[near.bucket] += row[near.key];
       first[r] = o[0];
       last[r] = o[2 * k_];
     }
@@ -218,21 +220,34 @@ class ShawTerms : public AttentionTerms {
   // every head and hook.
   void find_near_keys() {
     const int64_t B = positions_.shape[0], T = positions_.shape[1];
-    consecutive_.resize(B);
-    near_begin_.assign(B * T + 1, 0);
-    for (int64_t b = 0; b < B; ++b) {
-      const int32_t* p = positions_.data() + b * T;
-      consecutive_[b] = consecutive(p, T);
-      for (int64_t i = 0; i < T; ++i) {
-        near_begin_[b * T + i] = static_cast<int64_t>(near_.size());
+    consecutive_.assign(B, 0);
+    near_begin_.assign(B, {});
+    near_.assign(B, {});
+    parallel_for(0, B, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t b = lo; b < hi; ++b) {
+        const int32_t* p = positions_.data() + b * T;
+        consecutive_[b] = consecutive(p, T);
         if (consecutive_[b]) continue;
-        for (int64_t j = 0; j < T; ++j) {
-          const int64_t d = int64_t{p[j]} - p[i];
-          if (d > -k_ && d < k_) near_.push_back({j, d + k_});
+        near_begin_[b].resize(T + 1);
+        for (int64_t i = 0; i < T; ++i) {
+          near_begin_[b][i] = static_cast<int64_t>(near_[b].size());
+          for (int64_t j = 0; j < T; ++j) {
+            const int64_t d = int64_t{p[j]} - p[i];
+            if (d > -k_ && d < k_)
+              near_[b].push_back({static_cast<int32_t>(j), static_cast<int32_t>(d + k_)});
+          }
         }
+        near_begin_[b][T] = static_cast<int64_t>(near_[b].size());
       }
-    }
-    near_begin_[B * T] = static_cast<int64_t>(near_.size());
+    });
+  }
+
+  struct NearKey {
+    int32_t key, bucket;
+  };
+  // The near keys of query i in batch row b (a row whose positions are not consecutive).
+  std::span<const NearKey> near_keys(int64_t b, int64_t i) const {
+    return {near_[b].data() + near_begin_[b][i], near_[b].data() + near_begin_[b][i + 1]};
   }
 
   static std::vector<float>& scratch(int64_t size) {
@@ -241,16 +256,13 @@ class ShawTerms : public AttentionTerms {
     return buffer;
   }
 
-  struct NearKey {
-    int64_t key, bucket;
-  };
   IntTensor positions_;
   Tensor rel_k_, rel_v_;
   int64_t k_, rows_, dh_;
   float scale_;
-  std::vector<bool> consecutive_;    // [B]
-  std::vector<int64_t> near_begin_;  // [B·T + 1]: query b·T + i's near keys in near_
-  std::vector<NearKey> near_;
+  std::vector<uint8_t> consecutive_;              // [B]
+  std::vector<std::vector<int64_t>> near_begin_;  // [B][T + 1], rows not consecutive only
+  std::vector<std::vector<NearKey>> near_;        // [B]: near_keys(b, i) for every i
 };
 
 class Relative : public PositionalScheme {
