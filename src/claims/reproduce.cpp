@@ -197,8 +197,10 @@ std::string per_seed_text(const Stat& s) {
 std::string sweep_details(const ClaimSweep& sweep) {
   std::string md = fmt::format(
       "`{}`{} (runs in `{}`). Sequence accuracy by problem size (sizes marked * were trained "
-      "on), mean over seeds [95% bootstrap interval]; † marks the extrapolation of a group "
-      "whose runs did not all learn, not comparable with the others':\n\n{}",
+      "on), then in distribution and beyond it per group (runs, how many learned, steps), each "
+      "as the mean over seeds [95% bootstrap interval], then median and max; then the learning "
+      "rate that validation selected per group. † marks the extrapolation of a group whose "
+      "runs did not all learn, not comparable with the others':\n\n{}",
       sweep.config,
       sweep.overrides.empty()
           ? ""
@@ -210,6 +212,7 @@ std::string sweep_details(const ClaimSweep& sweep) {
                       per_seed_text(g.in_distribution), per_seed_text(g.extrapolation));
   md += "\n";
   for (const std::string& f : sweep.figures) md += fmt::format("![{}]({})\n", f, f);
+  if (!sweep.figures.empty()) md += "\n";  // what follows starts a paragraph of its own
   return md;
 }
 

@@ -201,13 +201,18 @@ TEST(Reproduce, ADivergedRunIsCountedAndListedAndTheClaimIsJudged) {
       << report;
   EXPECT_NE(report.find("| rotary / parity | 0.001: "), std::string::npos) << report;
   EXPECT_NE(report.find("1e+30: 0.000 (1) | 0.001 |"), std::string::npos) << report;
-  // Each table stands apart: Markdown reads a header row right under another table as a row.
+  // Each table stands apart: Markdown reads a header row right under another table, or a line
+  // right under a table, as one of its rows.
   std::vector<std::string> lines;
   std::istringstream in(report);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
+  auto table_line = [](const std::string& line) { return line.rfind("|", 0) == 0; };
   for (size_t i = 1; i + 1 < lines.size(); ++i) {
-    if (lines[i].rfind("| ", 0) == 0 && lines[i + 1].rfind("|--", 0) == 0) {
+    if (table_line(lines[i]) && lines[i + 1].rfind("|--", 0) == 0) {
       EXPECT_EQ(lines[i - 1], "") << "table header at line " << i + 1 << ": " << lines[i];
+    }
+    if (table_line(lines[i]) && !table_line(lines[i + 1])) {
+      EXPECT_EQ(lines[i + 1], "") << "line " << i + 2 << " right under a table: " << lines[i + 1];
     }
   }
 }
