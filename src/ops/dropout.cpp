@@ -24,11 +24,11 @@ Tensor apply_mask(const Tensor& x, float p, uint64_t seed) {
     // lambda refers to, and reloading it every element kept the loop from vectorising.
     const float* __restrict src = in;
     float* __restrict dst = o;
-    const float keep_p = p, keep_scale = scale;
-    const uint64_t key = seed;
+    const float drop_p = p, keep_scale = scale;
+    const uint64_t mask_seed = seed;
     for (int64_t i = lo; i < hi; ++i)
-      dst[i] =
-          counter_uniform(key, static_cast<uint64_t>(i)) >= keep_p ? src[i] * keep_scale : 0.0f;
+      dst[i] = counter_uniform(mask_seed, static_cast<uint64_t>(i)) >= drop_p ? src[i] * keep_scale
+                                                                              : 0.0f;
   });
   return y;
 }
