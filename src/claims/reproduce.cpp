@@ -306,11 +306,14 @@ std::string anchor_of(std::string id) {
   return id;
 }
 
-// The pelab commits that trained the runs the claims used (each run's environment.json):
-// finished runs are reused, so a report may judge runs an earlier commit trained.
-std::vector<std::string> run_commits(const std::string& out,
-                                     const std::vector<ClaimResult>& results) {
-  std::set<std::string> commits;
+// The pelab commits and the CPU kinds (model, vector instructions) that trained the runs the
+// claims used, from each run's environment.json: finished runs are reused, so a report may
+// judge runs that an earlier commit, or another machine, trained.
+struct RunMakers {
+  std::vector<std::string> commits, cpus;
+};
+RunMakers run_makers(const std::string& out, const std::vector<ClaimResult>& results) {
+  std::set<std::string> commits, cpus;
   for (const ClaimResult& r : results)
     for (const nlohmann::json& e : r.experiments) {
       const fs::path dir = fs::path(out) / e.value("runs", std::string());
@@ -320,11 +323,15 @@ std::vector<std::string> run_commits(const std::string& out,
         const nlohmann::json env = nlohmann::json::parse(
             read_regular_file(f.path().string(), "a run's environment.json", uint64_t{1} << 20),
             nullptr, false);
-        if (env.is_object() && env.contains("git_commit") && env["git_commit"].is_string())
+        if (!env.is_object()) continue;
+        if (env.contains("git_commit") && env["git_commit"].is_string())
           commits.insert(env["git_commit"].get<std::string>());
+        if (env.contains("cpu") && env["cpu"].is_string())
+          cpus.insert(fmt::format("{}, {}", env["cpu"].get<std::string>(),
+                                  env.value("isa", std::string("unknown instructions"))));
       }
     }
-  return {commits.begin(), commits.end()};
+  return {{commits.begin(), commits.end()}, {cpus.begin(), cpus.end()}};
 }
 
 // The runs whose training diverged, which the claim counted as runs that did not learn.
@@ -407,8 +414,10 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
   j["quick"] = options.quick;
   j["provenance"] = provenance.to_json();
   j["claims"] = nlohmann::json::array();
-  const std::vector<std::string> commits = run_commits(options.out, results);
+  const RunMakers makers = run_makers(options.out, results);
+  const std::vector<std::string>& commits = makers.commits;
   j["run_commits"] = commits;
+  j["run_cpus"] = makers.cpus;
   std::string md = "# The notes' claims, reproduced\n\n";
   md += fmt::format(
       "Made by `pelab reproduce{}` ({}). Each claim's config (under `configs/claims/`) states "
@@ -416,10 +425,13 @@ std::vector<ClaimResult> reproduce(const ReproduceOptions& options) {
       "tasks, small models (d_model 64) and short training; a verdict holds for the settings "
       "its section lists, and the per-seed tables show how much it depends on the seed.{}{}\n\n",
       options.quick ? " --quick" : "", provenance.describe(),
-      commits.empty() ? ""
-                      : fmt::format(" The training runs it judges were made by pelab commit{} {} "
-                                    "(finished runs are reused).",
-                                    commits.size() == 1 ? "" : "s", join(commits, ", ")),
+      commits.empty()
+          ? ""
+          : fmt::format(" The training runs it judges were made by pelab commit{} {} (finished "
+                        "runs are reused), on {}.",
+                        commits.size() == 1 ? "" : "s", join(commits, ", "),
+                        makers.cpus.empty() ? std::string("an unrecorded CPU")
+                                            : join(makers.cpus, " and on ")),
       options.quick ? " With --quick the settings are smaller still (fewer seeds, schemes and "
                       "steps): it checks that everything runs, its verdicts are not findings."
                     : "");

@@ -195,6 +195,14 @@ TEST(Reproduce, ADivergedRunIsCountedAndListedAndTheClaimIsJudged) {
   EXPECT_NE(experiment["diverged"][0].get<std::string>().find(diverged_run), std::string::npos);
   EXPECT_EQ(j["claims"][0]["verdict"], "inconclusive");  // 20 steps: nothing learned
   const std::string report = testing::read_file(tmp / "out/report.md");
+  // The report names the CPU that trained the runs (one here), as environment.json has it.
+  const nlohmann::json env = nlohmann::json::parse(testing::read_file(
+      fs::path(tmp / "out") / experiment["diverged"][0].get<std::string>() / "environment.json"));
+  const std::string cpu =
+      fmt::format("{}, {}", env["cpu"].get<std::string>(), env["isa"].get<std::string>());
+  EXPECT_EQ(j["run_cpus"], nlohmann::json::array({cpu})) << j["run_cpus"].dump();
+  EXPECT_NE(report.find(fmt::format("(finished runs are reused), on {}.", cpu)), std::string::npos)
+      << report;
   EXPECT_NE(report.find("**Diverged runs** (1; each scored 0 in the selection of its learning "
                         "rate; those at the rate selected also counted in their group"),
             std::string::npos)
