@@ -326,9 +326,11 @@ RunMakers run_makers(const std::string& out, const std::vector<ClaimResult>& res
         if (!env.is_object()) continue;
         if (env.contains("git_commit") && env["git_commit"].is_string())
           commits.insert(env["git_commit"].get<std::string>());
-        if (env.contains("cpu") && env["cpu"].is_string())
+        if (env.contains("cpu") && env["cpu"].is_string()) {
+          const bool isa = env.contains("isa") && env["isa"].is_string();
           cpus.insert(fmt::format("{}, {}", env["cpu"].get<std::string>(),
-                                  env.value("isa", std::string("unknown instructions"))));
+                                  isa ? env["isa"].get<std::string>() : "unknown instructions"));
+        }
       }
     }
   return {{commits.begin(), commits.end()}, {cpus.begin(), cpus.end()}};
