@@ -225,6 +225,36 @@ TEST(Reproduce, ADivergedRunIsCountedAndListedAndTheClaimIsJudged) {
   }
 }
 
+// The CPUs a report names come from each run's environment.json, which a user may have edited
+// or a crash left unreadable: an isa that is not a string names the CPU with "unknown
+// instructions", and a file that is not JSON is passed over; neither is an error.
+TEST(Reproduce, ARunsEnvironmentWithoutAnIsaStringStillNamesItsCpu) {
+  ASSERT_TRUE(fs::exists(testing::pelab_binary())) << "pelab is not built";
+  const testing::TempDir tmp;
+  write_narrow_r1(tmp, "0.001, 0.003");
+  auto [code, output] = reproduce_narrow_r1(tmp);
+  ASSERT_EQ(code, 0) << output;
+  const fs::path runs = tmp / "out";
+  std::vector<fs::path> envs;
+  for (const fs::directory_entry& f : fs::recursive_directory_iterator(runs))
+    if (f.path().filename() == "environment.json") envs.push_back(f.path());
+  std::sort(envs.begin(), envs.end());
+  ASSERT_EQ(envs.size(), 2u);
+  nlohmann::json env = nlohmann::json::parse(testing::read_file(envs[0]));
+  const std::string cpu = env["cpu"].get<std::string>();
+  env["isa"] = 512;
+  testing::write_file(envs[0], env.dump(2));
+  testing::write_file(envs[1], "{ not json");
+  std::tie(code, output) = reproduce_narrow_r1(tmp);  // both runs are reused
+  ASSERT_EQ(code, 0) << output;
+  const nlohmann::json j = nlohmann::json::parse(testing::read_file(tmp / "out/claims.json"));
+  const std::string named = cpu + ", unknown instructions";
+  EXPECT_EQ(j["run_cpus"], nlohmann::json::array({named})) << j["run_cpus"].dump();
+  const std::string report = testing::read_file(tmp / "out/report.md");
+  EXPECT_NE(report.find("(finished runs are reused), on " + named + "."), std::string::npos)
+      << report;
+}
+
 // C13 and C14 read a trained model of each group; a group whose every run diverged has none.
 // The claim is then judged inconclusive (C14: no trained table) or its variant counts as one
 // that did not learn (C13 times the architecture, which needs no weights), never an error.
