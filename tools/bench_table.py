@@ -7,7 +7,9 @@ Each file is one benchmark run; the files are grouped by the CPU they ran on (mo
 vector ISA, as pelab records them), and each group becomes a heading with the FMA peak and
 GEMM backend, then one table of every row: config, scheme, threads, median ms per step,
 tokens/s (padded and real), GFLOP/s, % of peak, peak RSS and, when the run was made with
---vs-torch, PyTorch's median and the ratio. docs/performance.md keeps these tables.
+--vs-torch, PyTorch's median and the ratio; below it, the thread scaling of runs made with
+several --threads (median of the paired rounds, their range, the OpenMP wait policy).
+docs/performance.md keeps these tables.
 """
 import json
 import sys
@@ -43,6 +45,23 @@ def table(runs):
     return "\n".join(lines)
 
 
+POLICIES = {"passive": "OMP_WAIT_POLICY=PASSIVE", "active": "OMP_WAIT_POLICY=ACTIVE",
+            "default": "the OpenMP runtime's own wait policy, as pelab train"}
+
+
+def scaling_lines(runs):
+    lines = []
+    for run in runs:
+        for s in run.get("scaling", []):
+            ratios = s["speedup_per_round"]
+            spread = (f"median of {len(ratios)} paired rounds, {min(ratios):.2f}–{max(ratios):.2f}"
+                      if len(ratios) > 1 else "one round")
+            lines.append(f'- {s["config"]} {s["scheme"]}: {s["threads"]} threads = '
+                         f'{s["speedup_median"]:.2f}× 1 thread ({spread}; '
+                         f'{POLICIES.get(s.get("omp_wait"), s.get("omp_wait"))})')
+    return lines
+
+
 def main(paths):
     if not paths:
         sys.exit("usage: tools/bench_table.py FILE.json [FILE.json ...]")
@@ -58,6 +77,10 @@ def main(paths):
         print(f"FMA peak {' / '.join(peaks)} GFLOP/s per thread; GEMM backend {', '.join(gemms)}.\n")
         print(table(runs))
         print()
+        scaling = scaling_lines(runs)
+        if scaling:
+            print("\n".join(scaling))
+            print()
 
 
 if __name__ == "__main__":

@@ -196,7 +196,9 @@ int run_long_bench(const TrainBenchOptions& a, const std::vector<std::string>& s
 }
 
 // The training benchmark proper: every (config, scheme, threads) case `repeats` times in a
-// child process, alternating with the PyTorch reference when asked, one table row per case.
+// child process, one table row per case. The cases of one (config, scheme) alternate round by
+// round — each thread count, then the PyTorch reference when asked — so that a drift in the
+// machine's speed hits them all, and the thread scaling is taken round by round.
 class TrainBench {
  public:
   TrainBench(const TrainBenchOptions& a, std::vector<std::string> schemes, std::string self)
@@ -213,8 +215,8 @@ class TrainBench {
     json rows = json::array();
     for (const std::string& config : a_.configs)
       for (const std::string& scheme : schemes_of(config))
-        for (int threads : a_.threads) rows.push_back(measure(config, scheme, threads));
-    print_scaling();
+        for (json& row : measure(config, scheme)) rows.push_back(std::move(row));
+    const json scaling = print_scaling();
     if (!a_.json_path.empty()) {
       std::ofstream f(a_.json_path);
       PELAB_CHECK(f.good(), "cannot write {}", a_.json_path);
@@ -223,7 +225,9 @@ class TrainBench {
                 {"peak_gflops_per_thread", a_.peak_gflops},
                 {"peak_source", peak_source_},
                 {"gemm", a_.gemm},
-                {"rows", rows}}
+                {"omp_wait", a_.omp_wait},
+                {"rows", rows},
+                {"scaling", scaling}}
                .dump(2)
         << "\n";
     }
@@ -231,9 +235,9 @@ class TrainBench {
   }
 
  private:
-  // Waiting OpenMP workers sleep instead of spinning (as the reference gets with
-  // --omp-wait passive): on a shared machine a spinning worker takes the core the other
-  // thread needs.
+  // OMP_WAIT_POLICY for a child with more than one thread: none by default (the OpenMP
+  // runtime's own policy, which pelab train runs with), PASSIVE (workers sleep: on a shared
+  // machine a spinning worker takes the core the other thread needs) or ACTIVE when asked.
   std::vector<std::string> omp_env(int threads) const {
     return threads > 1 && a_.omp_wait != "default"
                ? std::vector<std::string>{a_.omp_wait == "passive" ? "OMP_WAIT_POLICY=PASSIVE"
@@ -275,8 +279,8 @@ class TrainBench {
                                   "--min-steps",   std::to_string(a_.min_steps),
                                   "--max-seconds", fmt::format("{}", a_.max_seconds),
                                   "--json",        tmp_json_};
-    // PyTorch's best two-thread setting too: its OpenMP workers sleep instead of spinning
-    // against OpenBLAS's own pool.
+    // The same policy for the reference (passive was its best two-thread setting on a shared
+    // machine: its OpenMP workers sleep instead of spinning against OpenBLAS's own pool).
     if (threads > 1 && a_.omp_wait != "default")
       argv.insert(argv.end(), {"--omp-wait", a_.omp_wait});
     const auto [status, out] = run_child(argv);
@@ -330,28 +334,45 @@ class TrainBench {
     std::fflush(stdout);
   }
 
-  // One case, `repeats` times (alternating with PyTorch, so drift hits both): prints its row
-  // and returns it as JSON.
-  json measure(const std::string& config, const std::string& scheme, int threads) {
-    std::vector<double> ms, torch_ms, rss, torch_rss;
+  // What the repeats of one case gave.
+  struct Samples {
+    std::vector<double> ms, rss, tokens_per_s, torch_ms, torch_rss;
     json last, last_torch;
-    for (int rep = 0; rep < a_.repeats; ++rep) {
-      last = run_pelab(config, scheme, threads);
-      ms.push_back(last["ms_median"].get<double>());
-      rss.push_back(last["peak_rss_mb"].get<double>());
-      if (a_.vs_torch) {
+  };
+
+  // The cases of (config, scheme) at every thread count, `repeats` rounds in which they
+  // alternate (each followed by PyTorch, when asked): prints their rows and returns them.
+  std::vector<json> measure(const std::string& config, const std::string& scheme) {
+    std::vector<Samples> samples(a_.threads.size());  // one per --threads entry
+    for (int rep = 0; rep < a_.repeats; ++rep)
+      for (size_t c = 0; c < a_.threads.size(); ++c) {
+        const int threads = a_.threads[c];
+        Samples& s = samples[c];
+        s.last = run_pelab(config, scheme, threads);
+        const double ms = s.last["ms_median"].get<double>();
+        s.ms.push_back(ms);
+        s.rss.push_back(s.last["peak_rss_mb"].get<double>());
+        s.tokens_per_s.push_back(s.last["tokens_per_step"].get<double>() / (ms * 1e-3));
+        if (!a_.vs_torch) continue;
         if (std::optional<json> t = run_torch(config, scheme, threads)) {
-          last_torch = *t;
-          torch_ms.push_back(last_torch["ms_median"].get<double>());
-          torch_rss.push_back(last_torch["peak_rss_mb"].get<double>());
+          s.last_torch = *t;
+          s.torch_ms.push_back(s.last_torch["ms_median"].get<double>());
+          s.torch_rss.push_back(s.last_torch["peak_rss_mb"].get<double>());
         }
       }
-    }
-    const double med = median(ms);
-    const std::string shown = last["scheme"].get<std::string>();  // an experiment's own scheme
-    const double tokens = last["tokens_per_step"].get<double>();
-    const double real_tokens = last["real_tokens_per_step"].get<double>();
-    const double gflop = last["gflop_per_step"].get<double>();
+    std::vector<json> rows;
+    for (size_t c = 0; c < a_.threads.size(); ++c)
+      rows.push_back(row_of(config, scheme, a_.threads[c], samples[c]));
+    return rows;
+  }
+
+  // One case's table row, printed, and as JSON.
+  json row_of(const std::string& config, const std::string& scheme, int threads, const Samples& s) {
+    const double med = median(s.ms);
+    const std::string shown = s.last["scheme"].get<std::string>();  // an experiment's own scheme
+    const double tokens = s.last["tokens_per_step"].get<double>();
+    const double real_tokens = s.last["real_tokens_per_step"].get<double>();
+    const double gflop = s.last["gflop_per_step"].get<double>();
     const double gflops = gflop / (med * 1e-3);
     const double pct = 100.0 * gflops / (a_.peak_gflops * threads);
     json row = {{"config", config},
@@ -360,7 +381,7 @@ class TrainBench {
                 {"threads", threads},
                 {"repeats", a_.repeats},
                 {"ms_median", med},
-                {"ms_per_repeat", ms},
+                {"ms_per_repeat", s.ms},
                 {"tokens_per_step", tokens},
                 {"tokens_per_s", tokens / (med * 1e-3)},
                 {"real_tokens_per_step", real_tokens},
@@ -369,16 +390,16 @@ class TrainBench {
                 {"gflops", gflops},
                 {"peak_gflops", a_.peak_gflops * threads},
                 {"pct_of_peak", pct},
-                {"peak_rss_mb", *std::max_element(rss.begin(), rss.end())},
-                {"final_loss", last["final_loss"]}};
-    speed_[{config, shown, threads}] = tokens / (med * 1e-3);
+                {"peak_rss_mb", *std::max_element(s.rss.begin(), s.rss.end())},
+                {"final_loss", s.last["final_loss"]}};
+    speed_[{config, shown, threads}] = s.tokens_per_s;
     std::string line = fmt::format(
         "{:<10} {:<10} {:>2} {:>9.2f} {:>9.0f} {:>9.0f} {:>7.1f} {:>5.1f}% "
         "{:>7.0f}",
         config, shown, threads, med, tokens / (med * 1e-3), real_tokens / (med * 1e-3), gflops, pct,
         row["peak_rss_mb"].get<double>());
     if (a_.vs_torch)
-      line += torch_columns(scheme, tokens, med, torch_ms, torch_rss, last_torch, row);
+      line += torch_columns(scheme, tokens, med, s.torch_ms, s.torch_rss, s.last_torch, row);
     fmt::print("{}\n", line);
     std::fflush(stdout);
     return row;
@@ -407,15 +428,41 @@ class TrainBench {
                                          : "");
   }
 
-  // Two-thread scaling: pelab's own n-thread throughput over its 1-thread throughput.
-  void print_scaling() const {
-    if (std::find(a_.threads.begin(), a_.threads.end(), 1) == a_.threads.end()) return;
+  // Thread scaling: pelab's own n-thread throughput over its 1-thread throughput, round by
+  // round (the two ran back to back), and the median of those ratios. Names the OpenMP wait
+  // policy it was measured under: the scaling depends on it.
+  json print_scaling() const {
+    json out = json::array();
+    if (std::find(a_.threads.begin(), a_.threads.end(), 1) == a_.threads.end()) return out;
+    const char* inherited = std::getenv("OMP_WAIT_POLICY");
+    const std::string policy =
+        a_.omp_wait != "default"
+            ? fmt::format("OMP_WAIT_POLICY={}", a_.omp_wait == "passive" ? "PASSIVE" : "ACTIVE")
+        : inherited
+            ? fmt::format("OMP_WAIT_POLICY={} from the environment, as pelab train", inherited)
+            : std::string("the OpenMP runtime's own wait policy, as pelab train");
     for (const auto& [key, tps] : speed_) {
       const auto& [config, scheme, threads] = key;
       if (threads == 1) continue;
-      fmt::print("scaling {} {}: {} threads = {:.2f}× 1 thread\n", config, scheme, threads,
-                 tps / speed_.at({config, scheme, 1}));
+      const std::vector<double>& one = speed_.at({config, scheme, 1});
+      std::vector<double> ratios;
+      for (size_t r = 0; r < tps.size() && r < one.size(); ++r) ratios.push_back(tps[r] / one[r]);
+      const double med = median(ratios);
+      const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+      fmt::print(
+          "scaling {} {}: {} threads = {:.2f}× 1 thread ({}; {})\n", config, scheme, threads, med,
+          ratios.size() == 1
+              ? std::string("one round")
+              : fmt::format("median of {} paired rounds, {:.2f}–{:.2f}", ratios.size(), *lo, *hi),
+          policy);
+      out.push_back({{"config", config},
+                     {"scheme", scheme},
+                     {"threads", threads},
+                     {"speedup_median", med},
+                     {"speedup_per_round", ratios},
+                     {"omp_wait", a_.omp_wait}});
     }
+    return out;
   }
 
   TrainBenchOptions a_;
@@ -424,8 +471,8 @@ class TrainBench {
   const std::string script_;    // the PyTorch reference script (with --vs-torch)
   const std::string tmp_json_;  // where it writes its results
   std::string peak_source_;
-  // pelab tokens/s per (config, scheme, threads), for the scaling summary.
-  std::map<std::tuple<std::string, std::string, int>, double> speed_;
+  // pelab tokens/s of each round per (config, scheme, threads), for the scaling summary.
+  std::map<std::tuple<std::string, std::string, int>, std::vector<double>> speed_;
 };
 
 }  // namespace

@@ -48,8 +48,9 @@ void add_train_bench_options(CLI::App* bench, TrainBenchOptions* ta) {
   bench->add_option("--python", ta->python, "the Python that runs it");
   bench
       ->add_option("--omp-wait", ta->omp_wait,
-                   "OMP_WAIT_POLICY for runs with more than one thread, both sides (default "
-                   "passive: idle workers sleep; 'default' leaves the environment alone)")
+                   "OMP_WAIT_POLICY for runs with more than one thread, both sides: passive "
+                   "(idle workers sleep; for a shared machine), active (they spin), or default "
+                   "(the default: unset, the OpenMP runtime's own policy, as pelab train runs)")
       ->check(CLI::IsMember({"passive", "active", "default"}));
   bench
       ->add_option("--gemm", ta->gemm,

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -97,6 +98,56 @@ TEST(ExperimentBenchCommand, DefaultRunsTwoStepsInAChildAndPrintsARow) {
   EXPECT_EQ(row["scheme"], "rotary");
   EXPECT_GT(row["real_tokens_per_s"].get<double>(), 0);
   EXPECT_LE(row["real_tokens_per_step"].get<double>(), row["tokens_per_step"].get<double>());
+}
+
+// With several thread counts the cases alternate round by round, and the scaling is the median
+// of the rounds' own ratios: round r's n-thread throughput over round r's 1-thread throughput.
+TEST(ExperimentBenchCommand, ThreadScalingIsPairedRoundByRound) {
+  TempDir dir;
+  const testing::Outcome o = run_pelab({"bench",
+                                        "--config",
+                                        "tiny",
+                                        "--scheme",
+                                        "none",
+                                        "--threads",
+                                        "1,2",
+                                        "--repeats",
+                                        "3",
+                                        "--warmup",
+                                        "1",
+                                        "--steps",
+                                        "2",
+                                        "--min-steps",
+                                        "2",
+                                        "--max-seconds",
+                                        "0",
+                                        "--peak-gflops",
+                                        "50",
+                                        "--omp-wait",
+                                        "default",
+                                        "--json",
+                                        dir / "bench.json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json j = nlohmann::json::parse(testing::read_file(dir / "bench.json"));
+  ASSERT_EQ(j["rows"].size(), 2u);
+  const std::vector<double> one = j["rows"][0]["ms_per_repeat"].get<std::vector<double>>(),
+                            two = j["rows"][1]["ms_per_repeat"].get<std::vector<double>>();
+  ASSERT_EQ(one.size(), 3u);
+  ASSERT_EQ(two.size(), 3u);
+  ASSERT_EQ(j["scaling"].size(), 1u) << j.dump();
+  const nlohmann::json& s = j["scaling"][0];
+  EXPECT_EQ(s["threads"], 2);
+  EXPECT_EQ(s["omp_wait"], "default");
+  const std::vector<double> ratios = s["speedup_per_round"].get<std::vector<double>>();
+  ASSERT_EQ(ratios.size(), 3u);
+  for (size_t r = 0; r < 3; ++r) EXPECT_NEAR(ratios[r], one[r] / two[r], 1e-9 * ratios[r]) << r;
+  std::vector<double> sorted = ratios;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_DOUBLE_EQ(s["speedup_median"].get<double>(), sorted[1]);
+  EXPECT_NE(o.out.find("scaling tiny none: 2 threads = "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("median of 3 paired rounds"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("the OpenMP runtime's own wait policy, as pelab train"), std::string::npos)
+      << o.out;
 }
 
 TEST(ExperimentBenchCommand, UnknownConfigIsOneLineListingTheValidNames) {

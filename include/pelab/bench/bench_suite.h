@@ -26,8 +26,9 @@ struct TrainBenchOptions {
   bool vs_torch = false;
   std::string torch_script;
   std::string python = "/usr/bin/python3";
-  std::string omp_wait = "passive";  // OMP_WAIT_POLICY of pelab's children with threads > 1
-  std::string gemm = "auto";         // pelab's GEMM backend (auto: what pelab train uses)
+  // OMP_WAIT_POLICY of the children with threads > 1: "default" leaves it as pelab train has it
+  std::string omp_wait = "default";
+  std::string gemm = "auto";  // pelab's GEMM backend (auto: what pelab train uses)
   bool smoke = false;
   std::string one_case;  // internal: "config:scheme:threads", run here, print one JSON line
   std::vector<int64_t> long_lengths;  // evaluation at these lengths instead of training
