@@ -337,7 +337,7 @@ class TrainBench {
   // What the repeats of one case gave.
   struct Samples {
     std::vector<double> ms, rss, tokens_per_s, torch_ms, torch_rss;
-    json last, last_torch;
+    json last = json::object(), last_torch = json::object();
   };
 
   // The cases of (config, scheme) at every thread count, `repeats` rounds in which they
