@@ -366,6 +366,59 @@ void Adam::update(size_t i, const float* grad, float lr) {
 
 // ---- clip_grad_norm -----------------------------------------------------------------------
 
+namespace {
+// One block of a gradient, whose squares are summed in one running double sum.
+struct NormChain {
+  const float* x;
+  int64_t n;
+};
+constexpr size_t kNormLanes = 4;
+
+// out[l] = Σ_k x_l[k]² for count ≤ kNormLanes chains, each added in order k = 0, 1, …: the
+// same sums as one chain at a time, four of them advancing together where one alone would
+// wait on each addition's result.
+void sum_squares(const NormChain* c, size_t count, double* out) {
+  double acc[kNormLanes] = {};
+  int64_t common = c[0].n;
+  for (size_t l = 1; l < count; ++l) common = std::min(common, c[l].n);
+  if (count == kNormLanes) {
+    const float *x0 = c[0].x, *x1 = c[1].x, *x2 = c[2].x, *x3 = c[3].x;
+    for (int64_t k = 0; k < common; ++k) {
+      acc[0] += static_cast<double>(x0[k]) * x0[k];
+      acc[1] += static_cast<double>(x1[k]) * x1[k];
+      acc[2] += static_cast<double>(x2[k]) * x2[k];
+      acc[3] += static_cast<double>(x3[k]) * x3[k];
+    }
+  } else {
+    common = 0;
+  }
+  for (size_t l = 0; l < count; ++l) {
+    double a = acc[l];
+    for (int64_t k = common; k < c[l].n; ++k) a += static_cast<double>(c[l].x[k]) * c[l].x[k];
+    out[l] = a;
+  }
+}
+}  // namespace
+
+double squared_grad_norm(const std::vector<Tensor>& grads) {
+  std::vector<NormChain> chains;
+  for (const Tensor& g : grads)
+    for (int64_t k = 0; k < g.numel(); k += kNormBlock)
+      chains.push_back({g.data() + k, std::min(kNormBlock, g.numel() - k)});
+  std::vector<double> partial(chains.size(), 0.0);
+  const auto groups = static_cast<int64_t>((chains.size() + kNormLanes - 1) / kNormLanes);
+  parallel_for(0, groups, 4, [&](int64_t lo, int64_t hi) {
+    for (int64_t grp = lo; grp < hi; ++grp) {
+      const size_t first = static_cast<size_t>(grp) * kNormLanes;
+      sum_squares(chains.data() + first, std::min(kNormLanes, chains.size() - first),
+                  partial.data() + first);
+    }
+  });
+  double sum = 0;
+  for (double p : partial) sum += p;
+  return sum;
+}
+
 float clip_grad_norm(const std::vector<Tensor>& params, float max_norm) {
   PELAB_CHECK(max_norm > 0, "clip_grad_norm: max_norm must be > 0 (+inf only measures), got {}",
               max_norm);
@@ -377,25 +430,7 @@ float clip_grad_norm(const std::vector<Tensor>& params, float max_norm) {
                 describe(params[i], i));
     grads.push_back(g);
   }
-  // Σ g² in double: per fixed block in parallel, then the blocks in order.
-  double sum = 0;
-  std::vector<double> partial;
-  for (const Tensor& g : grads) {
-    const float* x = g.data();
-    const int64_t n = g.numel();
-    const int64_t blocks = (n + kNormBlock - 1) / kNormBlock;
-    partial.assign(static_cast<size_t>(blocks), 0.0);
-    parallel_for(0, blocks, 4, [&](int64_t lo, int64_t hi) {
-      for (int64_t b = lo; b < hi; ++b) {
-        double acc = 0;
-        for (int64_t k = b * kNormBlock, e = std::min(n, k + kNormBlock); k < e; ++k) {
-          acc += static_cast<double>(x[k]) * x[k];
-        }
-        partial[b] = acc;
-      }
-    });
-    for (double s : partial) sum += s;
-  }
+  const double sum = squared_grad_norm(grads);
   const float norm = static_cast<float>(std::sqrt(sum));
   if (!std::isfinite(norm)) return norm;
   // PyTorch: clip_coef = max_norm / (total_norm + 1e-6) — a float tensor op, computed as

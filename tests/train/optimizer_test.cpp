@@ -445,6 +445,41 @@ TEST(ClipGradNorm, ScalesOnlyAboveMaxNorm) {
   EXPECT_EQ(p[0].grad().to_vector()[0], 1e30f);
 }
 
+// The norm is summed in a fixed order: one running double sum per block of 16384 elements of
+// each gradient, then those sums in order. Several blocks are summed side by side for speed;
+// this checks, bit for bit, that the sum is still that order's, over gradients of unequal
+// sizes (blocks of different lengths in one group, a group left incomplete), on 1 and 2
+// threads. Terms spread over 2⁵⁶ in size make every order round differently.
+TEST(ClipGradNorm, NormIsTheBlockwiseOrderedSumExactly) {
+  const std::vector<int64_t> sizes = {5, 40000, 16384, 1, 70000, 3, 16385};
+  std::vector<Tensor> grads, params;
+  double expected = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::vector<float> g(static_cast<size_t>(sizes[i]));
+    for (int64_t k = 0; k < sizes[i]; ++k)
+      g[k] = std::sin(0.37f * static_cast<float>(k) + static_cast<float>(i)) *
+             std::exp2(static_cast<float>(k % 29) - 14.0f);
+    for (int64_t b = 0; b < sizes[i]; b += 16384) {  // the definition, written out
+      double block = 0;
+      for (int64_t k = b; k < std::min(sizes[i], b + 16384); ++k)
+        block += static_cast<double>(g[k]) * g[k];
+      expected += block;
+    }
+    grads.push_back(Tensor::from_vector({sizes[i]}, g));
+    Tensor p = Tensor::zeros({sizes[i]});
+    p.set_requires_grad(true);
+    p.set_grad(grads.back());
+    params.push_back(p);
+  }
+  const int saved = num_threads();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    EXPECT_EQ(squared_grad_norm(grads), expected) << threads << " thread(s)";
+    EXPECT_EQ(clip_grad_norm(params, INFINITY), static_cast<float>(std::sqrt(expected)));
+  }
+  set_num_threads(saved);
+}
+
 TEST(ClipGradNorm, NonFiniteNormIsReturnedAndGradsKept) {
   std::vector<Tensor> p = two_params();
   p[0].set_grad(Tensor::from_vector({2, 3}, {1, 2, NAN, 4, 5, 6}));

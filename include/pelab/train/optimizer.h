@@ -160,5 +160,8 @@ class AdamW final : public Adam {
 // is returned as is and the gradients are left untouched: the caller decides (PyTorch
 // would scale them by NaN or 0). max_norm must be > 0; +inf measures without clipping.
 float clip_grad_norm(const std::vector<Tensor>& params, float max_norm);
+// Σ g² over the gradients (contiguous) in double, as clip_grad_norm takes it: one running sum
+// per block of 2¹⁴ elements of each gradient, k in order, then the blocks' sums in order.
+double squared_grad_norm(const std::vector<Tensor>& grads);
 
 }  // namespace pelab
