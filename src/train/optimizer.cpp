@@ -402,9 +402,12 @@ void sum_squares(const NormChain* c, size_t count, double* out) {
 
 double squared_grad_norm(const std::vector<Tensor>& grads) {
   std::vector<NormChain> chains;
-  for (const Tensor& g : grads)
+  for (const Tensor& g : grads) {
+    PELAB_CHECK(g.is_contiguous(), "squared_grad_norm: a gradient {} is not contiguous",
+                to_string(g.shape()));
     for (int64_t k = 0; k < g.numel(); k += kNormBlock)
       chains.push_back({g.data() + k, std::min(kNormBlock, g.numel() - k)});
+  }
   std::vector<double> partial(chains.size(), 0.0);
   const auto groups = static_cast<int64_t>((chains.size() + kNormLanes - 1) / kNormLanes);
   parallel_for(0, groups, 4, [&](int64_t lo, int64_t hi) {

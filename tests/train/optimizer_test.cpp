@@ -480,6 +480,13 @@ TEST(ClipGradNorm, NormIsTheBlockwiseOrderedSumExactly) {
   set_num_threads(saved);
 }
 
+// The blocks are read as runs of memory, so a view whose elements are not laid out in order
+// (a transpose) is refused rather than summed over the wrong elements.
+TEST(ClipGradNorm, NormRefusesANonContiguousGradient) {
+  const Tensor g = Tensor::from_vector({2, 3}, {1, 2, 3, 4, 5, 6}).transpose(0, 1);
+  expect_error([&] { squared_grad_norm({g}); }, {"not contiguous", "[3, 2]"});
+}
+
 TEST(ClipGradNorm, NonFiniteNormIsReturnedAndGradsKept) {
   std::vector<Tensor> p = two_params();
   p[0].set_grad(Tensor::from_vector({2, 3}, {1, 2, NAN, 4, 5, 6}));
