@@ -87,7 +87,7 @@ void accumulate_grad(TensorImpl& t, const Tensor& grad) {
     float* dst = current.data();
     if (grad.is_contiguous()) {
       // Over the thread pool: one add per element, so the same bits on any number of threads.
-      // Run serially it kept the other threads waiting (1% of a two-thread step at medium).
+      // Run serially, it kept the other threads waiting.
       const float* src = grad.data();
       parallel_for(0, current.numel(), kAccumulateGrain, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) dst[i] += src[i];
