@@ -11,7 +11,7 @@ header holds a '(' and is not a namespace, class, struct, union, enum or an init
 ('= {...}') as a function body.
 
 Usage: tools/check_function_length.py [--limit N] [--allow FILE] [--all] [paths...]
-  paths    files or directories to check (default: the repository's src/)
+  paths    files or directories to check (default: the repository's src/ and studies/src/)
   --allow  the allow-list (default: tools/function_length_allow.txt next to this script);
            one path or path:function per line, '#' starts a comment
   --all    list every function over the limit, allowed ones too, longest first
@@ -194,7 +194,8 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     repo = os.path.dirname(here)  # paths are reported and allowed relative to it
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("paths", nargs="*", default=[os.path.join(repo, "src")])
+    parser.add_argument("paths", nargs="*",
+                        default=[os.path.join(repo, "src"), os.path.join(repo, "studies", "src")])
     parser.add_argument("--limit", type=int, default=LIMIT)
     parser.add_argument("--allow", default=os.path.join(here, "function_length_allow.txt"))
     parser.add_argument("--all", action="store_true")

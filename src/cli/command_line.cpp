@@ -1,18 +1,22 @@
-#include "command_line.h"
+#include "pelab/cli/command_line.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
+#include <new>
+#include <string>
 #include <vector>
 
 #include "pelab/backend/gemm.h"
+#include "pelab/config/experiment.h"
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
 #include "pelab/core/strings.h"
-#include "pelab/experiment/config.h"
 
 #ifndef PELAB_SHIPPED_CONFIGS
 #define PELAB_SHIPPED_CONFIGS ""
@@ -37,6 +41,15 @@ std::string shipped_configs_dir() {
   }
   const fs::path built = PELAB_SHIPPED_CONFIGS;
   return !built.empty() && fs::is_directory(built, ec) ? built.string() : "";
+}
+
+// The one line an error prints, whatever its message holds.
+int report_error(const std::string& message, int exit_code = 2) {
+  std::string line = message;
+  for (char& ch : line)
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  std::fprintf(stderr, "pelab: error: %s\n", line.c_str());
+  return exit_code;
 }
 
 }  // namespace
@@ -68,31 +81,27 @@ void use_config_search_path(const std::vector<std::string>& config_path) {
   set_config_search_path(dirs);
 }
 
-CommandLine::CommandLine()
+CommandLine::CommandLine(const std::vector<CommandGroup>& groups)
     : app_(
           "pelab: how should position enter a transformer? Train encoders with any "
           "positional scheme on toy tasks, evaluate by length, compare.") {
   app_.require_subcommand(1);
   app_.set_version_flag("--version",
                         fmt::format("pelab {} (commit {})", pelab_version(), pelab_git_commit()));
-  add_run_commands(app_, action_);
-  add_bench_commands(app_, action_);
-  add_sweep_commands(app_, action_);
-  add_data_commands(app_, action_);
-  add_analyze_commands(app_, action_);
-  add_reproduce_command(app_, action_);
-  add_dump_command(app_, action_);
-  add_init_command(app_, action_);
-  for (CLI::App* reads_config : {app_.get_subcommand("train"), app_.get_subcommand("print-config"),
-                                 app_.get_subcommand("init"), app_.get_subcommand("sweep"),
-                                 app_.get_subcommand("analyze")->get_subcommand("encoding")})
-    reads_config
-        ->add_option("--config-path", config_path_,
-                     "also look for config groups in DIR (after the config's own configs/; "
-                     "repeatable; then PELAB_CONFIG_PATH, then pelab's shipped configs)")
-        ->type_name("DIR")
-        ->expected(1)
-        ->take_all();
+  for (const CommandGroup& group : groups) group.add(app_, action_);
+  for (const CommandGroup& group : groups) {
+    for (const std::vector<std::string>& path : group.reading_config) {
+      CLI::App* reads_config = &app_;
+      for (const std::string& name : path) reads_config = reads_config->get_subcommand(name);
+      reads_config
+          ->add_option("--config-path", config_path_,
+                       "also look for config groups in DIR (after the config's own configs/; "
+                       "repeatable; then PELAB_CONFIG_PATH, then pelab's shipped configs)")
+          ->type_name("DIR")
+          ->expected(1)
+          ->take_all();
+    }
+  }
   add_gemm_option(&app_);
 }
 
@@ -104,6 +113,15 @@ void CommandLine::add_gemm_option(CLI::App* app) {
                   "packed (pelab's own kernel); default $PELAB_GEMM, else auto")
       ->check(CLI::IsMember(kGemmBackends));
   for (CLI::App* sub : app->get_subcommands({})) add_gemm_option(sub);
+}
+
+std::vector<CommandGroup> framework_commands() {
+  return {{add_run_commands, {{"train"}, {"print-config"}}},
+          {add_sweep_commands, {{"sweep"}}},
+          {add_data_commands},
+          {add_dump_command},
+          {add_init_command, {{"init"}}},
+          {add_provenance_command}};
 }
 
 Action CommandLine::parse(int argc, const char* const* argv) {
@@ -145,6 +163,35 @@ std::string CommandLine::describe(const CLI::ParseError& e, int argc,
   const std::string near = nearest_name(argv[1], commands);
   return fmt::format("unknown command '{}' ({}valid: {}; see {})", word,
                      near.empty() ? "" : "did you mean '" + near + "'? ", join(commands), help);
+}
+
+// Every exception from the commands is caught below; what could still escape is an allocation
+// failing while the error message itself is being built.
+int run_command_line(int argc, char** argv,  // NOLINT(bugprone-exception-escape)
+                     const std::vector<CommandGroup>& groups) {
+  try {
+    CommandLine command_line(groups);
+    Action action;
+    try {
+      action = command_line.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      // --help and --version arrive as "errors" that succeed.
+      if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
+        return command_line.exit(e);
+      return report_error(command_line.describe(e, argc, argv));
+    }
+    return action ? action() : 0;
+  } catch (const DivergedError& e) {
+    return report_error(e.what(), 4);
+  } catch (const Error& e) {
+    return report_error(e.what());
+  } catch (const std::bad_alloc&) {
+    return report_error("out of memory");
+  } catch (const std::exception& e) {
+    return report_error(e.what());
+  } catch (...) {
+    return report_error("an unknown internal error (please report this)");
+  }
 }
 
 }  // namespace pelab::cli

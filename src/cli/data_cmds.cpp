@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "commands.h"
+#include "pelab/cli/commands.h"
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/error.h"
 #include "pelab/core/rng.h"
@@ -71,30 +71,6 @@ TaskParams parse_params(const std::string& task, const std::vector<std::string>&
     PELAB_CHECK(error.empty(), "--param {}: {}", message_text(key), error);
   }
   return params;
-}
-
-// The task reference as Markdown (docs/tasks.md is this output plus measured results): what
-// each task reads and predicts, its layout, parameters, and what it needs from position.
-std::string task_reference_markdown() {
-  std::string out;
-  for (const std::string& name : task_names()) {
-    const std::unique_ptr<Task> task = make_task(name);
-    const TaskInfo& info = task->info();
-    out += fmt::format("### {}\n\n", name);
-    out += fmt::format("{}\n\n", info.description);
-    out += fmt::format("*Position:* {}\n\n", info.position_need);
-    std::string params;
-    for (const TaskParam& p : task_params(name))
-      params += fmt::format("{}`{}` = {} ({}, in {})", params.empty() ? "" : "; ", p.name,
-                            key_value_text(*p.default_value), p.help, key_valid_text(p));
-    const int n = std::max(task->min_length(), 8);
-    out += fmt::format(
-        "*Layout:* {}; {} input and {} output symbols; problem size n = {} gives {} tokens. "
-        "*Parameters:* {}.\n\n",
-        to_string(info.layout), info.vocab_in(), info.vocab_out(), n, task->sequence_length(n),
-        params.empty() ? "none" : params);
-  }
-  return out;
 }
 
 void add_tasks_command(CLI::App& app, Action& action) {

@@ -1,16 +1,16 @@
 // `pelab dump`: one batch through a trained run, its inputs, outputs, attention weights and
-// gradients written as a safetensors file (pelab/experiment/dump.h).
+// gradients written as a safetensors file (pelab/run/dump.h).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
 
-#include "commands.h"
-#include "options.h"
+#include "pelab/cli/commands.h"
+#include "pelab/cli/options.h"
+#include "pelab/config/experiment.h"
 #include "pelab/core/error.h"
 #include "pelab/data/task.h"
-#include "pelab/experiment/config.h"
-#include "pelab/experiment/dump.h"
+#include "pelab/run/dump.h"
 
 namespace pelab::cli {
 

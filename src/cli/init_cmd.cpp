@@ -5,10 +5,10 @@
 
 #include <filesystem>
 
-#include "commands.h"
+#include "pelab/cli/commands.h"
+#include "pelab/config/experiment.h"
 #include "pelab/core/error.h"
-#include "pelab/experiment/config.h"
-#include "pelab/experiment/trainer.h"
+#include "pelab/run/trainer.h"
 
 namespace pelab::cli {
 

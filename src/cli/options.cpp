@@ -1,4 +1,4 @@
-#include "options.h"
+#include "pelab/cli/options.h"
 
 #include <fmt/format.h>
 

@@ -4,14 +4,15 @@
 #include <filesystem>
 #include <iostream>
 
-#include "commands.h"
+#include "pelab/cli/commands.h"
+#include "pelab/config/experiment.h"
 #include "pelab/config/load_model.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
-#include "pelab/experiment/config.h"
-#include "pelab/experiment/evaluate.h"
-#include "pelab/experiment/run_checkpoint.h"
-#include "pelab/experiment/trainer.h"
+#include "pelab/run/evaluate.h"
+#include "pelab/run/run_checkpoint.h"
+#include "pelab/run/run_directory.h"
+#include "pelab/run/trainer.h"
 
 namespace pelab::cli {
 

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
+#include "pelab/cli/commands.h"
+#include "pelab/config/experiment.h"
 #include "pelab/core/strings.h"
-#include "pelab/experiment/compare.h"
-#include "pelab/experiment/config.h"
-#include "pelab/experiment/slurm.h"
-#include "pelab/experiment/sweep.h"
+#include "pelab/report/report.h"
+#include "pelab/sweep/slurm.h"
+#include "pelab/sweep/sweep.h"
 
 namespace pelab::cli {
 
@@ -31,7 +31,7 @@ int64_t compare_and_print(const CompareOptions& o) {
 }
 
 // The options that choose where a sweep's runs execute (all but the local launcher are in
-// pelab/experiment/slurm.h).
+// pelab/sweep/slurm.h).
 struct LauncherArgs {
   std::string launcher = "local";
   int64_t max_parallel = 0;

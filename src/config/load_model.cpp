@@ -4,6 +4,7 @@
 
 #include "pelab/config/model_config_yaml.h"
 #include "pelab/core/error.h"
+#include "pelab/positional/scheme.h"
 
 namespace pelab {
 
@@ -12,7 +13,7 @@ std::unique_ptr<Encoder> load_model(const SafetensorsFile& file) {
   const ModelConfig config = model_config_from_yaml(file.metadata_value("config"), source);
   std::unique_ptr<Encoder> model;
   try {
-    model = std::make_unique<Encoder>(config, 0);
+    model = std::make_unique<Encoder>(config, make_scheme, 0);
   } catch (const Error& e) {
     // The model's own checks ("model.heads: 3 heads do not divide ...") know no file: name
     // the checkpoint whose metadata holds the config.

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -141,6 +142,39 @@ CapturedRun run_captured(const std::vector<std::string>& argv,
   PELAB_CHECK(run.start_error == 0, "cannot run {}: {}", argv.at(0),
               std::strerror(run.start_error));
   return run;
+}
+
+namespace {
+
+std::atomic<int> g_signal_count{0};
+std::atomic<int> g_last_signal{0};
+
+extern "C" void on_stop_signal(int sig) {
+  g_last_signal.store(sig);
+  g_signal_count.fetch_add(1);
+}
+
+}  // namespace
+
+StopSignals::StopSignals() : count_at_start_(g_signal_count.load()) {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int_);
+  sigaction(SIGTERM, &sa, &old_term_);
+}
+
+StopSignals::~StopSignals() {
+  sigaction(SIGINT, &old_int_, nullptr);
+  sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+int StopSignals::count() const {
+  return g_signal_count.load() - count_at_start_;
+}
+
+int StopSignals::last() const {
+  return count() > 0 ? g_last_signal.load() : 0;
 }
 
 }  // namespace pelab

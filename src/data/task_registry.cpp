@@ -1,9 +1,10 @@
-// The task table: name → parameters and factory.
+// The task table: name → parameters and factory, in the order task_names() lists them.
 //
-// Adding a task means its file under src/data/tasks/ (defining `TaskDef <id>_task_def()`)
-// plus one line in PELAB_TASKS below. The table is explicit rather than self-registering
-// because pelab_lib is a static library: a task file nothing refers to would be dropped by the
-// linker, and its registration with it.
+// Adding a task means its file under src/data/tasks/ (defining `TaskDef <name>_task_def()`)
+// plus one line here: its declaration and its entry (as src/positional/registry.cpp lists the
+// schemes). The table is explicit rather than self-registering because pelab_core is a static
+// library: a task file nothing refers to would be dropped by the linker, and its registration
+// with it.
 #include <algorithm>
 #include <set>
 
@@ -12,30 +13,24 @@
 #include "pelab/data/file_dataset.h"
 #include "pelab/data/lm_layout.h"
 
-// One line per task, in the order task_names() lists them.
-#define PELAB_TASKS(X)  \
-  X(copy)               \
-  X(reverse)            \
-  X(duplicate)          \
-  X(odds_first)         \
-  X(sort)               \
-  X(shift)              \
-  X(local_sum)          \
-  X(missing_duplicate)  \
-  X(parity)             \
-  X(even_pairs)         \
-  X(cycle_navigation)   \
-  X(modular_arithmetic) \
-  X(binary_addition)    \
-  X(associative_recall) \
-  X(long_range)
-
 namespace pelab {
 
 namespace tasks {
-#define PELAB_DECLARE_TASK_DEF(id) TaskDef id##_task_def();
-PELAB_TASKS(PELAB_DECLARE_TASK_DEF)
-#undef PELAB_DECLARE_TASK_DEF
+TaskDef copy_task_def();
+TaskDef reverse_task_def();
+TaskDef duplicate_task_def();
+TaskDef odds_first_task_def();
+TaskDef sort_task_def();
+TaskDef shift_task_def();
+TaskDef local_sum_task_def();
+TaskDef missing_duplicate_task_def();
+TaskDef parity_task_def();
+TaskDef even_pairs_task_def();
+TaskDef cycle_navigation_task_def();
+TaskDef modular_arithmetic_task_def();
+TaskDef binary_addition_task_def();
+TaskDef associative_recall_task_def();
+TaskDef long_range_task_def();
 }  // namespace tasks
 
 namespace {
@@ -44,9 +39,23 @@ using tasks::TaskDef;
 
 const std::vector<TaskDef>& task_table() {
   static const std::vector<TaskDef> table = [] {
-#define PELAB_TASK_DEF_ENTRY(id) tasks::id##_task_def(),
-    std::vector<TaskDef> defs = {PELAB_TASKS(PELAB_TASK_DEF_ENTRY)};
-#undef PELAB_TASK_DEF_ENTRY
+    std::vector<TaskDef> defs = {
+        tasks::copy_task_def(),
+        tasks::reverse_task_def(),
+        tasks::duplicate_task_def(),
+        tasks::odds_first_task_def(),
+        tasks::sort_task_def(),
+        tasks::shift_task_def(),
+        tasks::local_sum_task_def(),
+        tasks::missing_duplicate_task_def(),
+        tasks::parity_task_def(),
+        tasks::even_pairs_task_def(),
+        tasks::cycle_navigation_task_def(),
+        tasks::modular_arithmetic_task_def(),
+        tasks::binary_addition_task_def(),
+        tasks::associative_recall_task_def(),
+        tasks::long_range_task_def(),
+    };
     std::set<std::string> seen;
     for (const TaskDef& def : defs) PELAB_ASSERT(seen.insert(def.name).second);
     return defs;
@@ -109,6 +118,28 @@ std::vector<std::string> task_names() {
 std::vector<TaskParam> task_params(const std::string& name) {
   if (name == kFileTaskName) return {};  // takes task.train_file and task.eval_file instead
   return find_task(name).params;
+}
+
+std::string task_reference_markdown() {
+  std::string out;
+  for (const std::string& name : task_names()) {
+    const std::unique_ptr<Task> task = make_task(name);
+    const TaskInfo& info = task->info();
+    out += fmt::format("### {}\n\n", name);
+    out += fmt::format("{}\n\n", info.description);
+    out += fmt::format("*Position:* {}\n\n", info.position_need);
+    std::string params;
+    for (const TaskParam& p : task_params(name))
+      params += fmt::format("{}`{}` = {} ({}, in {})", params.empty() ? "" : "; ", p.name,
+                            key_value_text(*p.default_value), p.help, key_valid_text(p));
+    const int n = std::max(task->min_length(), 8);
+    out += fmt::format(
+        "*Layout:* {}; {} input and {} output symbols; problem size n = {} gives {} tokens. "
+        "*Parameters:* {}.\n\n",
+        to_string(info.layout), info.vocab_in(), info.vocab_out(), n, task->sequence_length(n),
+        params.empty() ? "none" : params);
+  }
+  return out;
 }
 
 namespace {

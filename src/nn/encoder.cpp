@@ -46,7 +46,8 @@ Encoder::Norm Encoder::make_norm(const std::string& name, int64_t width) {
           params_.add_constant(name + ".bias", {width}, 0.0f)};
 }
 
-Encoder::Encoder(const ModelConfig& config, uint64_t init_seed, ParameterStore::Values values)
+Encoder::Encoder(const ModelConfig& config, const SchemeFactory& make_scheme, uint64_t init_seed,
+                 ParameterStore::Values values)
     : config_(config), params_(init_seed, values) {
   validate_model_config(config_);
   const int64_t d = config_.d_model;

@@ -78,10 +78,13 @@ class Alibi : public PositionalScheme {
 }  // namespace
 
 SchemeInfo alibi_scheme() {
-  return {"alibi",
-          "a fixed per-head linear penalty on |p_j − p_i| in the attention logits",
-          {},
-          [](const SchemeContext& c) { return std::make_unique<Alibi>(c); }};
+  SchemeInfo info{"alibi",
+                  "a fixed per-head linear penalty on |p_j − p_i| in the attention logits",
+                  {},
+                  [](const SchemeContext& c) { return std::make_unique<Alibi>(c); }};
+  info.acts = SchemeInfo::Acts::Logits;
+  info.shift_invariant = true;
+  return info;
 }
 
 }  // namespace pelab

@@ -19,8 +19,10 @@ class Binary : public InputScheme {
 }  // namespace
 
 SchemeInfo binary_scheme() {
-  return {"binary", "the notes' guess 3: the bits of p as ±1", input_scheme_keys(),
-          [](const SchemeContext& c) { return std::make_unique<Binary>(c); }};
+  SchemeInfo info{"binary", "the notes' guess 3: the bits of p as ±1", input_scheme_keys(),
+                  [](const SchemeContext& c) { return std::make_unique<Binary>(c); }};
+  info.acts = SchemeInfo::Acts::Input;
+  return info;
 }
 
 }  // namespace pelab

@@ -21,8 +21,11 @@ class Index : public InputScheme {
 }  // namespace
 
 SchemeInfo index_scheme() {
-  return {"index", "the notes' guess 1: the raw position p in every column", input_scheme_keys(),
-          [](const SchemeContext& c) { return std::make_unique<Index>(c); }};
+  SchemeInfo info{"index", "the notes' guess 1: the raw position p in every column",
+                  input_scheme_keys(),
+                  [](const SchemeContext& c) { return std::make_unique<Index>(c); }};
+  info.acts = SchemeInfo::Acts::Input;
+  return info;
 }
 
 }  // namespace pelab

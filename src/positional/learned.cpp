@@ -40,29 +40,32 @@ class Learned : public InputScheme {
 }  // namespace
 
 SchemeInfo learned_scheme() {
-  return {"learned", "a trained table of max_len position vectors added to the input",
-          input_scheme_keys({{.name = "max_len",
-                              .type = SchemeKey::Type::Integer,
-                              .default_value = int64_t{0},
-                              .min = 0,
-                              .max = 1 << 24,
-                              .help = "rows of the table; 0 = the longest length the run trains "
-                                      "or evaluates on (or `randomize.max_position`)"}}),
-          [](const SchemeContext& c) { return std::make_unique<Learned>(c); },
-          // The table must hold every position the run uses: the longest sequence, or M
-          // when positions are randomized.
-          [](const RunFacts& run, KeyValues& keys) {
-            const int64_t max_len = keys.has("max_len") ? keys.integer("max_len") : 0;
-            if (max_len == 0) {
-              keys.set("max_len", run.positions);
-            } else if (max_len < run.positions) {
-              throw Error(fmt::format(
-                  "positional.max_len: the learned table has {} rows but the run uses positions "
-                  "up to {} (sequences of up to {} tokens); raise it or shorten "
-                  "evaluation.lengths",
-                  max_len, run.positions - 1, run.longest_sequence));
-            }
-          }};
+  SchemeInfo info{
+      "learned", "a trained table of max_len position vectors added to the input",
+      input_scheme_keys({{.name = "max_len",
+                          .type = SchemeKey::Type::Integer,
+                          .default_value = int64_t{0},
+                          .min = 0,
+                          .max = 1 << 24,
+                          .help = "rows of the table; 0 = the longest length the run trains "
+                                  "or evaluates on (or `randomize.max_position`)"}}),
+      [](const SchemeContext& c) { return std::make_unique<Learned>(c); },
+      // The table must hold every position the run uses: the longest sequence, or M
+      // when positions are randomized.
+      [](const RunFacts& run, KeyValues& keys) {
+        const int64_t max_len = keys.has("max_len") ? keys.integer("max_len") : 0;
+        if (max_len == 0) {
+          keys.set("max_len", run.positions);
+        } else if (max_len < run.positions) {
+          throw Error(fmt::format(
+              "positional.max_len: the learned table has {} rows but the run uses positions "
+              "up to {} (sequences of up to {} tokens); raise it or shorten "
+              "evaluation.lengths",
+              max_len, run.positions - 1, run.longest_sequence));
+        }
+      }};
+  info.acts = SchemeInfo::Acts::Input;
+  return info;
 }
 
 }  // namespace pelab

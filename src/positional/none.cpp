@@ -9,10 +9,13 @@ class NoPositions : public PositionalScheme {};
 }  // namespace
 
 SchemeInfo none_scheme() {
-  return {
+  SchemeInfo info{
       "none", "no positional information (the encoder sees a set)", {}, [](const SchemeContext&) {
         return std::make_unique<NoPositions>();
       }};
+  info.acts = SchemeInfo::Acts::Nowhere;
+  info.shift_invariant = true;
+  return info;
 }
 
 }  // namespace pelab

@@ -31,6 +31,7 @@ SchemeInfo normalized_scheme() {
       "normalized", "the notes' guess 2: p / (n − 1) in every column, n the real length",
       input_scheme_keys(), [](const SchemeContext& c) { return std::make_unique<Normalized>(c); }};
   info.positions_depend_on_length = true;  // n is the real length
+  info.acts = SchemeInfo::Acts::Input;
   return info;
 }
 

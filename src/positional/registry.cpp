@@ -27,6 +27,22 @@ const std::vector<SchemeInfo>& scheme_table() {
   return table;
 }
 
+const char* to_string(SchemeInfo::Acts acts) {
+  switch (acts) {
+    case SchemeInfo::Acts::Nowhere:
+      return "nowhere";
+    case SchemeInfo::Acts::Input:
+      return "input";
+    case SchemeInfo::Acts::QueriesAndKeys:
+      return "queries and keys";
+    case SchemeInfo::Acts::Logits:
+      return "attention logits";
+    case SchemeInfo::Acts::LogitsAndValues:
+      return "attention logits and values";
+  }
+  return "unknown";
+}
+
 std::vector<std::string> scheme_names() {
   std::vector<std::string> names;
   for (const SchemeInfo& info : scheme_table()) names.push_back(info.name);

@@ -289,15 +289,19 @@ class Relative : public PositionalScheme {
 }  // namespace
 
 SchemeInfo relative_scheme() {
-  return {"relative",
-          "Shaw et al.: learned embeddings of clipped distances in the logits and the values",
-          {{.name = "max_distance",
-            .type = SchemeKey::Type::Integer,
-            .default_value = int64_t{16},
-            .min = 1,
-            .max = 1000000,
-            .help = "`k`: distances beyond ±k share the outermost embedding"}},
-          [](const SchemeContext& c) { return std::make_unique<Relative>(c); }};
+  SchemeInfo info{
+      "relative",
+      "Shaw et al.: learned embeddings of clipped distances in the logits and the values",
+      {{.name = "max_distance",
+        .type = SchemeKey::Type::Integer,
+        .default_value = int64_t{16},
+        .min = 1,
+        .max = 1000000,
+        .help = "`k`: distances beyond ±k share the outermost embedding"}},
+      [](const SchemeContext& c) { return std::make_unique<Relative>(c); }};
+  info.acts = SchemeInfo::Acts::LogitsAndValues;
+  info.shift_invariant = true;
+  return info;
 }
 
 }  // namespace pelab

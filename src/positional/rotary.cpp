@@ -34,13 +34,16 @@ class Rotary : public PositionalScheme {
 }  // namespace
 
 SchemeInfo rotary_scheme() {
-  return {"rotary",
-          "queries and keys rotated by position (RoPE, interleaved pairs)",
-          {{.name = "base",
-            .type = SchemeKey::Type::Number,
-            .default_value = 10000.0,
-            .help = "the base of the angles `θ_i = base^(−2i/d_h)`"}},
-          [](const SchemeContext& c) { return std::make_unique<Rotary>(c); }};
+  SchemeInfo info{"rotary",
+                  "queries and keys rotated by position (RoPE, interleaved pairs)",
+                  {{.name = "base",
+                    .type = SchemeKey::Type::Number,
+                    .default_value = 10000.0,
+                    .help = "the base of the angles `θ_i = base^(−2i/d_h)`"}},
+                  [](const SchemeContext& c) { return std::make_unique<Rotary>(c); }};
+  info.acts = SchemeInfo::Acts::QueriesAndKeys;
+  info.shift_invariant = true;
+  return info;
 }
 
 }  // namespace pelab

@@ -55,12 +55,15 @@ class Sinusoidal : public InputScheme {
 }  // namespace
 
 SchemeInfo sinusoidal_scheme() {
-  return {"sinusoidal", "fixed sin/cos table added to (or concatenated with) the input",
-          input_scheme_keys({{.name = "base",
-                              .type = SchemeKey::Type::Number,
-                              .default_value = 10000.0,
-                              .help = "the base of the frequencies `ω_i = base^(−2i/d_pe)`"}}),
-          [](const SchemeContext& c) { return std::make_unique<Sinusoidal>(c); }};
+  SchemeInfo info{
+      "sinusoidal", "fixed sin/cos table added to (or concatenated with) the input",
+      input_scheme_keys({{.name = "base",
+                          .type = SchemeKey::Type::Number,
+                          .default_value = 10000.0,
+                          .help = "the base of the frequencies `ω_i = base^(−2i/d_pe)`"}}),
+      [](const SchemeContext& c) { return std::make_unique<Sinusoidal>(c); }};
+  info.acts = SchemeInfo::Acts::Input;
+  return info;
 }
 
 }  // namespace pelab

@@ -116,21 +116,24 @@ class T5 : public PositionalScheme {
 }  // namespace
 
 SchemeInfo t5_scheme() {
-  return {"t5",
-          "a learned per-head bias for bucketed relative distances (shared by layers)",
-          {{.name = "max_distance",
-            .type = SchemeKey::Type::Integer,
-            .default_value = int64_t{128},
-            .min = 1,
-            .max = 1 << 24,
-            .help = "distances at or beyond it share the last bucket of their sign"},
-           {.name = "num_buckets",
-            .type = SchemeKey::Type::Integer,
-            .default_value = int64_t{32},
-            .min = 4,
-            .max = 1 << 20,
-            .help = "buckets of the bias table, half per sign; even"}},
-          [](const SchemeContext& c) { return std::make_unique<T5>(c); }};
+  SchemeInfo info{"t5",
+                  "a learned per-head bias for bucketed relative distances (shared by layers)",
+                  {{.name = "max_distance",
+                    .type = SchemeKey::Type::Integer,
+                    .default_value = int64_t{128},
+                    .min = 1,
+                    .max = 1 << 24,
+                    .help = "distances at or beyond it share the last bucket of their sign"},
+                   {.name = "num_buckets",
+                    .type = SchemeKey::Type::Integer,
+                    .default_value = int64_t{32},
+                    .min = 4,
+                    .max = 1 << 20,
+                    .help = "buckets of the bias table, half per sign; even"}},
+                  [](const SchemeContext& c) { return std::make_unique<T5>(c); }};
+  info.acts = SchemeInfo::Acts::Logits;
+  info.shift_invariant = true;
+  return info;
 }
 
 }  // namespace pelab

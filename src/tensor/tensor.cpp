@@ -1,7 +1,9 @@
 #include "pelab/tensor/tensor.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
+#include <limits>
 
 #include "pelab/core/error.h"
 
@@ -169,5 +171,15 @@ IntTensor::IntTensor(Shape s, std::vector<int32_t> v) : shape(std::move(s)), val
 
 IntTensor::IntTensor(Shape s, int32_t fill)
     : shape(std::move(s)), values(static_cast<size_t>(pelab::numel(shape)), fill) {}
+
+// Runs over every parameter and gradient at every step, so it is written to vectorise: the
+// largest magnitude's bits (sign cleared) against those of +inf, no early exit.
+bool all_finite(const Tensor& t) {
+  const float* d = t.data();  // parameters and their gradients are contiguous
+  uint32_t largest = 0;
+  for (int64_t i = 0, n = t.numel(); i < n; ++i)
+    largest = std::max(largest, std::bit_cast<uint32_t>(d[i]) & 0x7fffffffu);
+  return largest < std::bit_cast<uint32_t>(std::numeric_limits<float>::infinity());
+}
 
 }  // namespace pelab

@@ -12,9 +12,9 @@
 #include <map>
 #include <set>
 
+#include "pelab/config/experiment.h"
 #include "pelab/core/error.h"
 #include "pelab/data/batching.h"
-#include "pelab/experiment/config.h"
 
 namespace pelab {
 namespace {

@@ -11,9 +11,10 @@
 #include <vector>
 
 #include "../pelab_process.h"
-#include "command_line.h"
+#include "cli/pelab_commands.h"
 #include "fuzz_util.h"
-#include "pelab/experiment/config.h"
+#include "pelab/cli/command_line.h"
+#include "pelab/config/experiment.h"
 
 namespace {
 
@@ -39,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const std::string& w : words) argv.push_back(w.c_str());
   const int argc = static_cast<int>(argv.size());
 
-  pelab::cli::CommandLine command_line;
+  pelab::cli::CommandLine command_line(pelab::cli::pelab_commands());
   try {
     command_line.parse(argc, argv.data());
   } catch (const CLI::ParseError& e) {

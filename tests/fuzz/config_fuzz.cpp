@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fuzz_util.h"
-#include "pelab/experiment/config.h"
+#include "pelab/config/experiment.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

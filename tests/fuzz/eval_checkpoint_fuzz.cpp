@@ -19,12 +19,12 @@
 #include <string>
 
 #include "fuzz_util.h"
+#include "pelab/config/experiment.h"
 #include "pelab/core/parallel.h"
 #include "pelab/data/task.h"
-#include "pelab/experiment/config.h"
-#include "pelab/experiment/evaluate.h"
-#include "pelab/experiment/run_checkpoint.h"
-#include "pelab/experiment/trainer.h"
+#include "pelab/run/evaluate.h"
+#include "pelab/run/run_checkpoint.h"
+#include "pelab/run/trainer.h"
 
 namespace {
 

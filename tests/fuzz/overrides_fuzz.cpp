@@ -7,7 +7,7 @@
 
 #include "../pelab_process.h"
 #include "fuzz_util.h"
-#include "pelab/experiment/config.h"
+#include "pelab/config/experiment.h"
 
 namespace {
 const std::string kBase = pelab::fuzz::base_config();

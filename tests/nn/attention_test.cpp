@@ -7,6 +7,7 @@
 #include "ops/gradcheck.h"
 #include "pelab/core/parallel.h"
 #include "pelab/nn/attention.h"
+#include "pelab/positional/scheme.h"
 
 namespace pelab::testing {
 namespace {
@@ -26,7 +27,7 @@ AttentionCase make_setup(const std::string& scheme, int64_t T, bool left_pad, ui
     config.positional.keys.set("num_buckets", int64_t{8});
     config.positional.keys.set("max_distance", int64_t{5});
   }
-  s.model = std::make_unique<Encoder>(config, seed);
+  s.model = std::make_unique<Encoder>(config, make_scheme, seed);
   randomize_parameters(*s.model, seed + 1);
   s.batch = make_batch({T, T - 3, 1}, T, seed + 2);
   if (left_pad) {  // move the real tokens of rows 1 and 2 to the end
@@ -45,10 +46,15 @@ AttentionCase make_setup(const std::string& scheme, int64_t T, bool left_pad, ui
   return s;
 }
 
-const char* kSchemes[] = {"none", "alibi", "t5", "relative"};
+// The schemes with attention terms (a logit bias or value terms: hook 3), and none as the
+// control without any.
+const std::vector<std::string> kSchemes = schemes_where([](const SchemeInfo& info) {
+  return info.acts == SchemeInfo::Acts::Logits || info.acts == SchemeInfo::Acts::LogitsAndValues ||
+         info.acts == SchemeInfo::Acts::Nowhere;
+});
 
 TEST(Attention, FusedMatchesComposedWithGradients) {
-  for (const char* scheme : kSchemes)
+  for (const std::string& scheme : kSchemes)
     for (bool causal : {false, true})
       for (bool left_pad : {false, true})
         for (float p : {0.0f, 0.3f}) {
@@ -85,7 +91,7 @@ TEST(Attention, FusedMatchesComposedWithGradients) {
 }
 
 TEST(Attention, GradientMatchesFiniteDifferences) {
-  for (const char* scheme : kSchemes) {
+  for (const std::string& scheme : kSchemes) {
     AttentionCase s = make_setup(scheme, 6, true, 21);
     AttentionOptions o;
     o.heads = 2;
@@ -107,7 +113,7 @@ TEST(Attention, GradientMatchesFiniteDifferences) {
 
 TEST(Attention, LongSequencesInBlocksMatchTheOracle) {
   // Without gradients the fused op holds one block of scores per thread, never [T, T].
-  for (const char* scheme : kSchemes) {
+  for (const std::string& scheme : kSchemes) {
     AttentionCase s = make_setup(scheme, 300, false, 31);
     NoGradGuard no_grad;
     AttentionOptions o;

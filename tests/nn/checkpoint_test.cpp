@@ -8,6 +8,7 @@
 #include "pelab/config/load_model.h"
 #include "pelab/config/model_config_yaml.h"
 #include "pelab/core/error.h"
+#include "pelab/positional/scheme.h"
 #include "pelab_process.h"
 
 namespace pelab::testing {
@@ -21,7 +22,7 @@ TEST_P(CheckpointRoundTrip, LoadedModelGivesIdenticalOutputs) {
     config.positional.keys.set("combine", "concat");
     config.positional.keys.set("dim", int64_t{4});
   }
-  Encoder model(config, 3);
+  Encoder model(config, make_scheme, 3);
   randomize_parameters(model, 4);
   const TempDir tmp;
   const std::string path = tmp / (GetParam() + ".safetensors");
@@ -38,7 +39,7 @@ INSTANTIATE_TEST_SUITE_P(Schemes, CheckpointRoundTrip, ::testing::ValuesIn(schem
 
 TEST(Checkpoint, ShapeThatDoesNotFitTheConfigIsAClearError) {
   ModelConfig config = tiny_config("relative");
-  Encoder model(config, 3);
+  Encoder model(config, make_scheme, 3);
   const TempDir tmp;
   const std::string path = tmp / "mismatch.safetensors";
   ModelConfig other = config;
@@ -57,7 +58,7 @@ TEST(Checkpoint, ShapeThatDoesNotFitTheConfigIsAClearError) {
 }
 
 TEST(Checkpoint, MissingAndExtraParametersAreNamed) {
-  Encoder model(tiny_config("none"), 3);
+  Encoder model(tiny_config("none"), make_scheme, 3);
   SafetensorsWriter w = model_checkpoint(model, model_sections_yaml(model.config()));
   w.add("pos.weight", Tensor::zeros({4, 16}));
   const TempDir tmp;

@@ -19,7 +19,7 @@ TEST_P(ModelGradient, MatchesFiniteDifferences) {
     config.d_ff = 12;
     if (GetParam() == "relative") config.positional.keys.set("max_distance", int64_t{2});
     if (GetParam() == "learned") config.positional.keys.set("max_len", int64_t{8});
-    Encoder model(config, 3);
+    Encoder model(config, make_scheme, 3);
     randomize_parameters(model, 4, 0.4f);
     const Batch batch = make_batch({5, 3}, 5, 5);
     GradCheckOptions options;

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <string>
+#include <vector>
 
 #include "pelab/core/rng.h"
 #include "pelab/nn/encoder.h"
@@ -20,8 +22,24 @@ inline ModelConfig tiny_config(const std::string& scheme, int64_t d_model = 16, 
   c.heads = heads;
   c.layers = layers;
   c.positional.type = scheme;
+  c.causal = scheme_info(scheme).causal_only;
   resolve_run_facts(c.positional, {512, 512});  // learned: a table of 512 rows
   return c;
+}
+
+// The registered schemes for which `keep` holds, in registry order: the lists of schemes a
+// test runs over come from the schemes' own facts (SchemeInfo), never a hand-written list.
+inline std::vector<std::string> schemes_where(const std::function<bool(const SchemeInfo&)>& keep) {
+  std::vector<std::string> names;
+  for (const SchemeInfo& info : scheme_table())
+    if (keep(info)) names.push_back(info.name);
+  return names;
+}
+
+// The schemes that act inside attention (a logit bias, value terms, or queries and keys).
+inline bool acts_in_attention(const SchemeInfo& info) {
+  return info.acts == SchemeInfo::Acts::QueriesAndKeys || info.acts == SchemeInfo::Acts::Logits ||
+         info.acts == SchemeInfo::Acts::LogitsAndValues;
 }
 
 // Replaces every parameter with N(0, scale²) values so that every term of the model matters

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "nn/model_util.h"
+#include "pelab/positional/scheme.h"
 #include "pelab/train/optimizer.h"
 
 namespace pelab::testing {
@@ -17,7 +18,7 @@ class OverfitSlow : public ::testing::TestWithParam<std::string> {};
 TEST_P(OverfitSlow, DrivesTheLossOfOneBatchNearZero) {
   ModelConfig config = tiny_config(GetParam(), 32, 4, 2);
   config.vocab_in = 24;
-  Encoder model(config, 11);
+  Encoder model(config, make_scheme, 11);
   Batch batch = make_batch({6, 5, 6, 3}, 6, 12);
   for (size_t k = 0; k < batch.tokens.values.size(); ++k)
     batch.tokens.values[k] = static_cast<int32_t>(k);

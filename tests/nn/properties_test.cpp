@@ -10,6 +10,7 @@
 #include "nn/model_util.h"
 #include "pelab/core/error.h"
 #include "pelab/positional/functions.h"
+#include "pelab/positional/scheme.h"
 
 namespace pelab::testing {
 namespace {
@@ -23,9 +24,11 @@ std::vector<float> logits(Encoder& model, const Batch& batch) {
 }
 
 // ---- none: a set, not a sequence -------------------------------------------------------
+// Every scheme but those that act nowhere must see the order (a causal model sees it anyway).
 TEST(Properties, NoneIsPermutationEquivariant) {
-  for (const std::string scheme : {"none", "rotary", "sinusoidal"}) {
-    Encoder model(tiny_config(scheme), 1);
+  for (const std::string& scheme :
+       schemes_where([](const SchemeInfo& info) { return !info.causal_only; })) {
+    Encoder model(tiny_config(scheme), make_scheme, 1);
     randomize_parameters(model, 2);
     const int64_t T = 9;
     const Batch batch = make_batch({T, T}, T, 3);
@@ -43,31 +46,32 @@ TEST(Properties, NoneIsPermutationEquivariant) {
       for (int64_t t = 0; t < T; ++t)
         for (int64_t c = 0; c < V; ++c)
           y_then_perm[(b * T + t) * V + c] = y[(b * T + perm[t]) * V + c];
-    if (scheme == "none")
-      EXPECT_LT(max_abs_diff(yp, y_then_perm), kSame);
+    if (scheme_info(scheme).acts == SchemeInfo::Acts::Nowhere)
+      EXPECT_LT(max_abs_diff(yp, y_then_perm), kSame) << scheme;
     else
       EXPECT_GT(max_abs_diff(yp, y_then_perm), kDiffers) << scheme << " must see the order";
   }
 }
 
 // ---- relative schemes: shifting every position together changes nothing ---------------
+// Each scheme's SchemeInfo says whether it is shift-invariant; the test holds every scheme to
+// what it says, both ways.
 TEST(Properties, RelativeSchemesAreShiftInvariant) {
-  for (const std::string scheme :
-       {"none", "rotary", "relative", "alibi", "t5", "sinusoidal", "learned"}) {
+  for (const std::string& scheme : scheme_names()) {
     ModelConfig config = tiny_config(scheme);
     if (scheme == "relative")
       config.positional.keys.set("max_distance", int64_t{3});  // clipping inside T
-    Encoder model(config, 1);
+    Encoder model(config, make_scheme, 1);
     randomize_parameters(model, 2);
     const Batch batch = make_batch({8, 5}, 8, 4);
     for (int32_t offset : {1, 37, 300}) {
       Batch shifted = batch;
       for (int32_t& p : shifted.positions.values) p += offset;
       const float diff = max_abs_diff(logits(model, batch), logits(model, shifted));
-      if (scheme == "sinusoidal" || scheme == "learned")
-        EXPECT_GT(diff, kDiffers) << scheme << " is absolute and must change";
-      else
+      if (scheme_info(scheme).shift_invariant)
         EXPECT_LT(diff, kSame) << scheme << " offset " << offset;
+      else
+        EXPECT_GT(diff, kDiffers) << scheme << " is not shift-invariant and must change";
     }
   }
 }
@@ -115,7 +119,7 @@ TEST(Properties, RotaryKeepsNormsAndScoresDependOnlyOnDistance) {
 TEST(Properties, RelativeUsesExactly2kPlus1RowsAtAnyLength) {
   ModelConfig config = tiny_config("relative");
   config.positional.keys.set("max_distance", int64_t{4});
-  Encoder model(config, 1);
+  Encoder model(config, make_scheme, 1);
   for (int64_t l = 0; l < config.layers; ++l) {
     const std::string p = "layers." + std::to_string(l) + ".attn.";
     EXPECT_EQ(model.params().get(p + "rel_k").shape(), Shape({9, 8}));
@@ -166,7 +170,7 @@ TEST(Properties, SinusoidalShiftIsALinearMap) {
 TEST(Properties, LearnedPositionPastMaxLenIsAClearError) {
   ModelConfig config = tiny_config("learned");
   config.positional.keys.set("max_len", int64_t{10});
-  Encoder model(config, 1);
+  Encoder model(config, make_scheme, 1);
   Batch batch = make_batch({4}, 4, 7);
   batch.positions.values[3] = 10;
   try {
@@ -183,7 +187,7 @@ TEST(Properties, LearnedPositionPastMaxLenIsAClearError) {
 class EveryScheme : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EveryScheme, PaddingLeavesRealTokensUnchanged) {
-  Encoder model(tiny_config(GetParam()), 1);
+  Encoder model(tiny_config(GetParam()), make_scheme, 1);
   randomize_parameters(model, 2);
   const Batch batch = make_batch({7, 4}, 7, 8);
   const Batch wider = make_batch({7, 4}, 12, 8);  // same real tokens, five more pad columns
@@ -209,7 +213,7 @@ TEST_P(EveryScheme, TrainingSkipsPaddedRowsWithTheSameResults) {
   for (const bool causal : {false, true}) {
     ModelConfig config = tiny_config(GetParam());
     config.causal = causal;
-    Encoder skip(config, 1), every(config, 1);
+    Encoder skip(config, make_scheme, 1), every(config, make_scheme, 1);
     randomize_parameters(skip, 2);
     randomize_parameters(every, 2);
     every.set_padded_rows(Encoder::PaddedRows::Compute);
@@ -249,7 +253,7 @@ TEST_P(EveryScheme, TrainingSkipsPaddedRowsWithTheSameResults) {
 TEST_P(EveryScheme, CausalOutputsIgnoreLaterTokens) {
   ModelConfig config = tiny_config(GetParam());
   config.causal = true;
-  Encoder model(config, 1);
+  Encoder model(config, make_scheme, 1);
   randomize_parameters(model, 2);
   const int64_t T = 8;
   const Batch batch = make_batch({T}, T, 9);
@@ -268,7 +272,8 @@ TEST_P(EveryScheme, CausalOutputsIgnoreLaterTokens) {
 // count as the real model, so every construction-time check sees the same parameters.
 TEST_P(EveryScheme, UnsetValuesBuildTheSameParameters) {
   const ModelConfig config = tiny_config(GetParam());
-  const Encoder drawn(config, 1), unset(config, 1, ParameterStore::Values::Unset);
+  const Encoder drawn(config, make_scheme, 1),
+      unset(config, make_scheme, 1, ParameterStore::Values::Unset);
   ASSERT_EQ(drawn.params().all().size(), unset.params().all().size());
   int64_t total = 0;
   for (size_t i = 0; i < drawn.params().all().size(); ++i) {

@@ -14,6 +14,7 @@
 #include "nn/model_util.h"
 #include "pelab/backend/gemm.h"
 #include "pelab/nn/attention.h"
+#include "pelab/positional/scheme.h"
 
 namespace pelab::testing {
 namespace {
@@ -65,7 +66,7 @@ Shaw make_shaw(const std::vector<int32_t>& other, const std::vector<int32_t>& po
   Shaw s;
   ModelConfig config = tiny_config("relative", kD, kHeads, 1);
   config.positional.keys.set("max_distance", kK);
-  s.model = std::make_unique<Encoder>(config, 3);
+  s.model = std::make_unique<Encoder>(config, make_scheme, 3);
   randomize_parameters(*s.model, 4);
   Batch batch = make_batch({T, T}, T, 5);
   batch.positions.values = other;

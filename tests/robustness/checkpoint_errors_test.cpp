@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "pelab/config/experiment.h"
 #include "pelab/core/error.h"
-#include "pelab/experiment/config.h"
-#include "pelab/experiment/trainer.h"
+#include "pelab/run/trainer.h"
 #include "pelab_process.h"
 
 namespace pelab {

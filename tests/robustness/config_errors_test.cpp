@@ -10,14 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "pelab/config/experiment.h"
 #include "pelab/config/load_model.h"
 #include "pelab/config/model_config_yaml.h"
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/error.h"
-#include "pelab/experiment/config.h"
-#include "pelab/experiment/sweep.h"
 #include "pelab/nn/checkpoint.h"
 #include "pelab/nn/encoder.h"
+#include "pelab/positional/scheme.h"
+#include "pelab/sweep/sweep.h"
 #include "pelab_process.h"
 
 namespace pelab {
@@ -346,7 +347,7 @@ TEST(ErrorPlaces, ACheckpointsConfigIsNamedWithTheCheckpoint) {
   TempDir dir;
   const ModelConfig config =
       parse_experiment(kValid, "x.yaml", {}, PELAB_SOURCE_DIR "/configs").model;
-  Encoder model(config, 0);
+  Encoder model(config, make_scheme, 0);
   std::string text = model_sections_yaml(config);
   text.replace(text.find("heads: 2"), 8, "heads: 3");
   model_checkpoint(model, text).write(dir / "ckpt.safetensors");

@@ -16,12 +16,12 @@
 #include <thread>
 
 #include "pelab/autograd/autograd.h"
+#include "pelab/config/experiment.h"
 #include "pelab/config/load_model.h"
 #include "pelab/core/error.h"
-#include "pelab/experiment/config.h"
-#include "pelab/experiment/trainer.h"
 #include "pelab/io/safetensors.h"
 #include "pelab/ops/ops.h"
+#include "pelab/run/trainer.h"
 #include "pelab_process.h"
 
 namespace pelab {

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "pelab/experiment/config.h"
-#include "pelab/experiment/trainer.h"
+#include "pelab/config/experiment.h"
 #include "pelab/io/safetensors.h"
+#include "pelab/run/trainer.h"
 #include "pelab_process.h"
 
 namespace pelab {

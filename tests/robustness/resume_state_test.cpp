@@ -13,11 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "pelab/config/experiment.h"
 #include "pelab/core/error.h"
 #include "pelab/core/rng.h"
-#include "pelab/experiment/config.h"
 #include "pelab/io/safetensors.h"
 #include "pelab/nn/checkpoint.h"
+#include "pelab/positional/scheme.h"
 #include "pelab_process.h"
 
 namespace pelab::testing {
@@ -230,7 +231,7 @@ TEST_F(ResumeState, AForeignNameIsShownOnOneLine) {
   extra.name = "embed\nweight";
   file.tensors.push_back(extra);
   const ExperimentConfig c = parse_experiment(kTiny, "tiny.yaml", {}, PELAB_SOURCE_DIR "/configs");
-  Encoder model(c.model, 0);
+  Encoder model(c.model, make_scheme, 0);
   try {
     load_parameters(model, file);
     ADD_FAILURE() << "a foreign tensor was loaded";

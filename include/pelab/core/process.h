@@ -5,6 +5,7 @@
 // descriptors and signals alike.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -64,5 +65,27 @@ CapturedRun run_captured(const std::vector<std::string>& argv,
 // The same with `options`, and a child that cannot be started (or no pipe for it) is an
 // answer, not an error: status -1 and start_error set.
 CapturedRun try_run_captured(const std::vector<std::string>& argv, const CaptureOptions& options);
+
+// SIGINT and SIGTERM caught for the lifetime of a scope, the previous handlers restored after
+// it. The handler only records; the scope's owner polls: a run saves a checkpoint and stops, a
+// sweep stops launching runs (and kills them at the second signal), a Slurm task forwards the
+// signal to its run. Scopes may nest: each counts the signals since it began.
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  // How many signals arrived since the scope began.
+  int count() const;
+  // The number of the last one (SIGINT or SIGTERM), 0 while none has arrived.
+  int last() const;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+  int count_at_start_;
+};
 
 }  // namespace pelab

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pelab {
@@ -16,5 +17,13 @@ inline std::string join(const std::vector<std::string>& items,
   }
   return s;
 }
+
+// The first line where two texts differ, for an error message, "" if they are equal:
+// "line 2: 'b' vs 'c'" ('(end)' for a text that has no such line), or, given the texts' names,
+// "line 7: 'causal: true' in the checkpoint, 'causal: false' in config.yaml" (leading spaces
+// left out) and "line 9: 'seed: 0' ends the text in the checkpoint but not in config.yaml".
+std::string first_difference(const std::string& a, const std::string& b);
+std::string first_difference(const std::string& a, const std::string& b,
+                             const std::pair<std::string, std::string>& names);
 
 }  // namespace pelab

@@ -124,5 +124,9 @@ std::unique_ptr<Task> make_task(const TaskConfig& config);
 std::vector<std::string> task_names();
 // The parameters a task takes, with their defaults (for --help and docs).
 std::vector<TaskParam> task_params(const std::string& name);
+// Every task's reference as Markdown, in registry order: what it reads and predicts, its
+// layout, parameters, and what it needs from position. `pelab tasks --markdown` prints it;
+// it is the "Reference" section of docs/tasks.md, word for word.
+std::string task_reference_markdown();
 
 }  // namespace pelab

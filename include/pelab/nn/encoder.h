@@ -21,9 +21,11 @@ void validate_model_config(const ModelConfig& config);
 
 class Encoder {
  public:
-  // Builds the model and initialises its parameters from `init_seed` (docs/model.md);
-  // `Values::Unset` builds it without drawing the values, to check a config.
-  Encoder(const ModelConfig& config, uint64_t init_seed,
+  // Builds the model with the positional scheme `make_scheme` builds for `config` (the
+  // registry's make_scheme, pelab/positional/scheme.h) and initialises its parameters from
+  // `init_seed` (docs/model.md); `Values::Unset` builds it without drawing the values, to
+  // check a config.
+  Encoder(const ModelConfig& config, const SchemeFactory& make_scheme, uint64_t init_seed,
           ParameterStore::Values values = ParameterStore::Values::Drawn);
 
   struct Output {

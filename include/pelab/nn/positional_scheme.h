@@ -7,11 +7,12 @@
 //   3. attention_terms: a logit bias R and value terms U inside attention (Shaw, ALiBi, T5)
 //
 // The schemes themselves, their keys and their registry are the positional layer's
-// (include/pelab/positional/scheme.h), one layer up: nn declares make_scheme here and the
-// registry defines it, so nn includes nothing above itself.
+// (include/pelab/positional/scheme.h), one layer up. The encoder is given the factory that
+// builds its scheme (the registry's make_scheme, or a test's), so nn uses nothing above itself.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <utility>
 
@@ -53,9 +54,10 @@ struct SchemeContext {
   ParameterStore& params;
 };
 
-// Builds the scheme `model.positional.type` names: fills in the defaults of its keys, checks
-// every key against its table (an error names the key and what is valid), then calls its
-// factory. Defined by the positional layer's registry (src/positional/registry.cpp).
-std::unique_ptr<PositionalScheme> make_scheme(const ModelConfig& model, ParameterStore& params);
+// Builds the scheme a model config names and registers its parameters in `params` (under
+// MODEL.md's names): what the encoder is given. The positional layer's registry provides the
+// one every run uses, make_scheme (pelab/positional/scheme.h).
+using SchemeFactory =
+    std::function<std::unique_ptr<PositionalScheme>(const ModelConfig&, ParameterStore&)>;
 
 }  // namespace pelab

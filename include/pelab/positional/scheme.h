@@ -39,8 +39,21 @@ struct SchemeInfo {
   // generating token by token reads positions unlike the ones it was trained on.
   bool positions_depend_on_length = false;
 
+  // Where the scheme acts (docs/model.md's "where it acts"): what the tests instantiated over
+  // every scheme read to know which property must hold for it.
+  enum class Acts { Nowhere, Input, QueriesAndKeys, Logits, LogitsAndValues };
+  Acts acts = Acts::Nowhere;
+  // Adding one constant to every position of a sequence leaves the logits unchanged
+  // (docs/model.md, "Invariances"), at every setting of the scheme's keys.
+  bool shift_invariant = false;
+  // Needs model.causal: true; the scheme refuses a bidirectional model.
+  bool causal_only = false;
+
   const SchemeKey* key(const std::string& key_name) const { return find_key(keys, key_name); }
 };
+
+// "nowhere", "input", "queries and keys", "attention logits", "attention logits and values".
+const char* to_string(SchemeInfo::Acts acts);
 
 // The registered schemes, in registry order.
 const std::vector<SchemeInfo>& scheme_table();
@@ -60,6 +73,11 @@ std::string key_not_taken(const SchemeInfo& info);
 KeyValues resolve_defaults(const PositionalConfig& positional);
 // Applies the scheme's resolve hook to the keys given (see SchemeInfo::resolve).
 void resolve_run_facts(PositionalConfig& positional, const RunFacts& facts);
+// Builds the scheme `model.positional.type` names: fills in the defaults of its keys, checks
+// every key against its table (an error names the key and what is valid), then calls its
+// factory. The SchemeFactory an Encoder is given: Encoder model(config, make_scheme, seed).
+std::unique_ptr<PositionalScheme> make_scheme(const ModelConfig& model, ParameterStore& params);
+
 // The scheme's keys as docs/model.md lists them (a Markdown table; "takes no keys" if none).
 std::string scheme_keys_markdown(const SchemeInfo& info);
 

@@ -102,4 +102,7 @@ struct IntTensor {
   const int32_t* data() const { return values.data(); }
 };
 
+// No NaN or ±inf in `t`, which must be contiguous (parameters, gradients, optimizer state).
+bool all_finite(const Tensor& t);
+
 }  // namespace pelab

@@ -1,0 +1,99 @@
+// The judgements of the claims about relative positions and cost (C6, C15, C7, C13), apart
+// from their measurements: each is a pure function from a few numbers to a verdict and the
+// line that says why, so that tests can feed it synthetic results. The preconditions come
+// first (inconclusive when one fails), then the rule written in the claim's config.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pelab/claims/preconditions.h"
+#include "pelab/claims/reproduce.h"
+#include "pelab/report/compare.h"
+
+namespace pelab::claims {
+
+// C6: relative at several clipping distances k, accuracy beyond the training lengths.
+struct C6K {
+  int64_t k = 0;
+  LearnedCount learned;
+  Stat extrapolation;  // per seed: the mean sequence accuracy over the lengths beyond training
+};
+struct C6Numbers {
+  std::vector<C6K> ks;
+  double supported_min = 0.5, refuted_max = 0.1;
+};
+// Precondition: at least one k learned the task in distribution (only those are judged).
+// Supported when every judged k reaches supported_min beyond the training lengths, refuted
+// when every one stays at or below refuted_max, mixed otherwise.
+Judgement judge_c6(const C6Numbers& n);
+
+// C15: per scheme, accuracy at the long distances beyond the training lengths.
+struct C15Scheme {
+  std::string name;
+  LearnedCount learned;  // in distribution, over every distance's runs
+  Stat accuracy;         // per seed: the mean over the long distances, beyond training
+};
+struct C15Numbers {
+  std::vector<C15Scheme> absolute, claimed;
+  double margin = 0.05;
+};
+// Preconditions: every compared scheme learned in distribution; the compared values are not
+// all at the ceiling or all at the floor; a claimed scheme at least `margin` above the best
+// absolute one has an interval separate from it. A claimed scheme is better when it is at
+// least `margin` above the best absolute scheme (and separated); supported when every claimed
+// scheme is better, refuted when none is, mixed otherwise.
+Judgement judge_c15(const C15Numbers& n);
+
+// C7: step times (ms) per length, repeated; relative is slower than the others (the absolute
+// schemes plus rotary), rotary's overhead over none is minimal.
+struct C7Length {
+  int64_t length = 0;
+  Stat none, relative;  // relative: the implementation the rule judges
+  std::vector<std::pair<std::string, Stat>> others;
+};
+struct C7Numbers {
+  std::vector<C7Length> lengths;
+  double slower_by = 0.1, minimal_overhead = 0.1;
+};
+// The interval of a ratio of two timings, from their 95% intervals (conservative: the ends
+// of one over the opposite ends of the other).
+struct RatioInterval {
+  double mean = 0, low = 0, high = 0;
+};
+RatioInterval timing_ratio(const Stat& numerator, const Stat& denominator);
+// Preconditions: at least two repeats per case; every decision's ratio interval lies wholly
+// on one side of its threshold (relative / slowest other against 1 + slower_by, rotary /
+// none against 1 + minimal_overhead). Part A: relative is slower at every length; part B:
+// rotary's overhead is minimal at every length. Supported when both hold, refuted when
+// neither does, mixed otherwise.
+Judgement judge_c7(const C7Numbers& n);
+
+// C13: add vs concat; every variant must work, and concatenating costs more at equal token
+// width (step time ratio, with its interval).
+struct C13Variant {
+  std::string name;  // "sinusoidal, add, width 64"
+  LearnedCount learned;
+  double in_distribution = 0;  // NaN when every run of the variant diverged
+};
+struct C13Cost {
+  std::string scheme;
+  Stat add_ms, concat_ms;  // at equal token width: concat's model is wider
+};
+struct C13Numbers {
+  std::vector<C13Variant> variants;
+  std::vector<C13Cost> costs;
+  // The same at equal total width (adding in a model as wide as concatenating's): shown in
+  // the reason, not judged, since the note's cost is that of the wider model.
+  std::vector<C13Cost> equal_total_width;
+  double costlier_by = 0.05;
+};
+// Preconditions: the in-distribution values are not all at the floor (nothing learned: no
+// variant can be said to work); each cost ratio interval lies wholly on one side of
+// 1 + costlier_by or wholly at or below 1 (not slower at all). Supported when every variant
+// learned and concatenating is costlier for every scheme; refuted when some variant did not
+// learn or concatenating is not slower for some scheme; mixed otherwise.
+Judgement judge_c13(const C13Numbers& n);
+
+}  // namespace pelab::claims

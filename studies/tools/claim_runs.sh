@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The committed record of the reproductions' finished runs (R1–R3), so that a full run of them,
+# hours on 2 cores, continues from what earlier runs finished instead of starting over.
+#
+#   studies/tools/claim_runs.sh save     copies every completed run of a reproduction's
+#       experiment (a sweep of a config under studies/configs/reproductions/) from
+#       runs/claims/runs/ to studies/results/claims/runs/: its config.yaml, summary.json,
+#       environment.json, eval.csv and per_position.csv (not its checkpoint nor its logs)
+#   studies/tools/claim_runs.sh restore  copies them back into runs/claims/runs/ for each run
+#       that has no directory there; `pelab reproduce` then skips them (a completed
+#       summary.json is a finished run) and trains the rest
+#
+# The reproductions read only these files, never a checkpoint, so a restored run serves them
+# as the run itself would. Each environment.json names the commit and CPU that trained it, and
+# the report lists those commits. Set PELAB_CLAIMS_OUT (default runs/claims) and
+# PELAB_CLAIM_RUNS (default studies/results/claims) to use other directories.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${PELAB_CLAIMS_OUT:-runs/claims}
+RECORD=${PELAB_CLAIM_RUNS:-studies/results/claims}
+FILES=(config.yaml summary.json environment.json eval.csv per_position.csv)
+
+usage() {
+  echo "usage: studies/tools/claim_runs.sh save|restore" >&2
+  exit 2
+}
+
+# The experiment directories under $1/runs whose sweep ran a reproduction's config.
+reproduction_experiments() {
+  local root=$1/runs
+  [ -d "$root" ] || return 0
+  for sweep in "$root"/*/sweep.json; do
+    [ -f "$sweep" ] || continue
+    if grep -q '"config": "[^"]*/configs/reproductions/[^"/]*\.yaml"' "$sweep"; then
+      basename "$(dirname "$sweep")"
+    fi
+  done
+}
+
+save() {
+  local experiments saved=0
+  experiments=$(reproduction_experiments "$OUT")
+  for experiment in $experiments; do
+    while IFS= read -r summary; do
+      grep -q '"status": "completed"' "$summary" || continue
+      local run rel
+      run=$(dirname "$summary")
+      rel=${run#"$OUT"/}
+      mkdir -p "$RECORD/$rel"
+      for f in "${FILES[@]}"; do
+        if [ -f "$run/$f" ]; then cp "$run/$f" "$RECORD/$rel/$f"; fi
+      done
+      saved=$((saved + 1))
+    done < <(find "$OUT/runs/$experiment" -name summary.json | sort)
+  done
+  echo "saved $saved finished runs of the reproductions to $RECORD/runs"
+}
+
+restore() {
+  local restored=0 kept=0
+  [ -d "$RECORD/runs" ] || {
+    echo "no recorded runs under $RECORD/runs"
+    return 0
+  }
+  while IFS= read -r summary; do
+    local run rel
+    run=$(dirname "$summary")
+    rel=${run#"$RECORD"/}
+    if [ -e "$OUT/$rel" ]; then  # never over a run that is there, finished or not
+      kept=$((kept + 1))
+      continue
+    fi
+    mkdir -p "$OUT/$rel"
+    cp "$run"/* "$OUT/$rel/"
+    restored=$((restored + 1))
+  done < <(find "$RECORD/runs" -name summary.json | sort)
+  echo "restored $restored finished runs into $OUT/runs ($kept already there, left as they are)"
+}
+
+[ $# -eq 1 ] || usage
+case "$1" in
+  save) save ;;
+  restore) restore ;;
+  *) usage ;;
+esac
