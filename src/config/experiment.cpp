@@ -433,6 +433,20 @@ void check_run_name(const MapReader& top, const std::string& name) {
                                  message_text(name), kMaxName));
 }
 
+// A key an override sets is fixed for every run, so the sweep no longer varies it: its axis is
+// dropped, and so is a selection by it. Overrides apply in the order given and after the file,
+// the sweep's axes included: `pelab sweep deletang.yaml task.name=reverse task.symbols=2`
+// sweeps reverse alone, where keeping the axis would set task.name back to each of its values
+// (and refuse symbols, which those tasks do not take).
+void drop_fixed_axes(SweepConfig& sweep, const Overrides& overrides) {
+  const auto fixed = [&](const std::string& key) {
+    return std::any_of(overrides.values.begin(), overrides.values.end(),
+                       [&](const auto& value) { return value.first == key; });
+  };
+  std::erase_if(sweep.axes, [&](const auto& axis) { return fixed(axis.first); });
+  if (fixed(sweep.select)) sweep.select.clear();
+}
+
 // Reads every section into `c`, each with the file it came from (a group's own file and
 // lines); `locations` collects where each key was given.
 void read_sections(const YAML::Node& root, const SectionSources& sources,
@@ -466,6 +480,7 @@ void read_sections(const YAML::Node& root, const SectionSources& sources,
   if (sweep && sweep->IsDefined() && !sweep->IsNull()) {
     MapReader s(*sweep, sources.at("sweep"), "sweep", overrides.origins, locations);
     read_sweep_section(s, c.sweep);
+    drop_fixed_axes(c.sweep, overrides);
   }
   top.finish(kTopKeys);
 }

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "pelab/config/experiment.h"
 #include "pelab/core/error.h"
-#include "pelab/experiment/config.h"
 #include "pelab_process.h"
 
 namespace pelab {
@@ -236,6 +236,26 @@ TEST_F(RunDirectories, OutReusesAnEmptyDirectoryOrARunOfTheSameConfig) {
 }
 
 // ---- the sweep section --------------------------------------------------------------------
+
+// Overrides apply in the order given, after the file and its sweep: a key the command line sets
+// is fixed for every run, so the axis over it is dropped (and a selection by it), and a key of
+// the task it names is checked against that task, not the one the axis would set back.
+TEST(ConfigEdges, AnOverrideFixesASweptKey) {
+  const std::string swept =
+      edited("name: shift\n  shift: 1", "name: parity") +
+      "sweep:\n  task.name: [parity, cycle_navigation]\n  training.lr: [0.001, 0.003]\n"
+      "  seed: [0, 1]\n  select: training.lr\n";
+  const ExperimentConfig c = parsed(swept, {"task.name=reverse", "task.symbols=2"});
+  EXPECT_EQ(c.task.name, "reverse");
+  ASSERT_EQ(c.sweep.axes.size(), 2u);
+  EXPECT_EQ(c.sweep.axes[0].first, "training.lr");
+  EXPECT_EQ(c.sweep.select, "training.lr");
+  const ExperimentConfig fixed_lr = parsed(swept, {"training.lr=0.01"});
+  EXPECT_EQ(fixed_lr.sweep.axes.size(), 2u);
+  EXPECT_EQ(fixed_lr.sweep.select, "");
+  // The control: without the override of task.name, symbols is parity's error, as it should be.
+  expect_message(config_error(swept, {"task.symbols=2"}), {"task.symbols", "unknown key"});
+}
 
 TEST(ConfigEdges, EveryCommandChecksTheSweepSection) {
   const std::string bad_group = kTiny + "sweep:\n  positional: [none, rotry]\n";
