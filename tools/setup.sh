@@ -3,6 +3,8 @@
 # configures and builds into build/ (or $PELAB_BUILD_DIR). Idempotent, and quick when
 # nothing changed: no apt call when every package is present, ninja rebuilds only what changed.
 #   tools/setup.sh [extra cmake -D options]
+# PELAB_BUILD_TARGETS (default: every target) names the ninja targets to build, so that a job
+# that runs only the pelab command does not build the test suite first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,4 +33,5 @@ BUILD_DIR=${PELAB_BUILD_DIR:-build}
 if [ ! -f "$BUILD_DIR/build.ninja" ] || [ $# -gt 0 ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 fi
-ninja -C "$BUILD_DIR" --quiet 2>/dev/null || ninja -C "$BUILD_DIR"
+read -r -a targets <<<"${PELAB_BUILD_TARGETS:-}"
+ninja -C "$BUILD_DIR" --quiet "${targets[@]}" 2>/dev/null || ninja -C "$BUILD_DIR" "${targets[@]}"
