@@ -5,16 +5,35 @@
 # the criterion), plus the default comparison (configs/default.yaml, shift). Runs already
 # finished under runs/ are reused.
 #   tools/make_task_docs.sh [--allow-dirty] [extra pelab sweep options, e.g. --jobs 2]
+#   tools/make_task_docs.sh --reference   only rewrites the Reference section (seconds)
 # TASKS="copy parity" limits the survey to those tasks (TASKS="" runs only the default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/setup.sh
+PELAB_BUILD_TARGETS=pelab tools/setup.sh
 PELAB=${PELAB_BUILD_DIR:-build}/pelab
+OUT=docs/tasks.md
+
+# The Reference section is the page's last: everything from its heading on is the tasks' own
+# text, so a new task needs no survey run to be documented.
+if [ "${1:-}" = --reference ]; then
+  TMP=$(mktemp)
+  trap 'rm -f "$TMP"' EXIT
+  {
+    sed '/^## Reference$/,$d' "$OUT"
+    echo "## Reference"
+    echo
+    "$PELAB" tasks --markdown
+  } >"$TMP"
+  mv "$TMP" "$OUT"
+  trap - EXIT
+  echo "wrote the Reference section of $OUT"
+  exit 0
+fi
+
 ALL_TASKS=$(for c in configs/tasks/*.yaml; do basename "$c" .yaml; done)
 if [ -z "${TASKS+set}" ]; then
   TASKS=$ALL_TASKS
 fi
-OUT=docs/tasks.md
 # Results committed under docs/ come from one clean commit: --allow-dirty (recorded on the
 # page) is the only way past that.
 ALLOW_DIRTY=()
