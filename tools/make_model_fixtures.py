@@ -3,11 +3,26 @@
 
 Each case is one small safetensors file holding a model config, its parameters, a
 padded batch, the logits, the loss and d loss / d parameter, so the C++ model can be
-checked without Python.  The model follows docs/model.md ("the contract")
-literally; every section cited as "MODEL.md §..." below is a heading of that file.
+checked without Python.  The model follows the model contract ("MODEL.md")
+literally; every section cited as "MODEL.md §..." below is a heading of it.  The
+established schemes (none ... binary) are those of docs/model.md; the newer schemes
+and options (xl_relative, fire, kerple, sandwich, xpos, cope, alibi's
+`bidirectional`, rotary's `fraction` and `scaling`) follow the contract's revision
+that defines them, which docs/model.md does not have yet.
 
     /usr/bin/python3 tools/make_model_fixtures.py [--out tests/fixtures/model]
+    /usr/bin/python3 tools/make_model_fixtures.py --only new --out DIR
+    /usr/bin/python3 tools/make_model_fixtures.py --only fire,rotary_yarn_pre --list
     /usr/bin/python3 tools/make_model_fixtures.py --selftest
+
+Without --only the script writes the established cases, the ones the C++ model is
+checked against in tests/fixtures/model.  The cases of the newer schemes and options
+come after them in the case list and are written only on request, because the C++
+model does not implement those schemes yet and its fixture tests would reject them.
+--only takes a comma-separated list of: `new` (every newer case), `established`,
+a group of newer cases (xl_relative, fire, kerple, sandwich, xpos, cope,
+alibi_deepmind, rotary_options), or a case name.  --list prints the selected case
+names instead of writing them.  --selftest checks all cases, old and new.
 
 Everything is computed in float64 and stored as F32 (integers as I64).  Output is
 deterministic: seeded generators, tensors and JSON keys sorted.
@@ -27,6 +42,10 @@ GENERATOR = "tools/make_model_fixtures.py"
 IGNORE = -1  # MODEL.md §Inputs of one batch: targets carry IGNORE (-1) where nothing is scored
 SCHEMES = ["none", "sinusoidal", "learned", "relative", "rotary", "alibi", "t5",
            "index", "normalized", "binary"]
+# The contract's newer schemes.  Kept apart from SCHEMES, which drives the established
+# cases (and so the committed fixtures); their cases are built in new_cases().
+NEW_SCHEMES = ["xl_relative", "fire", "kerple", "sandwich", "xpos", "cope"]
+CAUSAL_ONLY = {"xpos", "cope"}  # MODEL.md §Positional schemes: an error without causal
 INPUT_SIDE = {"sinusoidal", "learned", "index", "normalized", "binary"}  # §Forward 2
 B, T = 3, 7
 LENGTHS = [7, 4, 1]  # one full row, one padded row, one single-token row (n <= 1)
@@ -37,8 +56,13 @@ F64 = torch.float64
 def make_config(scheme, *, d_model=8, heads=2, layers=2, d_ff=None, norm="pre",
                 causal=False, activation="gelu", embed_scale=None, combine="add",
                 dim=None, scale=1.0, base=10000.0, max_len=50, max_distance=None,
-                num_buckets=32):
-    """The resolved config, in pelab's schema; only keys that apply to `scheme`."""
+                num_buckets=32, bidirectional=None, mlp_width=32, threshold=512.0,
+                kernel="log", scale_base=512.0, max_position=16, fraction=None,
+                scaling=None):
+    """The resolved config, in pelab's schema; only keys that apply to `scheme`.
+    The options that the established cases never set (alibi's `bidirectional`,
+    rotary's `fraction` and `scaling`) are written only when given, so that those
+    cases' YAML, and so their files, stay as they were."""
     model = {"vocab_in": 7, "vocab_out": 5, "d_model": d_model, "heads": heads,
              "layers": layers, "d_ff": d_ff if d_ff is not None else 4 * d_model,
              "dropout": 0.0, "norm": norm, "causal": causal, "activation": activation,
@@ -51,8 +75,8 @@ def make_config(scheme, *, d_model=8, heads=2, layers=2, d_ff=None, norm="pre",
         if combine == "concat":
             pos["dim"] = dim
         pos["scale"] = scale
-    if scheme in ("sinusoidal", "rotary"):
-        pos["base"] = base
+    if scheme in ("sinusoidal", "rotary", "xl_relative", "sandwich", "xpos"):
+        pos["base"] = base  # MODEL.md §Keys of these schemes: base
     if scheme == "learned":
         pos["max_len"] = max_len
     if scheme in ("relative", "t5"):
@@ -61,6 +85,24 @@ def make_config(scheme, *, d_model=8, heads=2, layers=2, d_ff=None, norm="pre",
             16 if scheme == "relative" else 128)
     if scheme == "t5":
         pos["num_buckets"] = num_buckets
+    # MODEL.md §Keys of these schemes, one scheme's keys only under that scheme
+    if scheme == "alibi" and bidirectional is not None:
+        pos["bidirectional"] = bidirectional
+    if scheme == "fire":
+        pos["mlp_width"] = mlp_width
+        pos["threshold"] = threshold
+    if scheme == "kerple":
+        pos["kernel"] = kernel
+    if scheme == "xpos":
+        pos["scale_base"] = scale_base
+    if scheme == "cope":
+        pos["max_position"] = max_position
+    if scheme == "rotary" and fraction is not None:
+        pos["fraction"] = fraction
+    if scheme == "rotary" and scaling is not None:
+        pos["scaling"] = dict(scaling)  # {type, factor, original_length}
+    if scheme in CAUSAL_ONLY:
+        assert causal, scheme + " needs model.causal: true"
     return {"model": model, "positional": pos}
 
 
@@ -71,10 +113,19 @@ def to_yaml(cfg):
         if isinstance(v, float):
             return repr(v)  # shortest round-trip form, e.g. 2.8284271247461903
         return str(v)
+    def mapping(d, indent):  # nested mappings (positional.scaling) as nested blocks
+        out = []
+        for k, v in d.items():
+            if isinstance(v, dict):
+                out.append("%s%s:" % (indent, k))
+                out += mapping(v, indent + "  ")
+            else:
+                out.append("%s%s: %s" % (indent, k, scalar(v)))
+        return out
     lines = []
     for section in ("model", "positional"):
         lines.append(section + ":")
-        lines += ["  %s: %s" % (k, scalar(v)) for k, v in cfg[section].items()]
+        lines += mapping(cfg[section], "  ")
     return "\n".join(lines) + "\n"
 
 
@@ -90,6 +141,8 @@ def param_shapes(cfg):
         shapes.append(("pos.weight", [pc["max_len"], pc["dim"] if concat else d], "table"))
     if pc["type"] == "t5":
         shapes.append(("t5_bias.weight", [pc["num_buckets"], H], "table"))
+    if pc["type"] == "kerple":  # one (r1, r2) per head for the whole model
+        shapes += [("kerple.r1", [H], "kerple_r1"), ("kerple.r2", [H], "kerple_r2")]
     for l in range(m["layers"]):
         p = "layers.%d." % l
         shapes += [(p + "ln1.weight", [d], "ln_w"), (p + "ln1.bias", [d], "bias")]
@@ -100,6 +153,20 @@ def param_shapes(cfg):
             k = pc["max_distance"]
             shapes += [(p + "attn.rel_k", [2 * k + 1, d_h], "table"),
                        (p + "attn.rel_v", [2 * k + 1, d_h], "table")]
+        if pc["type"] == "xl_relative":
+            shapes += [(p + "attn.xl_u", [H, d_h], "table"),
+                       (p + "attn.xl_v", [H, d_h], "table"),
+                       (p + "attn.xl_r.weight", [d, d], "weight")]
+        if pc["type"] == "fire":
+            W = pc["mlp_width"]
+            shapes += [(p + "attn.fire.fc1.weight", [W, 1], "fire_fc1"),
+                       (p + "attn.fire.fc1.bias", [W], "fire_fc1"),
+                       (p + "attn.fire.fc2.weight", [H, W], "weight"),
+                       (p + "attn.fire.fc2.bias", [H], "bias"),
+                       (p + "attn.fire.c", [1], "fire_c"),
+                       (p + "attn.fire.l_mult", [1], "fire_l")]
+        if pc["type"] == "cope":
+            shapes.append((p + "attn.cope_emb", [pc["max_position"], d_h], "table"))
         shapes += [(p + "ln2.weight", [d], "ln_w"), (p + "ln2.bias", [d], "bias"),
                    (p + "ffn.fc1.weight", [F, d], "weight"), (p + "ffn.fc1.bias", [F], "bias"),
                    (p + "ffn.fc2.weight", [d, F], "weight"), (p + "ffn.fc2.bias", [d], "bias")]
@@ -113,15 +180,43 @@ def param_shapes(cfg):
 def init_params(cfg, g):
     """Deliberately large random values (not a training init): every bias, LN
     affine and positional table is far from 0/1, so no wrong term can hide."""
-    std = {"embed": 0.3, "weight": 0.3, "bias": 0.1, "ln_w": 0.1, "table": 0.5}
+    std = {"embed": 0.3, "weight": 0.3, "bias": 0.1, "ln_w": 0.1, "table": 0.5,
+           "fire_fc1": 1.0, "fire_c": 0.3, "fire_l": 0.5, "kerple_r1": 0.5,
+           "kerple_r2": 0.5}
     params = {}
     for name, shape, kind in param_shapes(cfg):
         x = torch.randn(shape, generator=g, dtype=F64) * std[kind]
         x = x + 1.0 if kind == "ln_w" else x
+        x = shape_new_param(kind, x)
         # Round to F32 first: the outputs are then the float64 result of exactly the
         # parameters stored in the file, not of values the reader never sees.
         params[name] = x.to(torch.float32).to(F64)
     return params
+
+
+def shape_new_param(kind, x):
+    """The newer schemes' parameters, from a N(0, std) draw x, moved to where every
+    branch of their formulas is taken (not the sources' init: cope_emb = 0 would
+    hide the CoPE term, c = 0.1, l_mult = 1 would hide |c|, |l|).
+    - fire c and l_mult: either sign, |c| >= 0.05 and |l| >= 0.5, so that |.| matters
+      and L = |l| L0 stays away from 0.
+    - kerple r1, r2 [H]: by head, below the projection's lower bound 0.01 (stored
+      negative or tiny, forward at 0.01), inside, or above 2 (power projects it to 2;
+      log keeps it): r1 is inside, below, inside, ... and r2 below, inside, above, ...
+      so that with H = 2 or 3 both parameters meet both the boundary and the interior."""
+    if kind in ("fire_c", "fire_l"):
+        floor = 0.05 if kind == "fire_c" else 0.5
+        return torch.where(x < 0, -1.0, 1.0) * (floor + x.abs())
+    if kind in ("kerple_r1", "kerple_r2"):
+        h = torch.arange(x.shape[0])
+        below = -(0.001 + 0.02 * x.abs())          # projected up to 0.01
+        inside = 0.2 + x.abs()                      # in (0.01, 2) for any sane draw
+        above = 2.1 + x.abs()                       # power: projected down to 2
+        inside = inside.clamp(max=1.9)
+        if kind == "kerple_r1":
+            return torch.where(h % 2 == 1, below, inside)
+        return torch.where(h % 3 == 0, below, torch.where(h % 3 == 1, inside, above))
+    return x
 
 
 # ------------------------------------------------------------ positional helpers
@@ -187,9 +282,159 @@ def rotate(x, positions, base):
     assert d_h % 2 == 0, "rotary needs an even d_h"
     theta = base ** (-2.0 * torch.arange(d_h // 2, dtype=F64) / d_h)
     ang = positions.to(F64)[:, None, :, None] * theta  # [B, 1, T, d_h/2]
+    return rotate_pairs(x, ang)
+
+
+def xpos_scores(q, k, positions, admissible, pc, rel_impl="einsum"):
+    """xpos's content scores (MODEL.md, xpos): q', k' rotated as rotary (every pair),
+    then sum_k zeta_k^((p_i - p_j)/B) (q'_2k k'_2k + q'_2k+1 k'_2k+1) / sqrt(d_h).
+    "einsum" is that sum, literally; "factored:<c>" is torchscale's form, zeta^((p_i
+    - c)/B) on q' and zeta^(-(p_j - c)/B) on k' with c an int, or "mid" for each
+    sequence's middle real position rounded down.  The two agree for every c."""
+    d_h = q.shape[-1]
+    assert d_h % 2 == 0, "xpos needs an even d_h"
+    qr, kr = rotate(q, positions, pc["base"]), rotate(k, positions, pc["base"])
+    zeta = xpos_zeta(d_h)
+    Bsc = pc["scale_base"]
+    p = positions.to(F64)
+    if rel_impl.startswith("factored:"):
+        arg = rel_impl.split(":")[1]
+        if arg == "mid":  # the middle of the real positions (last row admits all real)
+            real = admissible[:, -1, :]
+            big, small = p.masked_fill(~real, -1e9).max(1).values, \
+                p.masked_fill(~real, 1e9).min(1).values
+            c = torch.floor((big + small) / 2)[:, None]
+        else:
+            c = torch.full((p.shape[0], 1), float(arg), dtype=F64)
+        fq = zeta ** ((p - c)[:, None, :, None] / Bsc)   # [B, 1, T, d_h/2]
+        fk = zeta ** (-(p - c)[:, None, :, None] / Bsc)
+        qs = qr * fq.repeat_interleave(2, dim=-1)
+        ks = kr * fk.repeat_interleave(2, dim=-1)
+        return qs @ ks.transpose(-1, -2) / math.sqrt(d_h)
+    expo = (p[:, :, None] - p[:, None, :]) / Bsc          # [B, i, j] = (p_i - p_j)/B
+    factor = zeta ** expo[..., None]                        # [B, T, T, d_h/2]
+    pairs = (torch.einsum("bhik,bhjk,bijk->bhij", qr[..., 0::2], kr[..., 0::2], factor)
+             + torch.einsum("bhik,bhjk,bijk->bhij", qr[..., 1::2], kr[..., 1::2], factor))
+    return pairs / math.sqrt(d_h)
+
+
+def rotate_pairs(x, ang, mu=1.0):
+    """Rotate the first n_rot = ang.shape[-1] interleaved pairs of x by the angles
+    ang [B, 1 or H, T, n_rot], multiply them by mu (YaRN), and pass the features
+    >= 2 n_rot through unchanged (MODEL.md §Rotary options, fraction)."""
+    d_r = 2 * ang.shape[-1]
     cos, sin = ang.cos(), ang.sin()
-    x0, x1 = x[..., 0::2], x[..., 1::2]
-    return torch.stack([x0 * cos - x1 * sin, x0 * sin + x1 * cos], dim=-1).flatten(-2)
+    x0, x1 = x[..., 0:d_r:2], x[..., 1:d_r:2]
+    rot = torch.stack([x0 * cos - x1 * sin, x0 * sin + x1 * cos], dim=-1).flatten(-2)
+    if mu != 1.0:
+        rot = rot * mu
+    return torch.cat([rot, x[..., d_r:]], dim=-1)
+
+
+def rotary_pairs_count(fraction, d_h):
+    """n_rot = floor(f d_h/2 + 1e-9) >= 1 (MODEL.md §Rotary options); the 1e-9 makes
+    a product that should be an integer (but rounds just below it) count as one."""
+    n_rot = math.floor(fraction * d_h / 2 + 1e-9)
+    assert n_rot >= 1, "positional.fraction leaves no pair to rotate"
+    return n_rot
+
+
+def yarn_ramp(d_r, base, L):
+    """YaRN's lo and hi (MODEL.md §Rotary options, yarn; jquesnelle/yarn
+    find_correction_range with beta 32 and 1): kappa(beta) = d_r ln(L/(2 pi beta)) /
+    (2 ln base), lo = max(floor(kappa(32)), 0), hi = min(ceil(kappa(1)), d_r - 1),
+    hi = lo + 0.001 where they are equal (the ramp must not divide by 0)."""
+    def kappa(beta):
+        return d_r * math.log(L / (2 * math.pi * beta)) / (2 * math.log(base))
+    lo = max(math.floor(kappa(32)), 0)
+    hi = min(math.ceil(kappa(1)), d_r - 1)
+    if hi == lo:
+        hi = lo + 0.001
+    return lo, hi
+
+
+def yarn_theta(theta, s, lo, hi):
+    """theta'_i = theta_i (1 - gamma_i) + (theta_i / s) gamma_i, gamma_i =
+    clamp((i - lo)/(hi - lo), 0, 1): pairs below lo keep their frequency, pairs
+    above hi are interpolated by s, a linear ramp between."""
+    i = torch.arange(theta.shape[-1], dtype=F64)
+    gamma = ((i - lo) / (hi - lo)).clamp(0.0, 1.0)
+    return theta * (1 - gamma) + (theta / s) * gamma
+
+
+def rotary_angles(pc, positions, key_mask, d_h):
+    """Angles [B, 1, T, n_rot] of rotary with its options, and the factor mu of the
+    rotated features (MODEL.md §Rotary options).  Without `fraction` and `scaling`
+    this is plain rotary, with the same operations as rotate() (bit for bit)."""
+    n_rot = rotary_pairs_count(pc.get("fraction", 1.0), d_h)
+    d_r = 2 * n_rot  # the rotated width replaces d_h in theta
+    base = pc["base"]
+    sc = pc.get("scaling", {"type": "none"})
+    kind, s = sc["type"], sc.get("factor", 1.0)
+    i = torch.arange(n_rot, dtype=F64)
+    m = positions.to(F64)[:, None, :, None]  # [B, 1, T, 1], the token's position
+    theta = base ** (-2.0 * i / d_r)
+    if kind == "none":
+        return m * theta, 1.0
+    if kind == "pi":  # (m/s) theta_i; at s = 1, m/1 = m exactly
+        return (m / s) * theta, 1.0
+    if kind == "ntk":  # b' = base s^(d_r/(d_r-2)); at s = 1, b' = base exactly
+        assert n_rot >= 2, "ntk needs n_rot >= 2"
+        b2 = base * s ** (d_r / (d_r - 2))
+        return m * b2 ** (-2.0 * i / d_r), 1.0
+    if kind == "dynamic_ntk":
+        # per sequence: n = 1 + the largest position among its real tokens;
+        # b' = base (s n/L - (s-1))^(d_r/(d_r-2)) where n > L, else base itself
+        assert n_rot >= 2, "dynamic_ntk needs n_rot >= 2"
+        L = sc["original_length"]
+        n = (positions.masked_fill(key_mask == 0, -1).max(dim=1).values + 1).to(F64)
+        grown = base * (s * n / L - (s - 1)) ** (d_r / (d_r - 2))
+        b2 = torch.where(n > L, grown, torch.full_like(n, base))  # [B]
+        theta_b = b2[:, None] ** (-2.0 * i / d_r)                 # [B, n_rot]
+        return m * theta_b[:, None, None, :], 1.0
+    if kind == "yarn":
+        if s == 1:  # MODEL.md: at s = 1 yarn is plain rotary, bit for bit (the ramp
+            return m * theta, 1.0  # would give theta(1-g) + theta g, not always theta)
+        lo, hi = yarn_ramp(d_r, base, sc["original_length"])
+        return m * yarn_theta(theta, s, lo, hi), 0.1 * math.log(s) + 1
+    raise ValueError(kind)
+
+
+def xpos_zeta(d_h):
+    """zeta_k = (2k + 0.4 d_h) / (1.4 d_h), k < d_h/2 (MODEL.md, xpos)."""
+    k = torch.arange(d_h // 2, dtype=F64)
+    return (2 * k + 0.4 * d_h) / (1.4 * d_h)
+
+
+def fire_u(p_i, p_j, c, L):
+    """u_ij = sign(d) psi(|d|) / (psi(max(p_i, L)) + 1e-6), d = p_i - p_j,
+    psi(x) = ln(|c| x + 1) (MODEL.md, fire).  p_i [..., T, 1], p_j [..., 1, T] float."""
+    def psi(x):
+        return torch.log(c.abs() * x + 1)
+    delta = p_i - p_j
+    return torch.sign(delta) * psi(delta.abs()) / (psi(torch.maximum(p_i, L)) + 1e-6)
+
+
+class ProjectPassThrough(torch.autograd.Function):
+    """KERPLE's projection (MODEL.md, kerple): the forward clamps the stored value
+    into [lo, hi]; the derivative w.r.t. the stored value is the one at the projected
+    value, i.e. the incoming gradient unchanged.  (torch.clamp's own gradient is 0
+    outside the range, which is not the contract.)"""
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        return x.clamp(min=lo, max=hi)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None, None
+
+
+def kerple_projected(pc, params):
+    """r1 <- max(r1, 0.01); r2 <- max(r2, 0.01), power: min(max(r2, 0.01), 2)."""
+    r1 = ProjectPassThrough.apply(params["kerple.r1"], 0.01, None)
+    r2 = ProjectPassThrough.apply(params["kerple.r2"], 0.01,
+                                  2.0 if pc["kernel"] == "power" else None)
+    return r1, r2
 
 
 # ---------------------------------------------------------------------- the model
@@ -204,25 +449,38 @@ def linear(x, params, name):
     return x @ params[name + ".weight"].T + params[name + ".bias"]
 
 
-def attention_z(x, params, pfx, cfg, positions, admissible, rel_impl="einsum"):
+def attention_z(x, params, pfx, cfg, positions, admissible, rel_impl="einsum",
+                key_mask=None, kerple_r=None, probe=None):
     """Per-head attention output Z [B, T, d] before W_o (MODEL.md §Multi-head
-    attention).  admissible[b,i,j] is false for masked keys and, if causal, j > i."""
+    attention).  admissible[b,i,j] is false for masked keys and, if causal, j > i.
+    key_mask (dynamic NTK's real tokens) defaults to the last query row of
+    admissible, which admits every real key, causal or not.  kerple_r: the projected
+    (r1, r2) of this forward.  rel_impl picks an alternative but equal computation
+    for the selftest ("gather" for relative, "factored:<c>" for xpos).  probe, a
+    dict, collects internals that the selftest checks the cases exercise."""
     m, pc = cfg["model"], cfg["positional"]
     Bn, Tn, d = x.shape
     H = m["heads"]
     d_h = d // H
+    kind = pc["type"]
+    if key_mask is None:
+        key_mask = admissible[:, -1, :]
 
     def heads(t):  # [B, T, d] -> [B, H, T, d_h]; head h owns columns [h d_h, (h+1) d_h)
         return t.view(Bn, Tn, H, d_h).transpose(1, 2)
     q = heads(linear(x, params, pfx + "q"))
     k = heads(linear(x, params, pfx + "k"))
     v = heads(linear(x, params, pfx + "v"))
-    if pc["type"] == "rotary":  # after the projections, bias included
-        q, k = rotate(q, positions, pc["base"]), rotate(k, positions, pc["base"])
-    S = q @ k.transpose(-1, -2) / math.sqrt(d_h)
+    if kind == "rotary":  # after the projections, bias included
+        ang, mu = rotary_angles(pc, positions, key_mask, d_h)
+        q, k = rotate_pairs(q, ang, mu), rotate_pairs(k, ang, mu)
+    if kind == "xpos":
+        S = xpos_scores(q, k, positions, admissible, pc, rel_impl)
+    else:
+        S = q @ k.transpose(-1, -2) / math.sqrt(d_h)
     rel = positions[:, None, :] - positions[:, :, None]  # [B, i, j] = p_j - p_i
 
-    if pc["type"] == "relative":
+    if kind == "relative":
         kd = pc["max_distance"]
         c = rel.clamp(-kd, kd) + kd  # Shaw: c = clip(p_j - p_i, -k, k) + k
         wK, wV = params[pfx + "rel_k"], params[pfx + "rel_v"]  # shared by the heads
@@ -231,14 +489,81 @@ def attention_z(x, params, pfx, cfg, positions, admissible, rel_impl="einsum"):
         else:  # gather: q . wK for every bucket, then pick each (i, j)'s bucket
             cq = c[:, None].expand(Bn, H, Tn, Tn)
             S = S + torch.gather(q @ wK.T, -1, cq) / math.sqrt(d_h)
-    elif pc["type"] == "alibi":  # R = -m_h |p_j - p_i|, symmetric
+    elif kind == "alibi" and pc.get("bidirectional", "symmetric") == "deepmind":
+        # R = m_h (-|p_j - p_i| + 1/2 [p_j < p_i]): an earlier key gets half a slope
+        # less penalty than a later one at the same distance
+        slopes = torch.tensor(alibi_slopes(H), dtype=F64)
+        earlier = (rel < 0).to(F64)
+        S = S + slopes[:, None, None] * (-rel.abs().to(F64) + 0.5 * earlier)[:, None]
+    elif kind == "alibi":  # R = -m_h |p_j - p_i|, symmetric
         slopes = torch.tensor(alibi_slopes(H), dtype=F64)
         S = S - slopes[:, None, None] * rel.abs().to(F64)[:, None]
-    elif pc["type"] == "t5":  # R = bias[bucket(p_j - p_i), h]; one table for all layers
+    elif kind == "t5":  # R = bias[bucket(p_j - p_i), h]; one table for all layers
         R = int(rel.abs().max())
         table = torch.tensor([t5_bucket(r, pc["num_buckets"], pc["max_distance"])
                               for r in range(-R, R + 1)])
         S = S + params["t5_bias.weight"][table[rel + R]].permute(0, 3, 1, 2)
+    elif kind == "xl_relative":
+        # R = (u_h . k_j + (q_i + v_h) . rho_h(p_j - p_i)) / sqrt(d_h), rho(delta) =
+        # r(delta) W_R^T [d], r = all sines then all cosines over the model width d,
+        # w_m = base^(-2m/d); delta of either sign, no clipping
+        assert d % 2 == 0, "xl_relative needs an even d_model"
+        omega = pc["base"] ** (-2.0 * torch.arange(d // 2, dtype=F64) / d)
+        ang = rel.to(F64)[..., None] * omega                     # [B, T, T, d/2]
+        r = torch.cat([ang.sin(), ang.cos()], dim=-1)             # [B, T, T, d]
+        rho = (r @ params[pfx + "xl_r.weight"].T).view(Bn, Tn, Tn, H, d_h)
+        u, vv = params[pfx + "xl_u"], params[pfx + "xl_v"]       # [H, d_h]
+        content = torch.einsum("hd,bhjd->bhj", u, k)[:, :, None, :]   # u_h . k_j
+        position = torch.einsum("bhid,bijhd->bhij", q + vv[None, :, None, :], rho)
+        S = S + (content + position) / math.sqrt(d_h)
+    elif kind == "fire":
+        # R[h,i,j] = f(u_ij)_h, f = MLP 1 -> W -> H with ReLU; L = |l| L0
+        c, ell = params[pfx + "fire.c"], params[pfx + "fire.l_mult"]
+        L = ell.abs() * pc["threshold"]
+        p = positions.to(F64)
+        u = fire_u(p[:, :, None], p[:, None, :], c, L)           # [B, T, T]
+        hidden = torch.relu(linear(u[..., None], params, pfx + "fire.fc1"))
+        S = S + linear(hidden, params, pfx + "fire.fc2").permute(0, 3, 1, 2)
+        if probe is not None:  # does some real query sit beyond L?  below it?
+            real = key_mask.bool()
+            probe.setdefault("fire_beyond_L", []).append(bool((p[real] > L).any()))
+            probe.setdefault("fire_within_L", []).append(bool((p[real] <= L).any()))
+    elif kind == "kerple":
+        r1, r2 = kerple_r if kerple_r is not None else kerple_projected(pc, params)
+        r1, r2 = r1[:, None, None], r2[:, None, None]             # [H, 1, 1]
+        dist = rel.abs().to(F64)[:, None]                         # [B, 1, T, T]
+        if pc["kernel"] == "log":  # R = -r1 ln(1 + r2 |p_j - p_i|)
+            S = S - r1 * torch.log(1 + r2 * dist)
+        else:  # power: R = -r1 |p_j - p_i|^r2, and 0 (derivative 0) at p_j = p_i;
+            # the base is 1 there inside pow so that d/dr2 (= ln 0 * 0) is not NaN
+            nonzero = dist > 0
+            safe = torch.where(nonzero, dist, torch.ones_like(dist))
+            S = S - r1 * torch.where(nonzero, safe ** r2, torch.zeros_like(safe))
+    elif kind == "sandwich":
+        # R = H/(8(h+1)) (sum_{k=1..d_h/2} cos((p_i - p_j) base^(-2k/d_h)) - d_h/2)
+        assert d_h % 2 == 0, "sandwich needs an even d_h"
+        kk = torch.arange(1, d_h // 2 + 1, dtype=F64)
+        freq = pc["base"] ** (-2.0 * kk / d_h)
+        cos_sum = torch.cos((-rel).to(F64)[..., None] * freq).sum(-1)  # [B, T, T]
+        coef = torch.tensor([H / (8.0 * (h + 1)) for h in range(H)], dtype=F64)
+        S = S + coef[:, None, None] * (cos_sum - d_h / 2)[:, None]
+    elif kind == "cope":
+        # S0 = the content scores above (scaled); gates sigma(S0) on admissible keys
+        # only; nu_ij = min(sum_{t >= j} g_it, npos - 1) (a cumulative sum from the
+        # right); R = q_i . e interpolated between e[floor nu] and e[ceil nu].
+        # Positions are not read.
+        npos = pc["max_position"]
+        e = params[pfx + "cope_emb"]                              # [npos, d_h]
+        adm = admissible[:, None]
+        gates = torch.where(adm, torch.sigmoid(S), torch.zeros_like(S))
+        total = gates.flip(-1).cumsum(-1).flip(-1)
+        nu = total.clamp(max=npos - 1)  # no derivative where clamped, as the contract
+        lo, hi = nu.detach().floor().long(), nu.detach().ceil().long()
+        w = nu - lo.to(F64)             # derivatives flow through w, not floor/ceil
+        qe = q @ e.T                                              # [B, H, T, npos]
+        S = S + (1 - w) * torch.gather(qe, -1, lo) + w * torch.gather(qe, -1, hi)
+        if probe is not None:  # the largest count over admissible keys
+            probe.setdefault("cope_nu_max", []).append(float(total[adm.expand_as(total)].max()))
 
     # Masked scores are -inf before the softmax.  A row with no admissible key would
     # be softmax(all -inf) = NaN; MODEL.md gives it alpha = 0 (so z = 0).  We softmax
@@ -260,10 +585,15 @@ def attention_z(x, params, pfx, cfg, positions, admissible, rel_impl="einsum"):
     return z.transpose(1, 2).reshape(Bn, Tn, d)  # heads concatenated in order
 
 
-def forward(params, cfg, tokens, positions, key_mask, rel_impl="einsum"):
+def forward(params, cfg, tokens, positions, key_mask, rel_impl="einsum", probe=None):
     """logits [B, T, V_out] (MODEL.md §Forward; dropout is 0, nothing to do)."""
     m, pc = cfg["model"], cfg["positional"]
     assert int(positions.min()) >= 0, "negative position"
+    if pc["type"] in CAUSAL_ONLY:
+        assert m["causal"], pc["type"] + " needs model.causal: true"
+    # KERPLE: the stored values are projected before every forward, once for the
+    # whole model (the layers share them)
+    kerple_r = kerple_projected(pc, params) if pc["type"] == "kerple" else None
     X = params["embed.weight"][tokens] * m["embed_scale"]
     if pc["type"] in INPUT_SIDE:
         concat = pc["combine"] == "concat"
@@ -279,7 +609,8 @@ def forward(params, cfg, tokens, positions, key_mask, rel_impl="einsum"):
 
     def mha(x, l):
         pfx = "layers.%d.attn." % l
-        z = attention_z(x, params, pfx, cfg, positions, adm, rel_impl)
+        z = attention_z(x, params, pfx, cfg, positions, adm, rel_impl,
+                        key_mask=key_mask, kerple_r=kerple_r, probe=probe)
         return linear(z, params, pfx + "o")
 
     def ffn(x, l):
@@ -310,6 +641,15 @@ def loss_fn(logits, targets):
 
 # ------------------------------------------------------------------------- cases
 def case_list():
+    """name -> (config, input options), the established cases first, then the
+    newer schemes' (see new_cases)."""
+    cases = established_cases()
+    for group in new_cases().values():
+        cases.update(group)
+    return cases
+
+
+def established_cases():
     """name -> (config, input options).  Inputs: padding side, position mode."""
     cases = {}
     for s in SCHEMES:
@@ -335,6 +675,130 @@ def case_list():
     cases["index_concat_pre"] = (make_config("index", combine="concat", dim=4), {})
     cases["normalized_concat_pre"] = (make_config("normalized", combine="concat", dim=4), {})
     return cases
+
+
+def new_cases():
+    """group -> {name -> (config, input options)} for the contract's newer schemes
+    and options.  Every group has pre- and post-LN, causal and not (xpos and cope
+    causal only), left and right padding, randomized and shifted positions; the bias
+    schemes also run with 3 heads (ALiBi's non-power-of-two slopes, sandwich's and
+    KERPLE's per-head terms).  Bases of 100 where 10000 would leave the term ~0 at
+    T = 7 (sandwich's cosines, YaRN's ramp)."""
+    rnd, shift, left = {"positions": ("random", 40)}, {"positions": ("shift", 5)}, \
+        {"pad": "left"}
+    three = {"d_model": 12, "heads": 3}  # d_h = 4
+    g = {}
+    c = lambda s, **kw: make_config(s, **kw)
+    g["xl_relative"] = {
+        "xl_relative_pre": (c("xl_relative"), {}),
+        "xl_relative_post_causal": (c("xl_relative", norm="post", causal=True), {}),
+        "xl_relative_leftpad_pre": (c("xl_relative"), left),
+        "xl_relative_3heads_causal_leftpad_post": (
+            c("xl_relative", norm="post", causal=True, **three), left),
+        "xl_relative_randomized_pre": (c("xl_relative", base=100.0), rnd),
+        "xl_relative_shifted_pre": (c("xl_relative"), shift),
+    }
+    g["fire"] = {
+        "fire_pre": (c("fire"), {}),
+        "fire_post_causal": (c("fire", norm="post", causal=True), {}),
+        "fire_causal_leftpad_post": (c("fire", norm="post", causal=True, mlp_width=6), left),
+        "fire_3heads_pre": (c("fire", mlp_width=5, **three), {}),
+        "fire_randomized_pre": (c("fire"), rnd),
+        "fire_shifted_pre": (c("fire"), shift),
+        # L = |l| L0 with |l| in [0.5, ~2]: positions run beyond L and below it
+        "fire_threshold_pre": (c("fire", threshold=4.0, mlp_width=8), {}),
+        "fire_threshold_randomized_post_causal": (
+            c("fire", norm="post", causal=True, threshold=10.0), rnd),
+    }
+    g["kerple"] = {}
+    for kern in ("log", "power"):
+        g["kerple"].update({
+            "kerple_%s_pre" % kern: (c("kerple", kernel=kern), {}),
+            "kerple_%s_post_causal" % kern: (c("kerple", kernel=kern, norm="post",
+                                                causal=True), {}),
+            "kerple_%s_3heads_pre" % kern: (c("kerple", kernel=kern, **three), {}),
+            "kerple_%s_randomized_pre" % kern: (c("kerple", kernel=kern), rnd),
+            "kerple_%s_leftpad_pre" % kern: (c("kerple", kernel=kern), left),
+            "kerple_%s_shifted_pre" % kern: (c("kerple", kernel=kern), shift),
+        })
+    g["sandwich"] = {
+        "sandwich_pre": (c("sandwich"), {}),
+        "sandwich_post_causal": (c("sandwich", base=100.0, norm="post", causal=True), {}),
+        "sandwich_3heads_pre": (c("sandwich", base=100.0, **three), {}),
+        "sandwich_randomized_pre": (c("sandwich", base=100.0), rnd),
+        "sandwich_leftpad_pre": (c("sandwich", base=100.0), left),
+        "sandwich_shifted_pre": (c("sandwich", base=100.0), shift),
+    }
+    g["xpos"] = {  # scale_base 8, not 512, so that zeta^(delta/B) is far from 1
+        "xpos_causal_pre": (c("xpos", causal=True, scale_base=8.0), {}),
+        "xpos_post_causal": (c("xpos", norm="post", causal=True), {}),
+        "xpos_causal_leftpad_post": (c("xpos", norm="post", causal=True, scale_base=8.0),
+                                     left),
+        "xpos_causal_randomized_pre": (c("xpos", causal=True, scale_base=8.0, base=100.0),
+                                       rnd),
+        "xpos_causal_shifted_pre": (c("xpos", causal=True, scale_base=8.0), shift),
+    }
+    g["cope"] = {
+        "cope_causal_pre": (c("cope", causal=True), {}),
+        "cope_post_causal": (c("cope", norm="post", causal=True), {}),
+        "cope_causal_leftpad_post": (c("cope", norm="post", causal=True), left),
+        "cope_causal_randomized_pre": (c("cope", causal=True), rnd),
+        # npos - 1 = 2 and 1: counts of up to 7 gates reach the clamp
+        "cope_clamp_causal_pre": (c("cope", causal=True, max_position=3), {}),
+        "cope_clamp_post_causal": (c("cope", norm="post", causal=True, max_position=2),
+                                   {}),
+    }
+    dm = {"bidirectional": "deepmind"}
+    g["alibi_deepmind"] = {
+        "alibi_deepmind_pre": (c("alibi", **dm), {}),
+        "alibi_deepmind_post_causal": (c("alibi", norm="post", causal=True, **dm), {}),
+        "alibi_deepmind_3heads_pre": (c("alibi", **dm, **three), {}),
+        "alibi_deepmind_6heads_post_causal": (
+            c("alibi", norm="post", causal=True, d_model=12, heads=6, **dm), {}),
+        "alibi_deepmind_randomized_pre": (c("alibi", **dm), rnd),
+        "alibi_deepmind_leftpad_pre": (c("alibi", **dm), left),
+        "alibi_deepmind_shifted_pre": (c("alibi", **dm), shift),
+        "alibi_symmetric_pre": (c("alibi", bidirectional="symmetric"), {}),
+    }
+    # d_h = 8 so that fractions leave 1, 2 or 3 of the 4 pairs rotating
+    w = {"d_model": 16, "heads": 2}
+    sc = lambda kind, s, L=None: dict(
+        {"type": kind, "factor": s}, **({"original_length": L} if L else {}))
+    g["rotary_options"] = {
+        "rotary_fraction_pre": (c("rotary", fraction=0.5, **w), {}),
+        "rotary_fraction_post_causal": (c("rotary", fraction=0.3, norm="post",
+                                          causal=True, **w), {}),
+        "rotary_fraction_randomized_pre": (c("rotary", fraction=0.75, **w), rnd),
+        "rotary_pi_pre": (c("rotary", scaling=sc("pi", 4.0), **w), {}),
+        "rotary_pi_fraction_randomized_pre": (
+            c("rotary", fraction=0.5, scaling=sc("pi", 2.5, 16), **w), rnd),
+        "rotary_ntk_pre": (c("rotary", scaling=sc("ntk", 3.0), **w), {}),
+        "rotary_ntk_fraction_causal_leftpad_post": (
+            c("rotary", fraction=0.5, norm="post", causal=True,
+              scaling=sc("ntk", 2.0, 16), **w), left),
+        # n = 7, 4, 1 against L = 5: one row beyond L, two within
+        "rotary_dynamic_ntk_pre": (c("rotary", scaling=sc("dynamic_ntk", 2.0, 5), **w), {}),
+        "rotary_dynamic_ntk_randomized_pre": (
+            c("rotary", scaling=sc("dynamic_ntk", 3.0, 20), **w), rnd),
+        # n = 12, 9, 6 against L = 8
+        "rotary_dynamic_ntk_shifted_post_causal": (
+            c("rotary", norm="post", causal=True, fraction=0.75,
+              scaling=sc("dynamic_ntk", 2.0, 8), **w), shift),
+        "rotary_dynamic_ntk_leftpad_pre": (
+            c("rotary", scaling=sc("dynamic_ntk", 4.0, 6), **w), left),
+        # d_r 8, base 100, L 1000: lo = 1, hi = 5, gamma = 0, 0, 1/4, 1/2
+        "rotary_yarn_pre": (c("rotary", base=100.0, scaling=sc("yarn", 4.0, 1000), **w),
+                            {}),
+        "rotary_yarn_fraction_post_causal": (
+            c("rotary", fraction=0.75, norm="post", causal=True,
+              scaling=sc("yarn", 2.0, 64), **w), {}),
+        "rotary_yarn_randomized_pre": (
+            c("rotary", base=100.0, scaling=sc("yarn", 8.0, 512), **w), rnd),
+        "rotary_yarn_shifted_causal_leftpad_post": (
+            c("rotary", base=100.0, norm="post", causal=True,
+              scaling=sc("yarn", 2.0, 1000), **w), dict(left, **shift)),
+    }
+    return g
 
 
 def make_inputs(cfg, opts, g, lengths=LENGTHS, Tn=T):
@@ -623,16 +1087,46 @@ def selftest():
     return not failures
 
 
+def select_cases(only):
+    """The cases --only names (see the module docstring); None: the established."""
+    established, groups = established_cases(), new_cases()
+    everything = case_list()
+    if only is None:
+        return established
+    chosen = set()
+    for token in only.split(","):
+        token = token.strip()
+        if token == "new":
+            chosen |= {n for grp in groups.values() for n in grp}
+        elif token == "established":
+            chosen |= set(established)
+        elif token in groups:
+            chosen |= set(groups[token])
+        elif token in everything:
+            chosen.add(token)
+        else:
+            sys.exit("--only: no case or group named %r (groups: new, established, %s)"
+                     % (token, ", ".join(groups)))
+    return {n: v for n, v in everything.items() if n in chosen}  # case-list order
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="tests/fixtures/model")
+    ap.add_argument("--only", help="comma-separated cases or groups, e.g. new or "
+                    "fire,rotary_options (default: the established cases)")
+    ap.add_argument("--list", action="store_true", help="print the case names only")
     ap.add_argument("--selftest", action="store_true")
     args = ap.parse_args()
     if args.selftest:
         sys.exit(0 if selftest() else 1)
+    cases = select_cases(args.only)
+    if args.list:
+        print("\n".join(cases))
+        return
     torch.set_num_threads(1)  # fixed reduction order, for byte-identical output
     os.makedirs(args.out, exist_ok=True)
-    for name, (cfg, opts) in case_list().items():
+    for name, (cfg, opts) in cases.items():
         tensors, meta = case_tensors(name, cfg, opts)
         path = os.path.join(args.out, name + ".safetensors")
         with open(path, "wb") as f:
