@@ -28,6 +28,7 @@ Everything is computed in float64 and stored as F32 (integers as I64).  Output i
 deterministic: seeded generators, tensors and JSON keys sorted.
 """
 import argparse
+import copy
 import json
 import math
 import os
@@ -565,6 +566,9 @@ def attention_z(x, params, pfx, cfg, positions, admissible, rel_impl="einsum",
         if probe is not None:  # the largest count over admissible keys
             probe.setdefault("cope_nu_max", []).append(float(total[adm.expand_as(total)].max()))
 
+    if probe is not None:  # the scores S = content + R, before any mask
+        probe.setdefault("S", []).append(S.detach())
+
     # Masked scores are -inf before the softmax.  A row with no admissible key would
     # be softmax(all -inf) = NaN; MODEL.md gives it alpha = 0 (so z = 0).  We softmax
     # such rows over zeros instead and multiply by 0, which keeps both the forward
@@ -708,7 +712,7 @@ def new_cases():
         # L = |l| L0 with |l| in [0.5, ~2]: positions run beyond L and below it
         "fire_threshold_pre": (c("fire", threshold=4.0, mlp_width=8), {}),
         "fire_threshold_randomized_post_causal": (
-            c("fire", norm="post", causal=True, threshold=10.0), rnd),
+            c("fire", norm="post", causal=True, threshold=25.0), rnd),
     }
     g["kerple"] = {}
     for kern in ("log", "power"):
@@ -779,7 +783,7 @@ def new_cases():
         # n = 7, 4, 1 against L = 5: one row beyond L, two within
         "rotary_dynamic_ntk_pre": (c("rotary", scaling=sc("dynamic_ntk", 2.0, 5), **w), {}),
         "rotary_dynamic_ntk_randomized_pre": (
-            c("rotary", scaling=sc("dynamic_ntk", 3.0, 20), **w), rnd),
+            c("rotary", scaling=sc("dynamic_ntk", 3.0, 30), **w), rnd),
         # n = 12, 9, 6 against L = 8
         "rotary_dynamic_ntk_shifted_post_causal": (
             c("rotary", norm="post", causal=True, fraction=0.75,
@@ -901,6 +905,125 @@ def read_safetensors(path):
         out[name] = torch.tensor(vals, dtype=F64 if fmt == "f" else torch.int64
                                  ).reshape(h["shape"])
     return out, meta
+
+
+# ---------------------------------------------------------------- loop oracle
+def scores_by_loops(cfg, params, pfx, x, positions, key_mask, admissible):
+    """S[b,h,i,j] of one attention layer (content + R, before masking), entry by
+    entry in Python floats straight from MODEL.md's formulas, for the admissible
+    (b, i, j); NaN elsewhere.  A second implementation of the newer schemes, with
+    no broadcasting, head views or cumulative sums to get wrong, for the selftest."""
+    m, pc = cfg["model"], cfg["positional"]
+    Bn, Tn, d = x.shape
+    H = m["heads"]
+    d_h = d // H
+    kind = pc["type"]
+    Q, K = linear(x, params, pfx + "q").tolist(), linear(x, params, pfx + "k").tolist()
+    P, real, adm = positions.tolist(), key_mask.tolist(), admissible.tolist()
+    par = {k: v.tolist() for k, v in params.items()}
+
+    def dot(a, b):
+        return sum(s * t for s, t in zip(a, b))
+
+    def rotary_scalar(vec, pos, n_seq):  # rotary with its options, pair by pair
+        f = pc.get("fraction", 1.0) if kind == "rotary" else 1.0
+        n_rot = math.floor(f * d_h / 2 + 1e-9)
+        d_r = 2 * n_rot
+        sc = pc.get("scaling", {"type": "none"}) if kind == "rotary" else {"type": "none"}
+        s, L, base = sc.get("factor", 1.0), sc.get("original_length"), pc["base"]
+        mu = 0.1 * math.log(s) + 1 if sc["type"] == "yarn" and s != 1 else 1.0
+        out = list(vec)
+        for i in range(n_rot):
+            th = base ** (-2 * i / d_r)
+            if sc["type"] == "pi":
+                a = pos / s * th
+            elif sc["type"] == "ntk":
+                a = pos * (base * s ** (d_r / (d_r - 2))) ** (-2 * i / d_r)
+            elif sc["type"] == "dynamic_ntk":
+                b2 = base * (s * n_seq / L - (s - 1)) ** (d_r / (d_r - 2)) if n_seq > L \
+                    else base
+                a = pos * b2 ** (-2 * i / d_r)
+            elif sc["type"] == "yarn" and s != 1:
+                lo, hi = yarn_ramp(d_r, base, L)
+                gam = min(max((i - lo) / (hi - lo), 0.0), 1.0)
+                a = pos * (th * (1 - gam) + th / s * gam)
+            else:
+                a = pos * th
+            x0, x1 = vec[2 * i], vec[2 * i + 1]
+            out[2 * i] = (x0 * math.cos(a) - x1 * math.sin(a)) * mu
+            out[2 * i + 1] = (x0 * math.sin(a) + x1 * math.cos(a)) * mu
+        return out
+
+    S = torch.full((Bn, H, Tn, Tn), float("nan"), dtype=F64)
+    for b in range(Bn):
+        n_seq = 1 + max(P[b][t] for t in range(Tn) if real[b][t])
+        for h in range(H):
+            cols = slice(h * d_h, (h + 1) * d_h)
+            qs = [Q[b][i][cols] for i in range(Tn)]
+            ks = [K[b][j][cols] for j in range(Tn)]
+            if kind in ("rotary", "xpos"):
+                qs = [rotary_scalar(qs[i], P[b][i], n_seq) for i in range(Tn)]
+                ks = [rotary_scalar(ks[j], P[b][j], n_seq) for j in range(Tn)]
+            for i in range(Tn):
+                for j in range(Tn):
+                    if not adm[b][i][j]:
+                        continue
+                    q, k, pi, pj = qs[i], ks[j], P[b][i], P[b][j]
+                    if kind == "xpos":
+                        B_ = pc["scale_base"]
+                        S[b, h, i, j] = sum(
+                            ((2 * kk + 0.4 * d_h) / (1.4 * d_h)) ** ((pi - pj) / B_)
+                            * (q[2 * kk] * k[2 * kk] + q[2 * kk + 1] * k[2 * kk + 1])
+                            for kk in range(d_h // 2)) / math.sqrt(d_h)
+                        continue
+                    s = dot(q, k) / math.sqrt(d_h)
+                    if kind == "alibi":
+                        mh = alibi_slopes(H)[h]
+                        if pc.get("bidirectional", "symmetric") == "deepmind":
+                            s += mh * (-abs(pj - pi) + (0.5 if pj < pi else 0.0))
+                        else:
+                            s += -mh * abs(pj - pi)
+                    elif kind == "xl_relative":
+                        delta = pj - pi
+                        om = [pc["base"] ** (-2 * mm / d) for mm in range(d // 2)]
+                        r = [math.sin(delta * w) for w in om] + [math.cos(delta * w) for w in om]
+                        WR = par[pfx + "xl_r.weight"]
+                        rho = [dot(WR[n], r) for n in range(d)][cols]
+                        u, v = par[pfx + "xl_u"][h], par[pfx + "xl_v"][h]
+                        s += (dot(u, k) + dot([a + c for a, c in zip(q, v)], rho)) / math.sqrt(d_h)
+                    elif kind == "fire":
+                        c = par[pfx + "fire.c"][0]
+                        L = abs(par[pfx + "fire.l_mult"][0]) * pc["threshold"]
+                        psi = lambda z: math.log(abs(c) * z + 1)
+                        delta = pi - pj
+                        sgn = (delta > 0) - (delta < 0)
+                        u = sgn * psi(abs(delta)) / (psi(max(pi, L)) + 1e-6)
+                        w1, b1 = par[pfx + "fire.fc1.weight"], par[pfx + "fire.fc1.bias"]
+                        hid = [max(0.0, w1[n][0] * u + b1[n]) for n in range(len(b1))]
+                        s += dot(par[pfx + "fire.fc2.weight"][h], hid) + par[pfx + "fire.fc2.bias"][h]
+                    elif kind == "kerple":
+                        r1 = max(par["kerple.r1"][h], 0.01)
+                        r2 = max(par["kerple.r2"][h], 0.01)
+                        dist = abs(pj - pi)
+                        if pc["kernel"] == "log":
+                            s += -r1 * math.log(1 + r2 * dist)
+                        else:
+                            r2 = min(r2, 2.0)
+                            s += -r1 * dist ** r2 if dist else 0.0
+                    elif kind == "sandwich":
+                        tot = sum(math.cos((pi - pj) * pc["base"] ** (-2 * kk / d_h))
+                                  for kk in range(1, d_h // 2 + 1))
+                        s += H / (8 * (h + 1)) * (tot - d_h / 2)
+                    elif kind == "cope":
+                        npos, e = pc["max_position"], par[pfx + "cope_emb"]
+                        gate = lambda t: 1 / (1 + math.exp(-dot(q, ks[t]) / math.sqrt(d_h)))
+                        nu = min(sum(gate(t) for t in range(j, Tn) if adm[b][i][t]),
+                                 npos - 1)
+                        fl, ce = math.floor(nu), math.ceil(nu)
+                        w = nu - fl
+                        s += (1 - w) * dot(q, e[fl]) + w * dot(q, e[ce])
+                    S[b, h, i, j] = s
+    return S
 
 
 # ---------------------------------------------------------------------- selftest
@@ -1067,7 +1190,7 @@ def selftest():
 
     # 11. file round trip and determinism
     with tempfile.TemporaryDirectory() as tmp:
-        for name in ("t5_small_pre", "sinusoidal_concat_pre"):
+        for name in ("t5_small_pre", "sinusoidal_concat_pre", "rotary_yarn_pre"):
             tensors, meta = case_tensors(name, *cases[name])
             blob = safetensors_bytes(tensors, meta)
             check(blob == safetensors_bytes(*case_tensors(name, *cases[name])),
@@ -1082,6 +1205,299 @@ def selftest():
                 for k in tensors), "safetensors round trip: " + name)
             (hlen,) = struct.unpack("<Q", blob[:8])
             check(hlen % 8 == 0, "header padded to 8: " + name)
+
+    # ------------------------------------------------ the contract's newer schemes
+    new = {n: v for grp in new_cases().values() for n, v in grp.items()}
+
+    def with_pc(cfg, **changes):  # a copy of cfg with positional keys changed
+        c2 = copy.deepcopy(cfg)
+        c2["positional"].update(changes)
+        return c2
+
+    def bias_only(cfg, params, positions, key_mask):
+        """S of layer 0 with W_q, W_k, b_q, b_k = 0: then S = R exactly."""
+        p0 = dict(params)
+        for w in ("q", "k"):
+            for part in ("weight", "bias"):
+                p0["layers.0.attn.%s.%s" % (w, part)] = torch.zeros_like(
+                    params["layers.0.attn.%s.%s" % (w, part)])
+        probe = {}
+        forward(p0, cfg, torch.zeros_like(positions), positions, key_mask, probe=probe)
+        return probe["S"][0]
+
+    # 12. hand-computed values
+    one = torch.ones(1, 4, dtype=torch.int64)
+    pos4 = torch.arange(4)[None]
+    cfg, _ = new["sandwich_post_causal"]  # H 2, d_h 4, base 100
+    params, _ = build_case("sandwich_post_causal", *new["sandwich_post_causal"])
+    R = bias_only(with_pc(cfg), params, pos4, one)
+    check(bool((R.diagonal(dim1=-2, dim2=-1) == 0).all()), "sandwich: R = 0 at delta = 0")
+    # H/(8(h+1)) (cos(0.1) + cos(0.01) - 2), cos(0.1) = 0.99500416527802577,
+    # cos(0.01) = 0.99995000041666526
+    check(abs(float(R[0, 0, 0, 1]) - (-0.0012614585763272424)) < 1e-16
+          and abs(float(R[0, 1, 2, 1]) - (-0.0006307292881636212)) < 1e-16
+          and float(R[0, 0, 0, 1]) == float(R[0, 0, 1, 0]),
+          "sandwich: R at |delta| = 1, both heads, hand values")
+    cfg, opts = new["alibi_deepmind_pre"]  # slopes 1/16, 1/256
+    params, _ = build_case("alibi_deepmind_pre", cfg, opts)
+    R = bias_only(cfg, params, pos4, one)
+    check(float(R[0, 0, 3, 1]) == -0.09375 and float(R[0, 0, 1, 3]) == -0.125
+          and float(R[0, 1, 3, 1]) == (-2 + 0.5) / 256 and float(R[0, 0, 2, 2]) == 0.0,
+          "alibi deepmind: m(-|d| + 1/2 [p_j < p_i]), hand values")
+    cfg, opts = new["kerple_power_pre"]
+    params, _ = build_case("kerple_power_pre", cfg, opts)
+    hand = dict(params)
+    hand["kerple.r1"] = torch.tensor([0.5, -3.0], dtype=F64)   # head 1: r1 -> 0.01
+    hand["kerple.r2"] = torch.tensor([0.5, 5.0], dtype=F64)    # head 1: r2 -> 2
+    R = bias_only(cfg, hand, pos4, one)
+    check(abs(float(R[0, 0, 0, 3]) + 0.5 * math.sqrt(3)) < 1e-15
+          and abs(float(R[0, 1, 3, 0]) + 0.01 * 9) < 1e-15 and float(R[0, 1, 2, 2]) == 0.0,
+          "kerple power: -r1 |d|^r2 with projection, hand values")
+    R = bias_only(with_pc(cfg, kernel="log"), hand, pos4, one)
+    check(abs(float(R[0, 0, 0, 3]) + 0.5 * math.log(1 + 0.5 * 3)) < 1e-15
+          and abs(float(R[0, 1, 3, 0]) + 0.01 * math.log(1 + 5.0 * 3)) < 1e-15,
+          "kerple log: -r1 ln(1 + r2 |d|), r2 = 5 kept, hand values")
+    c1, L512 = torch.tensor([1.0], dtype=F64), torch.tensor([512.0], dtype=F64)
+    u = fire_u(torch.tensor([[3.0]], dtype=F64), torch.tensor([[1.0, 3.0, 5.0]], dtype=F64),
+               -c1, L512)
+    check(abs(float(u[0, 0]) - math.log(3) / (math.log(513) + 1e-6)) < 1e-16
+          and float(u[0, 1]) == 0.0 and float(u[0, 2]) == -float(u[0, 0]),
+          "fire: u = sign(d) psi(|d|)/(psi(max(p_i, L)) + 1e-6), |c|, hand values")
+    u = fire_u(torch.tensor([[9.0]], dtype=F64), torch.tensor([[1.0]], dtype=F64),
+               0.5 * c1, torch.tensor([4.0], dtype=F64))
+    check(abs(float(u[0, 0]) - math.log(5) / (math.log(5.5) + 1e-6)) < 1e-16,
+          "fire: p_i beyond L uses psi(p_i), hand value")
+    check(yarn_ramp(8, 100.0, 1000) == (1, 5) and yarn_ramp(8, 10000.0, 16) == (0, 1)
+          and yarn_ramp(8, 10.0, 16384) == (7, 7.001) and yarn_ramp(6, 10000.0, 64) == (0, 1),
+          "yarn lo/hi, hand values (incl. hi = lo + 0.001)")
+    th = torch.ones(4, dtype=F64)
+    check(torch.equal(yarn_theta(th, 4.0, 1, 5), torch.tensor([1, 1, 1 - 0.75 * 0.25,
+                                                               1 - 0.75 * 0.5], dtype=F64)),
+          "yarn gamma = clamp((i - lo)/(hi - lo), 0, 1), hand values")
+    check([rotary_pairs_count(f, 8) for f in (0.25, 0.3, 0.5, 0.75, 1.0)] == [1, 1, 2, 3, 4]
+          and rotary_pairs_count(0.7, 10) == 3, "rotary n_rot = floor(f d_h/2 + 1e-9)")
+    check(torch.equal(xpos_zeta(4), torch.tensor([1.6 / 5.6, 3.6 / 5.6], dtype=F64)),
+          "xpos zeta_k = (2k + 0.4 d_h)/(1.4 d_h), d_h = 4")
+    pc = {"type": "rotary", "base": 10000.0,
+          "scaling": {"type": "dynamic_ntk", "factor": 2.0, "original_length": 5}}
+    ang, _ = rotary_angles(pc, torch.tensor([[1, 6, 0], [1, 3, 9]]),
+                           torch.tensor([[1, 1, 0], [1, 1, 0]]), 8)
+    b2 = 10000.0 * (2 * 7 / 5 - 1) ** (8 / 6)  # row 0: n = 7 > 5; row 1: n = 4
+    check(abs(float(ang[0, 0, 0, 1]) - b2 ** -0.25) < 1e-17
+          and float(ang[1, 0, 0, 1]) == 10000.0 ** -0.25,
+          "dynamic ntk: n = 1 + largest real position, b' hand values")
+
+    # 13. every newer scheme's scores against the element-by-element loop oracle
+    for name, (cfg, opts) in new.items():
+        if not (name.endswith("3heads_pre") or name in (
+                "xl_relative_3heads_causal_leftpad_post", "fire_threshold_pre",
+                "fire_threshold_randomized_post_causal", "kerple_log_pre",
+                "kerple_power_shifted_pre", "xpos_causal_randomized_pre",
+                "xpos_causal_leftpad_post", "cope_clamp_causal_pre", "cope_causal_pre",
+                "alibi_deepmind_6heads_post_causal", "alibi_symmetric_pre",
+                "rotary_fraction_post_causal", "rotary_pi_fraction_randomized_pre",
+                "rotary_ntk_pre", "rotary_dynamic_ntk_pre",
+                "rotary_dynamic_ntk_shifted_post_causal", "rotary_yarn_pre",
+                "rotary_yarn_fraction_post_causal")):
+            continue
+        params, (tk, ps, km, _) = build_case(name, cfg, opts)
+        d = cfg["model"]["d_model"]
+        adm = km.bool()[:, None, :].expand(-1, T, -1)
+        if cfg["model"]["causal"]:
+            adm = adm & torch.ones(T, T, dtype=torch.bool).tril()
+        x = torch.randn(B, T, d, generator=g, dtype=F64)
+        probe = {}
+        attention_z(x, params, "layers.1.attn.", cfg, ps, adm, key_mask=km, probe=probe)
+        want = scores_by_loops(cfg, params, "layers.1.attn.", x, ps, km, adm)
+        got, a4 = probe["S"][0], adm[:, None].expand_as(want)
+        check(bool(torch.isnan(want[~a4]).all()) and close(got[a4], want[a4], 1e-12),
+              "scores == loop oracle (%.1e): %s" % (float((got[a4] - want[a4]).abs().max()),
+                                                    name))
+
+    # 14. shift invariance (MODEL.md §Invariances) and its failure where it does not hold
+    worst = 0.0
+    for name, (cfg, opts) in list(new.items()) + [("sinusoidal_pre", cases["sinusoidal_pre"])]:
+        params, (tk, ps, km, _) = build_case(name, cfg, opts)
+        pc, shift = cfg["positional"], 13
+        a, b = forward(params, cfg, tk, ps, km), forward(params, cfg, tk, ps + shift, km)
+        expect = pc["type"] not in INPUT_SIDE
+        if pc["type"] == "fire":  # only while every position stays <= L
+            Ls = [abs(float(params["layers.%d.attn.fire.l_mult" % l])) * pc["threshold"]
+                  for l in range(cfg["model"]["layers"])]
+            expect = int(ps.max()) + shift <= min(Ls)
+        if pc.get("scaling", {}).get("type") == "dynamic_ntk":  # only while n <= L
+            n = ps.masked_fill(km == 0, -1).max(1).values + 1 + shift
+            expect = bool((n <= pc["scaling"]["original_length"]).all())
+        if expect:
+            worst = max(worst, float((a - b).abs().max()))
+            check(close(a, b, 1e-11), "shift invariance: " + name)
+        else:
+            check(not close(a, b, 1e-6), "shift changes it (control): " + name)
+    print("     (largest logit change under a shift where invariant: %.1e)" % worst)
+    cfg, opts = new["rotary_dynamic_ntk_pre"]
+    params, (tk, ps, km, _) = build_case("rotary_dynamic_ntk_pre", cfg, opts)
+    wide = with_pc(cfg, scaling={"type": "dynamic_ntk", "factor": 2.0, "original_length": 64})
+    plain = with_pc(cfg)
+    del plain["positional"]["scaling"]
+    a = forward(params, wide, tk, ps, km)
+    check(close(a, forward(params, wide, tk, ps + 13, km), 1e-11)
+          and torch.equal(a, forward(params, plain, tk, ps, km)),
+          "dynamic ntk with every n <= L: shift invariant, and plain rotary bit for bit")
+    for name in ("fire_pre", "fire_randomized_pre"):  # positions 0..40 << L ~ 512
+        cfg, opts = new[name]
+        params, (tk, ps, km, _) = build_case(name, cfg, opts)
+        check(close(forward(params, cfg, tk, ps, km), forward(params, cfg, tk, ps + 13, km),
+                    1e-11), "fire with every position <= L: shift invariant: " + name)
+
+    # 15. reversal: tokens reversed, p -> P - p, no causal mask: outputs reversed
+    def reversed_logits(name, cfg, opts):
+        params, (tk, ps, km, _) = build_case(name, cfg, opts)
+        a = forward(params, cfg, tk, ps, km)
+        P = int(ps.max())
+        b = forward(params, cfg, tk.flip(1), P - ps.flip(1), km.flip(1)).flip(1)
+        return a, b
+    for name, (cfg, opts) in list(new.items()) + [
+            (n, cases[n]) for n in ("alibi_pre", "alibi_3heads_pre")]:
+        kind = cfg["positional"]["type"]
+        if cfg["model"]["causal"] or kind not in ("alibi", "kerple", "sandwich",
+                                                    "xl_relative", "fire"):
+            continue
+        a, b = reversed_logits(name, cfg, opts)
+        if kind in ("kerple", "sandwich") or (
+                kind == "alibi" and cfg["positional"].get("bidirectional") != "deepmind"):
+            check(close(a, b, 1e-11), "reversal symmetry: " + name)
+        else:
+            check(not close(a, b, 1e-6), "no reversal symmetry (control): " + name)
+
+    # 16. rotary options that must be plain rotary bit for bit
+    cfg, opts = new["rotary_fraction_pre"]
+    plain = with_pc(cfg)
+    del plain["positional"]["fraction"]
+    params, inputs = build_case("rotary_fraction_pre", cfg, opts)
+    ref = compute(params, plain, inputs)
+    half = compute(params, cfg, inputs)
+
+    def same(x, y):
+        return torch.equal(x[0], y[0]) and torch.equal(x[1], y[1]) and all(
+            torch.equal(x[2][k], y[2][k]) for k in x[2])
+    check(same(compute(params, with_pc(plain, fraction=1.0), inputs), ref),
+          "rotary fraction 1 == rotary (logits, loss, grads bit for bit)")
+    for kind in ("pi", "ntk", "yarn"):
+        sc = {"type": kind, "factor": 1.0, "original_length": 16}
+        check(same(compute(params, with_pc(plain, scaling=sc), inputs), ref)
+              and same(compute(params, with_pc(cfg, scaling=sc), inputs), half),
+              "rotary %s at factor 1 == rotary, fraction 1 and 0.5 (bit for bit)" % kind)
+    check(close(yarn_theta(10000.0 ** (-torch.arange(4, dtype=F64) / 4), 1.0, 1, 3),
+                10000.0 ** (-torch.arange(4, dtype=F64) / 4), 1e-16),
+          "yarn's ramp formula itself at s = 1 gives theta (to rounding)")
+    tk, ps, km, _ = inputs
+    q = torch.randn(B, 2, T, 8, generator=g, dtype=F64)
+    ang, mu = rotary_angles(cfg["positional"], ps, km, 8)
+    check(torch.equal(rotate_pairs(q, ang, mu)[..., 4:], q[..., 4:]) and ang.shape[-1] == 2,
+          "rotary fraction 0.5: features >= 2 n_rot pass through")
+
+    # 17. cope ignores positions
+    for name in ("cope_causal_pre", "cope_clamp_post_causal"):
+        cfg, opts = new[name]
+        params, (tk, ps, km, _) = build_case(name, cfg, opts)
+        other = torch.randint(0, 1000, ps.shape, generator=g)
+        check(torch.equal(forward(params, cfg, tk, ps, km), forward(params, cfg, tk, other, km)),
+              "cope: outputs do not change with positions: " + name)
+
+    # 18. xpos: logits do not depend on the common offset c of the factored form,
+    #     and with B -> infinity (zeta^0 = 1) it is rotary
+    for name in ("xpos_causal_pre", "xpos_causal_randomized_pre", "xpos_causal_leftpad_post"):
+        cfg, opts = new[name]
+        params, (tk, ps, km, _) = build_case(name, cfg, opts)
+        a = forward(params, cfg, tk, ps, km)
+        diffs = [float((a - forward(params, cfg, tk, ps, km, rel_impl="factored:" + c))
+                       .abs().max()) for c in ("mid", "0", str(math.ceil(T / 2)), "60")]
+        check(max(diffs) < 1e-11, "xpos: same logits for c = mid, 0, ceil(T/2), 60 "
+              "(%.1e): %s" % (max(diffs), name))
+    cfg, opts = new["xpos_causal_pre"]
+    params, (tk, ps, km, _) = build_case("xpos_causal_pre", cfg, opts)
+    rot = copy.deepcopy(cfg)
+    rot["positional"] = {"type": "rotary", "base": cfg["positional"]["base"]}
+    check(close(forward(params, with_pc(cfg, scale_base=1e300), tk, ps, km),
+                forward(params, rot, tk, ps, km), 1e-12), "xpos with B = 1e300 == rotary")
+
+    # 19. the cases exercise what they are named for
+    for name in ("fire_threshold_pre", "fire_threshold_randomized_post_causal"):
+        probe = {}
+        cfg, opts = new[name]
+        params, (tk, ps, km, _) = build_case(name, cfg, opts)
+        forward(params, cfg, tk, ps, km, probe=probe)
+        check(all(probe["fire_beyond_L"]) and all(probe["fire_within_L"]),
+              "fire: real positions both beyond and within L, every layer: " + name)
+    for name, (cfg, opts) in new.items():
+        if cfg["positional"]["type"] != "cope":
+            continue
+        probe = {}
+        params, (tk, ps, km, _) = build_case(name, cfg, opts)
+        forward(params, cfg, tk, ps, km, probe=probe)
+        clamped = max(probe["cope_nu_max"]) > cfg["positional"]["max_position"] - 1
+        check(clamped == ("clamp" in name), "cope: counts reach npos - 1 iff a clamp "
+              "case (max %.2f): %s" % (max(probe["cope_nu_max"]), name))
+    for name, (cfg, opts) in new.items():
+        sc = cfg["positional"].get("scaling", {})
+        if sc.get("type") != "dynamic_ntk":
+            continue
+        _, (tk, ps, km, _) = build_case(name, cfg, opts)
+        n = ps.masked_fill(km == 0, -1).max(1).values + 1
+        over = (n > sc["original_length"]).tolist()
+        check(any(over) and (not all(over) or "leftpad" in name),
+              "dynamic ntk: n %s against L %d: %s" % (n.tolist(), sc["original_length"], name))
+    for name in ("kerple_log_3heads_pre", "kerple_power_3heads_pre"):
+        params, _ = build_case(name, *new[name])
+        r1, r2 = params["kerple.r1"], params["kerple.r2"]
+        check(bool((r1[1] < 0.01) & (r1[0] > 0.01) & (r2[0] < 0.01) & (r2[1] > 0.01)
+                   & (r2[1] < 2) & (r2[2] > 2)),
+              "kerple: stored values below, inside and above the bounds: " + name)
+
+    # 20. KERPLE's gradient w.r.t. a stored value beyond a bound is the one at the
+    #     projected value (not torch.clamp's 0)
+    for name in ("kerple_log_3heads_pre", "kerple_power_3heads_pre"):
+        cfg, opts = new[name]
+        params, inputs = build_case(name, cfg, opts)
+        hi = 2.0 if cfg["positional"]["kernel"] == "power" else None
+        proj = dict(params, **{k: params[k].clamp(min=0.01, max=hi)
+                               for k in ("kerple.r1", "kerple.r2")})
+        x, y = compute(params, cfg, inputs), compute(proj, cfg, inputs)
+        moved = (params["kerple.r2"] != proj["kerple.r2"])
+        check(same(x, y) and bool((x[2]["kerple.r2"][moved] != 0).all())
+              and bool((x[2]["kerple.r1"][0:2] != 0).all()),
+              "kerple: stored and projected values give the same outputs and "
+              "gradients, non-zero at the bounds: " + name)
+
+    # 21. gradcheck of the newer parameters (and of q, k through the scheme)
+    def gradcheck_of(name, keys, change=None):
+        cfg, opts = cases[name]
+        params, (tk, ps, km, tg) = build_case(name, cfg, opts)
+        if change:
+            params.update(change(params))
+
+        def f(*leaves):
+            return loss_fn(forward(dict(params, **dict(zip(keys, leaves))), cfg, tk, ps, km), tg)
+        leaves = [params[k].clone().requires_grad_(True) for k in keys]
+        check(torch.autograd.gradcheck(f, leaves, eps=1e-6, atol=1e-7, rtol=1e-5),
+              "gradcheck %s: %s" % (name, ", ".join(keys)))
+    qk = ["layers.0.attn.q.weight", "layers.0.attn.k.bias"]
+    def names_with(name, part):
+        return [k for k in sorted(build_case(name, *cases[name])[0]) if part in k]
+    gradcheck_of("xl_relative_pre", names_with("xl_relative_pre", ".xl_") + qk)
+    for name in ("fire_threshold_pre", "fire_3heads_pre"):
+        gradcheck_of(name, names_with(name, ".fire."))
+    for name in ("kerple_log_3heads_pre", "kerple_power_3heads_pre"):
+        # interior values: there the contract's derivative is the true one
+        gradcheck_of(name, ["kerple.r1", "kerple.r2"] + qk, lambda p: {
+            k: p[k].clamp(min=0.05, max=1.9) for k in ("kerple.r1", "kerple.r2")})
+    for name in ("cope_clamp_causal_pre", "cope_causal_pre"):
+        gradcheck_of(name, ["layers.0.attn.cope_emb", "layers.1.attn.cope_emb"] + qk)
+    gradcheck_of("xpos_causal_pre", qk + ["layers.0.attn.q.bias", "layers.0.attn.k.weight"])
+    gradcheck_of("sandwich_3heads_pre", qk)
+    gradcheck_of("alibi_deepmind_3heads_pre", qk)
+    for name in ("rotary_yarn_pre", "rotary_dynamic_ntk_pre", "rotary_fraction_post_causal"):
+        gradcheck_of(name, qk)
 
     print("%d failure(s)" % len(failures))
     return not failures
