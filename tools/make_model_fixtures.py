@@ -1454,6 +1454,14 @@ def selftest():
                    & (r2[1] < 2) & (r2[2] > 2)),
               "kerple: stored values below, inside and above the bounds: " + name)
 
+    for name, (cfg, opts) in new.items():  # padded rows too: every output finite,
+        tensors, _ = case_tensors(name, cfg, opts)  # every new parameter reached
+        silent = [k for k in tensors if k.startswith("grad.") and any(
+            part in k for part in (".xl_", ".fire.", "kerple.", ".cope_emb"))
+            and float(tensors[k].abs().max()) == 0]
+        check(all(bool(torch.isfinite(t.to(F64)).all()) for t in tensors.values())
+              and not silent, "finite outputs, non-zero new gradients: " + name)
+
     # 20. KERPLE's gradient w.r.t. a stored value beyond a bound is the one at the
     #     projected value (not torch.clamp's 0)
     for name in ("kerple_log_3heads_pre", "kerple_power_3heads_pre"):
