@@ -286,39 +286,6 @@ def rotate(x, positions, base):
     return rotate_pairs(x, ang)
 
 
-def xpos_scores(q, k, positions, admissible, pc, rel_impl="einsum"):
-    """xpos's content scores (MODEL.md, xpos): q', k' rotated as rotary (every pair),
-    then sum_k zeta_k^((p_i - p_j)/B) (q'_2k k'_2k + q'_2k+1 k'_2k+1) / sqrt(d_h).
-    "einsum" is that sum, literally; "factored:<c>" is torchscale's form, zeta^((p_i
-    - c)/B) on q' and zeta^(-(p_j - c)/B) on k' with c an int, or "mid" for each
-    sequence's middle real position rounded down.  The two agree for every c."""
-    d_h = q.shape[-1]
-    assert d_h % 2 == 0, "xpos needs an even d_h"
-    qr, kr = rotate(q, positions, pc["base"]), rotate(k, positions, pc["base"])
-    zeta = xpos_zeta(d_h)
-    Bsc = pc["scale_base"]
-    p = positions.to(F64)
-    if rel_impl.startswith("factored:"):
-        arg = rel_impl.split(":")[1]
-        if arg == "mid":  # the middle of the real positions (last row admits all real)
-            real = admissible[:, -1, :]
-            big, small = p.masked_fill(~real, -1e9).max(1).values, \
-                p.masked_fill(~real, 1e9).min(1).values
-            c = torch.floor((big + small) / 2)[:, None]
-        else:
-            c = torch.full((p.shape[0], 1), float(arg), dtype=F64)
-        fq = zeta ** ((p - c)[:, None, :, None] / Bsc)   # [B, 1, T, d_h/2]
-        fk = zeta ** (-(p - c)[:, None, :, None] / Bsc)
-        qs = qr * fq.repeat_interleave(2, dim=-1)
-        ks = kr * fk.repeat_interleave(2, dim=-1)
-        return qs @ ks.transpose(-1, -2) / math.sqrt(d_h)
-    expo = (p[:, :, None] - p[:, None, :]) / Bsc          # [B, i, j] = (p_i - p_j)/B
-    factor = zeta ** expo[..., None]                        # [B, T, T, d_h/2]
-    pairs = (torch.einsum("bhik,bhjk,bijk->bhij", qr[..., 0::2], kr[..., 0::2], factor)
-             + torch.einsum("bhik,bhjk,bijk->bhij", qr[..., 1::2], kr[..., 1::2], factor))
-    return pairs / math.sqrt(d_h)
-
-
 def rotate_pairs(x, ang, mu=1.0):
     """Rotate the first n_rot = ang.shape[-1] interleaved pairs of x by the angles
     ang [B, 1 or H, T, n_rot], multiply them by mu (YaRN), and pass the features
@@ -405,6 +372,39 @@ def xpos_zeta(d_h):
     """zeta_k = (2k + 0.4 d_h) / (1.4 d_h), k < d_h/2 (MODEL.md, xpos)."""
     k = torch.arange(d_h // 2, dtype=F64)
     return (2 * k + 0.4 * d_h) / (1.4 * d_h)
+
+
+def xpos_scores(q, k, positions, admissible, pc, rel_impl="einsum"):
+    """xpos's content scores (MODEL.md, xpos): q', k' rotated as rotary (every pair),
+    then sum_k zeta_k^((p_i - p_j)/B) (q'_2k k'_2k + q'_2k+1 k'_2k+1) / sqrt(d_h).
+    "einsum" is that sum, literally; "factored:<c>" is torchscale's form, zeta^((p_i
+    - c)/B) on q' and zeta^(-(p_j - c)/B) on k' with c an int, or "mid" for each
+    sequence's middle real position rounded down.  The two agree for every c."""
+    d_h = q.shape[-1]
+    assert d_h % 2 == 0, "xpos needs an even d_h"
+    qr, kr = rotate(q, positions, pc["base"]), rotate(k, positions, pc["base"])
+    zeta = xpos_zeta(d_h)
+    Bsc = pc["scale_base"]
+    p = positions.to(F64)
+    if rel_impl.startswith("factored:"):
+        arg = rel_impl.split(":")[1]
+        if arg == "mid":  # the middle of the real positions (last row admits all real)
+            real = admissible[:, -1, :]
+            big, small = p.masked_fill(~real, -1e9).max(1).values, \
+                p.masked_fill(~real, 1e9).min(1).values
+            c = torch.floor((big + small) / 2)[:, None]
+        else:
+            c = torch.full((p.shape[0], 1), float(arg), dtype=F64)
+        fq = zeta ** ((p - c)[:, None, :, None] / Bsc)   # [B, 1, T, d_h/2]
+        fk = zeta ** (-(p - c)[:, None, :, None] / Bsc)
+        qs = qr * fq.repeat_interleave(2, dim=-1)
+        ks = kr * fk.repeat_interleave(2, dim=-1)
+        return qs @ ks.transpose(-1, -2) / math.sqrt(d_h)
+    expo = (p[:, :, None] - p[:, None, :]) / Bsc          # [B, i, j] = (p_i - p_j)/B
+    factor = zeta ** expo[..., None]                        # [B, T, T, d_h/2]
+    pairs = (torch.einsum("bhik,bhjk,bijk->bhij", qr[..., 0::2], kr[..., 0::2], factor)
+             + torch.einsum("bhik,bhjk,bijk->bhij", qr[..., 1::2], kr[..., 1::2], factor))
+    return pairs / math.sqrt(d_h)
 
 
 def fire_u(p_i, p_j, c, L):
@@ -747,6 +747,7 @@ def new_cases():
         "cope_post_causal": (c("cope", norm="post", causal=True), {}),
         "cope_causal_leftpad_post": (c("cope", norm="post", causal=True), left),
         "cope_causal_randomized_pre": (c("cope", causal=True), rnd),
+        "cope_causal_shifted_pre": (c("cope", causal=True), shift),
         # npos - 1 = 2 and 1: counts of up to 7 gates reach the clamp
         "cope_clamp_causal_pre": (c("cope", causal=True, max_position=3), {}),
         "cope_clamp_post_causal": (c("cope", norm="post", causal=True, max_position=2),
@@ -912,7 +913,8 @@ def scores_by_loops(cfg, params, pfx, x, positions, key_mask, admissible):
     """S[b,h,i,j] of one attention layer (content + R, before masking), entry by
     entry in Python floats straight from MODEL.md's formulas, for the admissible
     (b, i, j); NaN elsewhere.  A second implementation of the newer schemes, with
-    no broadcasting, head views or cumulative sums to get wrong, for the selftest."""
+    no broadcasting, head views or cumulative sums to get wrong, for the selftest.
+    It shares only alibi_slopes and yarn_ramp, both pinned by hand values."""
     m, pc = cfg["model"], cfg["positional"]
     Bn, Tn, d = x.shape
     H = m["heads"]
@@ -1421,7 +1423,26 @@ def selftest():
     check(close(forward(params, with_pc(cfg, scale_base=1e300), tk, ps, km),
                 forward(params, rot, tk, ps, km), 1e-12), "xpos with B = 1e300 == rotary")
 
-    # 19. the cases exercise what they are named for
+    # 19. the cases exercise what they are named for: each newer scheme (and ALiBi
+    #     deepmind, the rotary options) pre- and post-LN, causal, not causal unless it
+    #     cannot be, left padding, randomized and shifted positions
+    def variant(name):
+        cfg, opts = new[name]
+        pc = cfg["positional"]
+        return (pc["type"] if pc["type"] in NEW_SCHEMES else
+                "alibi_deepmind" if pc.get("bidirectional") == "deepmind" else
+                "rotary_options" if pc["type"] == "rotary" else None)
+    for group in NEW_SCHEMES + ["alibi_deepmind", "rotary_options"]:
+        mine = [new[n] for n in new if variant(n) == group]
+        norms = {c["model"]["norm"] for c, _ in mine}
+        causal = {c["model"]["causal"] for c, _ in mine}
+        opts = [o for _, o in mine]
+        check(norms == {"pre", "post"} and True in causal
+              and (group in CAUSAL_ONLY or False in causal)
+              and any(o.get("pad") == "left" for o in opts)
+              and {"random", "shift"} <= {o.get("positions", ("index",))[0] for o in opts},
+              "cases cover pre/post-LN, causal, left padding, randomized and shifted "
+              "positions: " + group)
     for name in ("fire_threshold_pre", "fire_threshold_randomized_post_causal"):
         probe = {}
         cfg, opts = new[name]
