@@ -1351,6 +1351,16 @@ def selftest():
         check(close(forward(params, cfg, tk, ps, km), forward(params, cfg, tk, ps + 13, km),
                     1e-11), "fire with every position <= L: shift invariant: " + name)
 
+    # 14b. not causal: permuting tokens, positions and mask together permutes the
+    #      outputs (no scheme may read the column index instead of `positions`)
+    for name, (cfg, opts) in new.items():
+        if cfg["model"]["causal"]:
+            continue
+        params, (tk, ps, km, _) = build_case(name, cfg, opts)
+        a = forward(params, cfg, tk, ps, km)[:, perm]
+        b = forward(params, cfg, tk[:, perm], ps[:, perm], km[:, perm])
+        check(close(a, b, 1e-12), "permutation equivariance (padded): " + name)
+
     # 15. reversal: tokens reversed, p -> P - p, no causal mask: outputs reversed
     def reversed_logits(name, cfg, opts):
         params, (tk, ps, km, _) = build_case(name, cfg, opts)
