@@ -24,11 +24,15 @@ std::vector<float> logits(Encoder& model, const Batch& batch) {
 }
 
 // ---- none: a set, not a sequence -------------------------------------------------------
-// Every scheme but those that act nowhere must see the order (a causal model sees it anyway).
+// Every scheme but those that act nowhere must see the order (a causal model sees it anyway),
+// in a post-LN model: pre-LN's first layer norm erases a table that adds one value to every
+// column of a token (index, normalized), as the notes' claim C2 measures.
 TEST(Properties, NoneIsPermutationEquivariant) {
   for (const std::string& scheme :
        schemes_where([](const SchemeInfo& info) { return !info.causal_only; })) {
-    Encoder model(tiny_config(scheme), make_scheme, 1);
+    ModelConfig config = tiny_config(scheme);
+    config.norm = "post";
+    Encoder model(config, make_scheme, 1);
     randomize_parameters(model, 2);
     const int64_t T = 9;
     const Batch batch = make_batch({T, T}, T, 3);
@@ -55,25 +59,29 @@ TEST(Properties, NoneIsPermutationEquivariant) {
 
 // ---- relative schemes: shifting every position together changes nothing ---------------
 // Each scheme's SchemeInfo says whether it is shift-invariant; the test holds every scheme to
-// what it says, both ways.
+// what it says, both ways: invariance in both norms, a change in post-LN (pre-LN's first layer
+// norm erases a shift that adds one value to every column, as index and normalized do).
 TEST(Properties, RelativeSchemesAreShiftInvariant) {
-  for (const std::string& scheme : scheme_names()) {
-    ModelConfig config = tiny_config(scheme);
-    if (scheme == "relative")
-      config.positional.keys.set("max_distance", int64_t{3});  // clipping inside T
-    Encoder model(config, make_scheme, 1);
-    randomize_parameters(model, 2);
-    const Batch batch = make_batch({8, 5}, 8, 4);
-    for (int32_t offset : {1, 37, 300}) {
-      Batch shifted = batch;
-      for (int32_t& p : shifted.positions.values) p += offset;
-      const float diff = max_abs_diff(logits(model, batch), logits(model, shifted));
-      if (scheme_info(scheme).shift_invariant)
-        EXPECT_LT(diff, kSame) << scheme << " offset " << offset;
-      else
-        EXPECT_GT(diff, kDiffers) << scheme << " is not shift-invariant and must change";
+  for (const std::string& scheme : scheme_names())
+    for (const std::string norm : {"pre", "post"}) {
+      ModelConfig config = tiny_config(scheme);
+      config.norm = norm;
+      if (scheme == "relative")
+        config.positional.keys.set("max_distance", int64_t{3});  // clipping inside T
+      Encoder model(config, make_scheme, 1);
+      randomize_parameters(model, 2);
+      const Batch batch = make_batch({8, 5}, 8, 4);
+      for (int32_t offset : {1, 37, 300}) {
+        Batch shifted = batch;
+        for (int32_t& p : shifted.positions.values) p += offset;
+        const float diff = max_abs_diff(logits(model, batch), logits(model, shifted));
+        if (scheme_info(scheme).shift_invariant) {
+          EXPECT_LT(diff, kSame) << scheme << " " << norm << " offset " << offset;
+        } else if (norm == "post") {
+          EXPECT_GT(diff, kDiffers) << scheme << " is not shift-invariant and must change";
+        }
+      }
     }
-  }
 }
 
 TEST(Properties, RotaryKeepsNormsAndScoresDependOnlyOnDistance) {
