@@ -88,11 +88,11 @@ void openblas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alph
 
 GemmBackend auto_gemm_backend(bool ta, bool tb, int64_t M, int64_t N, int64_t K) {
   // Small products (attention's per head: 16×16×8 in the default experiment, thousands a step)
-  // cost a library call's fixed overhead more than their arithmetic; pelab's own kernel takes
-  // them in a third of oneDNN's time (docs/performance.md).
+  // cost a library call's fixed overhead more than their arithmetic; pelab's own kernel has
+  // none (docs/performance.md).
   if (M * N * K <= kSmallGemmMax) return GemmBackend::Packed;
-  // The weight-gradient layout with a long reduction: oneDNN's sgemm reaches only 50–80% of
-  // OpenBLAS's rate there (medium ffn.fc1 dW: 40 vs 70–76 GFLOP/s on one core).
+  // The weight-gradient layout with a long reduction: oneDNN's sgemm is well below OpenBLAS's
+  // rate there (`pelab bench gemm --config medium`, docs/performance.md).
   return ta && !tb && K >= 512 ? GemmBackend::OpenBlas : GemmBackend::OneDnn;
 }
 

@@ -4,9 +4,10 @@
 //
 // The default backend, Auto, picks per product: small products (at most 32·32·32
 // multiply-adds: attention's per-head ones in a small model, thousands a step) go to pelab's
-// packed kernel, which does them in a third of a library call's time; of the rest, oneDNN's
-// sgemm is the faster one except on the weight-gradient layout (op(A) = Aᵀ, B plain, a long
-// reduction K), where OpenBLAS is 1.2–1.9× faster at the model's shapes (`pelab bench gemm`).
+// packed kernel, which avoids a library call's fixed cost; of the rest, oneDNN's sgemm is the
+// faster one except on the weight-gradient layout (op(A) = Aᵀ, B plain, a long reduction K),
+// where OpenBLAS is faster at the model's shapes (`pelab bench gemm` measures both;
+// docs/performance.md has the figures).
 // OpenBLAS always runs single-threaded; outside a parallel region pelab splits the product's
 // columns (or rows) over the OpenMP pool itself — one pool, not two, and a fixed split per
 // thread count, so results repeat bit for bit. On the larger products the packed kernel is

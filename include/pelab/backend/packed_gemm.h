@@ -20,9 +20,9 @@
 // So the AVX2 micro-kernel, the portable one, every packing policy and every thread count
 // give bit-identical results (tests/backend/packed_gemm_test.cpp checks it).
 //
-// Where it stands (docs/performance.md): ahead of both libraries on most of attention's
-// per-head products (up to about 1.5× oneDNN, 2× OpenBLAS), level with them on the linear
-// layers, and no faster than the libraries in a whole training step; Auto sends it the small
+// Where it stands (docs/performance.md has the figures): ahead of both libraries on most of
+// attention's per-head products, level with them on the linear layers, and no faster than the
+// libraries in a whole training step; Auto sends it the small
 // products (backend/gemm.h), where a library call's fixed cost dominates. A backend of its
 // own too (`pelab bench gemm --backend packed`, `pelab bench --gemm packed`). Off x86 only the
 // portable micro-kernel exists.
