@@ -117,6 +117,44 @@ class StringClassificationTask : public TaskBase {
   int min_length_;
 };
 
+// The layout of Delétang et al. 2023 ("Neural Networks and the Chomsky Hierarchy"; their
+// experiments/utils.py, make_model_with_empty_targets): the input tokens, then one blank token
+// '?' per answer token, with no separator; the encoder reads the blanks and the answer is read
+// at them. Their blank is the one-hot vector of id input_size, one past their input symbols,
+// and their transformer embeds its one-hot input with a bias-free linear map: a lookup of
+// that id. So the blank here is a token of its own, the id after the task's input symbols.
+//
+// Targets are kIgnore on the input and the answer on the blanks; an answer that ends with
+// their terminator marks the blanks after it kIgnore (their accuracy_mask).
+class BlankAnswerTask : public TaskBase {
+ public:
+  int sequence_length(int n) const final { return input_length(n) + output_length(n); }
+  std::vector<int32_t> answer(const std::vector<int32_t>& tokens, int length) const final;
+
+ protected:
+  // `input_symbols` are the task's own; the constructor appends the blank '?'. `layout` is
+  // Classification when the answer is one token, else AppendedQueries.
+  BlankAnswerTask(std::string name, TaskLayout layout, std::vector<std::string> input_symbols,
+                  std::vector<std::string> output_symbols, std::string description,
+                  std::string position_need);
+
+  // Input tokens at problem size n, their `length`: n, unless their generator changes it.
+  virtual int input_length(int n) const { return n; }
+  // Blank tokens at problem size n (their `output_length`).
+  virtual int output_length(int n) const = 0;
+  // The input_length(n) tokens, drawn as their generator draws them.
+  virtual std::vector<int32_t> draw_input(Generator& rng, int n) const = 0;
+  // The output_length(n) targets of the blanks for this input (a class or kIgnore each).
+  // Throws pelab::Error naming the problem when the input is not one of the task's.
+  virtual std::vector<int32_t> solve(const std::vector<int32_t>& input, int n) const = 0;
+
+  std::vector<int32_t> draw(Generator& rng, int length) const final;
+  int32_t blank() const { return blank_; }
+
+ private:
+  int32_t blank_;
+};
+
 // The `symbols` parameter of the tasks over an alphabet "0".."k-1".
 TaskParam symbols_param(int64_t default_value = 8);
 

@@ -12,23 +12,30 @@
 #include "pelab/data/file_dataset.h"
 #include "pelab/data/lm_layout.h"
 
-// One line per task, in the order task_names() lists them.
-#define PELAB_TASKS(X)  \
-  X(copy)               \
-  X(reverse)            \
-  X(duplicate)          \
-  X(odds_first)         \
-  X(sort)               \
-  X(shift)              \
-  X(local_sum)          \
-  X(missing_duplicate)  \
-  X(parity)             \
-  X(even_pairs)         \
-  X(cycle_navigation)   \
-  X(modular_arithmetic) \
-  X(binary_addition)    \
-  X(associative_recall) \
-  X(long_range)
+// One line per task, in the order task_names() lists them. pelab's own tasks come first, then
+// Delétang et al. 2023's as their generators draw them, in their layout (the input, then
+// blanks: BlankAnswerTask), by the paper's level: regular, deterministic context-free,
+// context-sensitive. Where pelab already used a name for its own variant, theirs takes the
+// suffix _deletang; their parity_check and cycle_navigation are pelab's parity and
+// cycle_navigation exactly, so they are not repeated.
+#define PELAB_TASKS(X)   \
+  X(copy)                \
+  X(reverse)             \
+  X(duplicate)           \
+  X(odds_first)          \
+  X(sort)                \
+  X(shift)               \
+  X(local_sum)           \
+  X(missing_duplicate)   \
+  X(parity)              \
+  X(even_pairs)          \
+  X(cycle_navigation)    \
+  X(modular_arithmetic)  \
+  X(binary_addition)     \
+  X(associative_recall)  \
+  X(long_range)          \
+  X(even_pairs_deletang) \
+  X(modular_arithmetic_deletang)
 
 namespace pelab {
 

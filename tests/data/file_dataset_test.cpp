@@ -91,10 +91,12 @@ const std::map<std::string, TaskParams> kRoundTripParams = {
 
 // The layout format_dataset writes a task in: its own, unless some example does not fit
 // that layout's file form (binary_addition's queries are not `input | ?..`; long_range's
-// scored token is not the last), when it writes tagging over all tokens.
+// scored token is not the last; modular_arithmetic_deletang's even sizes have one input token
+// fewer than their size), when it writes tagging over all tokens.
 TaskLayout written_layout(const Task& task) {
   const std::string& name = task.info().name;
-  if (name == "binary_addition" || name == "long_range") return TaskLayout::Tagging;
+  if (name == "binary_addition" || name == "long_range" || name == "modular_arithmetic_deletang")
+    return TaskLayout::Tagging;
   return task.info().layout;
 }
 

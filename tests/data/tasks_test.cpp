@@ -192,6 +192,10 @@ int expected_sequence_length(const TaskConfig& c, int n) {
   if (t == "binary_addition") return 3 * n + 3;
   if (t == "associative_recall") return 2 * n + 2;
   if (t == "long_range") return c.params.has("distance") ? n + 1 : 2 * n + 1;
+  // Delétang et al.'s tasks: their input (n tokens, but for modular_arithmetic_deletang, whose
+  // size is made odd), then the blanks, as many as their output_length.
+  if (t == "even_pairs_deletang") return n + 1;
+  if (t == "modular_arithmetic_deletang") return (n % 2 == 1 ? n : n - 1) + 1;
   return -1;  // a new task: add its formula here
 }
 
