@@ -155,6 +155,37 @@ class BlankAnswerTask : public TaskBase {
   int32_t blank_;
 };
 
+// Delétang's string transductions in their layout: n symbols drawn uniformly from {0..k-1},
+// then answer_length(n) blanks; the targets at the blanks are transform(x).
+class BlankStringTask : public BlankAnswerTask {
+ public:
+  using AnswerLength = std::function<int(int n)>;
+  using Transform = std::function<std::vector<int32_t>(const std::vector<int32_t>& x)>;
+
+  // `blanks` spells answer_length(n) for the description ("n", "2n"); `what` says what the
+  // answer is; `source` names their generator.
+  BlankStringTask(std::string name, int symbols, AnswerLength answer_length, std::string blanks,
+                  Transform transform, std::string what, std::string source,
+                  std::string position_need);
+
+ protected:
+  int output_length(int n) const override { return answer_length_(n); }
+  std::vector<int32_t> draw_input(Generator& rng, int n) const override;
+  std::vector<int32_t> solve(const std::vector<int32_t>& input, int n) const override;
+
+ private:
+  int symbols_;
+  AnswerLength answer_length_;
+  Transform transform_;
+};
+
+// The output symbol of Delétang's terminator ('$', their class 2 in binary_addition,
+// binary_multiplication and stack_manipulation).
+inline constexpr const char* kTerminatorSymbol = "$";
+// `slots` targets: `answer`, the terminator, then kIgnore (their padding zeros, which their
+// accuracy_mask leaves out). Asserts that the answer and the terminator fit.
+std::vector<int32_t> terminated(std::vector<int32_t> answer, int32_t terminator, int slots);
+
 // The `symbols` parameter of the tasks over an alphabet "0".."k-1".
 TaskParam symbols_param(int64_t default_value = 8);
 

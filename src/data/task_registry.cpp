@@ -18,24 +18,28 @@
 // context-sensitive. Where pelab already used a name for its own variant, theirs takes the
 // suffix _deletang; their parity_check and cycle_navigation are pelab's parity and
 // cycle_navigation exactly, so they are not repeated.
-#define PELAB_TASKS(X)   \
-  X(copy)                \
-  X(reverse)             \
-  X(duplicate)           \
-  X(odds_first)          \
-  X(sort)                \
-  X(shift)               \
-  X(local_sum)           \
-  X(missing_duplicate)   \
-  X(parity)              \
-  X(even_pairs)          \
-  X(cycle_navigation)    \
-  X(modular_arithmetic)  \
-  X(binary_addition)     \
-  X(associative_recall)  \
-  X(long_range)          \
-  X(even_pairs_deletang) \
-  X(modular_arithmetic_deletang)
+#define PELAB_TASKS(X)           \
+  X(copy)                        \
+  X(reverse)                     \
+  X(duplicate)                   \
+  X(odds_first)                  \
+  X(sort)                        \
+  X(shift)                       \
+  X(local_sum)                   \
+  X(missing_duplicate)           \
+  X(parity)                      \
+  X(even_pairs)                  \
+  X(cycle_navigation)            \
+  X(modular_arithmetic)          \
+  X(binary_addition)             \
+  X(associative_recall)          \
+  X(long_range)                  \
+  X(even_pairs_deletang)         \
+  X(modular_arithmetic_deletang) \
+  X(modular_arithmetic_brackets) \
+  X(reverse_string)              \
+  X(solve_equation)              \
+  X(stack_manipulation)
 
 namespace pelab {
 

@@ -13,6 +13,7 @@
 #include <map>
 
 #include "../../src/data/task_base.h"
+#include "../../src/data/tasks/bracket_expressions.h"
 #include "data/symbols.h"
 #include "pelab/core/error.h"
 #include "pelab/data/task.h"
@@ -47,8 +48,34 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
+// The tokens of an example as printable symbols.
+std::string render(const Task& task, const std::vector<int32_t>& ids) {
+  std::string out;
+  for (int32_t id : ids) out += (out.empty() ? "" : " ") + task.info().input_symbols.at(id);
+  return out;
+}
+
+// How often each value of f(example) comes up in `count` examples of size n.
+std::map<int, double> frequencies(const Task& task, int n, int count,
+                                  const std::function<int(const Example&)>& f) {
+  Generator rng(2023);
+  std::map<int, double> freq;
+  for (int k = 0; k < count; ++k) freq[f(task.sample(rng, n))] += 1.0 / count;
+  return freq;
+}
+
+// The index of the first token with id `id`, or -1.
+int index_of(const Example& e, int32_t id) {
+  const auto it = std::find(e.tokens.begin(), e.tokens.end(), id);
+  return it == e.tokens.end() ? -1 : static_cast<int>(it - e.tokens.begin());
+}
+
 const std::vector<std::string> kDeletangTasks = {"even_pairs_deletang",
-                                                 "modular_arithmetic_deletang"};
+                                                 "modular_arithmetic_deletang",
+                                                 "modular_arithmetic_brackets",
+                                                 "reverse_string",
+                                                 "solve_equation",
+                                                 "stack_manipulation"};
 
 // ---- their layout ----------------------------------------------------------------------------
 
@@ -63,6 +90,10 @@ TEST(DeletangLayout, VocabulariesAreTheirsWithTheBlankLast) {
       {"cycle_navigation", {3, 5}},
       {"even_pairs_deletang", {2, 2}},
       {"modular_arithmetic_deletang", {9, 5}},
+      {"modular_arithmetic_brackets", {11, 5}},
+      {"reverse_string", {2, 2}},
+      {"solve_equation", {11, 5}},
+      {"stack_manipulation", {5, 3}},
   };
   for (const auto& [name, sizes] : theirs) {
     const auto task = make_task(name);
@@ -77,6 +108,9 @@ TEST(DeletangLayout, VocabulariesAreTheirsWithTheBlankLast) {
 TEST(DeletangLayout, BlanksFollowTheInputWithNoSeparator) {
   const std::map<std::string, std::function<int(int)>> output_length = {
       {"even_pairs_deletang", [](int) { return 1; }},
+      {"reverse_string", [](int n) { return n; }},
+      {"stack_manipulation", [](int n) { return n + 1; }},
+      {"solve_equation", [](int) { return 1; }},
   };
   for (const auto& [name, blanks] : output_length) {
     const auto task = make_task(name);
@@ -103,6 +137,24 @@ TEST(DeletangLayout, SameSeedSameExamples) {
       const Example x = task->sample(a, n), y = task->sample(b, n);
       EXPECT_EQ(x.tokens, y.tokens) << name << " n=" << n;
       EXPECT_EQ(x.targets, y.targets) << name << " n=" << n;
+    }
+  }
+}
+
+// The terminator closes the scored answer; the blanks after it are unscored (their accuracy
+// mask), whatever their padding.
+TEST(DeletangLayout, NothingIsScoredAfterTheTerminator) {
+  for (const std::string name : {"stack_manipulation"}) {
+    const auto task = make_task(name);
+    const int32_t terminator = 2;
+    ASSERT_EQ(task->info().output_symbols[terminator], tasks::kTerminatorSymbol);
+    Generator rng(8);
+    for (int n = 1; n <= 30; ++n) {
+      const Example e = task->sample(rng, n);
+      const auto end = std::find(e.targets.begin() + n, e.targets.end(), terminator);
+      ASSERT_NE(end, e.targets.end()) << name << " n=" << n;
+      EXPECT_TRUE(std::none_of(e.targets.begin() + n, end, [](int32_t y) { return y < 0; }));
+      EXPECT_TRUE(std::all_of(end + 1, e.targets.end(), [](int32_t y) { return y == kIgnore; }));
     }
   }
 }
@@ -172,6 +224,134 @@ TEST(DeletangRegular, ModularArithmeticOperatorsAreUniform) {
   }
   ASSERT_EQ(seen.size(), 3u);  // '+', '-', '*'
   for (const auto& [op, f] : seen) EXPECT_NEAR(f, 1.0 / 3, 0.02) << op;
+}
+
+// ---- deterministic context-free ----------------------------------------------------------------
+
+TEST(DeletangContextFree, StackManipulation) {
+  const auto t = make_task("stack_manipulation");
+  // Their docstring examples: the stack bottom to top, then the actions; the final stack top
+  // to bottom, the terminator, and unscored padding to n+1 slots.
+  EXPECT_EQ(targets_of(*t, "0 1 1 0 push1 pop pop ? ? ? ? ? ? ? ?", 7),
+            ". . . . . . . 1 1 0 $ . . . .");
+  EXPECT_EQ(targets_of(*t, "1 1 0 pop pop pop ? ? ? ? ? ? ?", 6), ". . . . . . $ . . . . . .");
+  // A pop on an empty stack does nothing.
+  EXPECT_EQ(targets_of(*t, "1 pop pop push0 ? ? ? ? ?", 4), ". . . . 0 $ . . .");
+  // Size 1: one bit, no action; the stack is that bit.
+  EXPECT_EQ(targets_of(*t, "1 ? ?", 1), ". 1 $");
+  EXPECT_EQ(targets_of(*t, "0 ? ?", 1), ". 0 $");
+  // The longest answer: every action pushes, and the terminator takes the last slot.
+  EXPECT_EQ(targets_of(*t, "1 push0 push1 ? ? ? ?", 3), ". . . 1 0 1 $");
+  EXPECT_NE(error_of([&] { targets_of(*t, "pop 1 ? ? ?", 2); }).find("starts with an action"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { targets_of(*t, "1 pop 1 ? ? ? ?", 3); }).find("after an action"),
+            std::string::npos);
+}
+
+// Their size n splits at random: k stack bits, k uniform in [1, n-1], then n-k actions each
+// uniform over pop, push0, push1.
+TEST(DeletangContextFree, StackSizeIsUniform) {
+  const auto t = make_task("stack_manipulation");
+  const std::map<int, double> k = frequencies(*t, 6, 6000, [](const Example& e) {
+    int bits = 0;  // the stack: the leading bits, before the first action
+    while (e.tokens[bits] < 2) ++bits;
+    return bits;
+  });
+  ASSERT_EQ(k.size(), 5u);
+  for (int size = 1; size <= 5; ++size) EXPECT_NEAR(k.at(size), 0.2, 0.02) << size;
+}
+
+TEST(DeletangContextFree, ModularArithmeticBrackets) {
+  const auto t = make_task("modular_arithmetic_brackets");
+  // Sizes 1-4 are d, -d, (d), (-d).
+  EXPECT_EQ(targets_of(*t, "3 ?", 1), ". 3");
+  EXPECT_EQ(targets_of(*t, "- 3 ?", 2), ". . 2");
+  EXPECT_EQ(targets_of(*t, "( 3 ) ?", 3), ". . . 3");
+  EXPECT_EQ(targets_of(*t, "( - 3 ) ?", 4), ". . . . 2");
+  EXPECT_EQ(targets_of(*t, "( 4 * 3 ) ?", 5), ". . . . . 2");
+  // Nesting: ((1 - 4) * (-2)) = (-3)(-2) = 6.
+  EXPECT_EQ(targets_of(*t, "( ( 1 - 4 ) * ( - 2 ) ) ?", 12), ". . . . . . . . . . . . 1");
+  // A size-2 operand: (-3 + (4)) = 1.
+  EXPECT_EQ(targets_of(*t, "( - 3 + ( 4 ) ) ?", 8), ". . . . . . . . 1");
+  EXPECT_NE(error_of([&] { targets_of(*t, "( 1 + 2 2 ?", 5); }).find("expected ')'"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { targets_of(*t, "1 + 2 ?", 3); }).find("after a whole expression"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { targets_of(*t, "( x ) ?", 3); }).find("unexpected token"),
+            std::string::npos);
+}
+
+// The size of the left operand of (L op R) is uniform in [1, n-4]; the operator uniform over
+// +, -, * (their task table sets mult=True).
+TEST(DeletangContextFree, BracketSplitAndOperatorsAreUniform) {
+  const auto t = make_task("modular_arithmetic_brackets");
+  const int32_t open = 8, close = 9;
+  auto left_size = [&](const Example& e) {
+    if (e.tokens[1] < 5) return 1;   // a digit
+    if (e.tokens[1] == 6) return 2;  // -d
+    int depth = 0, i = 1;            // a bracketed operand: find its ')'
+    do {
+      depth += e.tokens[i] == open ? 1 : e.tokens[i] == close ? -1 : 0;
+      ++i;
+    } while (depth > 0);
+    return i - 1;
+  };
+  const std::map<int, double> left = frequencies(*t, 9, 5000, left_size);
+  ASSERT_EQ(left.size(), 5u);
+  for (int size = 1; size <= 5; ++size) EXPECT_NEAR(left.at(size), 0.2, 0.02) << size;
+  const std::map<int, double> op =
+      frequencies(*t, 9, 3000, [&](const Example& e) { return e.tokens[1 + left_size(e)]; });
+  ASSERT_EQ(op.size(), 3u);
+  for (const auto& [id, f] : op) EXPECT_NEAR(f, 1.0 / 3, 0.03) << id;
+}
+
+TEST(DeletangContextFree, SolveEquation) {
+  const auto t = make_task("solve_equation");
+  // Sizes 1 and 2: their fixed input of 0s, label 0.
+  EXPECT_EQ(targets_of(*t, "0 ?", 1), ". 0");
+  EXPECT_EQ(targets_of(*t, "0 0 ?", 2), ". . 0");
+  EXPECT_NE(error_of([&] { targets_of(*t, "1 0 ?", 2); }).find("input of 0s"), std::string::npos);
+  EXPECT_EQ(targets_of(*t, "x = 3 ?", 3), ". . . 3");
+  EXPECT_EQ(targets_of(*t, "- x = 2 ?", 4), ". . . . 3");  // -x = 2
+  EXPECT_EQ(targets_of(*t, "( - x ) = 4 ?", 6), ". . . . . . 1");
+  // x under two minus signs counts with +: 1 - (2 - x) = 0 gives x = 1.
+  EXPECT_EQ(targets_of(*t, "( 1 - ( 2 - x ) ) = 0 ?", 11), ". . . . . . . . . . . 1");
+  // Under one: (3 - (x + 4)) = 2 gives x = 2.
+  EXPECT_EQ(targets_of(*t, "( 3 - ( x + 4 ) ) = 2 ?", 11), ". . . . . . . . . . . 2");
+  EXPECT_NE(error_of([&] { targets_of(*t, "( x + x ) = 2 ?", 7); }).find("one 'x'"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { targets_of(*t, "( x + 1 ) 2 2 ?", 7); }).find("'='"), std::string::npos);
+  // The sampled equations hold for the label.
+  const tasks::BracketAlphabet alphabet = {
+      .plus = 5, .minus = 6, .times = -1, .open = 7, .close = 8, .unknown = 9};
+  Generator rng(4);
+  for (int n = 3; n <= 30; ++n) {
+    const Example e = t->sample(rng, n);
+    ASSERT_EQ(std::count(e.tokens.begin(), e.tokens.end(), 9), 1);
+    ASSERT_EQ(e.tokens[n - 2], 10);  // '='
+    const std::vector<int32_t> expression(e.tokens.begin(), e.tokens.begin() + n - 2);
+    EXPECT_EQ(tasks::bracket_value(expression, alphabet, e.targets.back(), "test"), e.tokens[n - 1])
+        << render(*t, e.tokens);
+  }
+}
+
+// Their replaced digit: a uniform position, moved right (wrapping) to the next digit. At
+// n = 7 every expression is (d op d), positions 0-4: positions 0, 1 and 4 give the first
+// digit, 2 and 3 the second.
+TEST(DeletangContextFree, SolveEquationFavoursDigitsAfterNonDigits) {
+  const auto t = make_task("solve_equation");
+  const std::map<int, double> at =
+      frequencies(*t, 7, 6000, [](const Example& e) { return index_of(e, 9); });
+  ASSERT_EQ(at.size(), 2u);
+  EXPECT_NEAR(at.at(1), 0.6, 0.02);
+  EXPECT_NEAR(at.at(3), 0.4, 0.02);
+}
+
+TEST(DeletangContextFree, ReverseString) {
+  const auto t = make_task("reverse_string");
+  EXPECT_EQ(targets_of(*t, "0 1 1 0 1 0 ? ? ? ? ? ?", 6), ". . . . . . 0 1 0 1 1 0");
+  EXPECT_EQ(targets_of(*t, "1 ?", 1), ". 1");
+  EXPECT_EQ(make_task("reverse_string", {{"symbols", 4}})->info().vocab_in(), 5);
 }
 
 }  // namespace

@@ -196,4 +196,36 @@ std::vector<int32_t> BlankAnswerTask::answer(const std::vector<int32_t>& tokens,
   return targets;
 }
 
+std::vector<int32_t> terminated(std::vector<int32_t> answer, int32_t terminator, int slots) {
+  PELAB_ASSERT(static_cast<int>(answer.size()) < slots);
+  answer.push_back(terminator);
+  answer.resize(slots, kIgnore);
+  return answer;
+}
+
+BlankStringTask::BlankStringTask(std::string name, int symbols, AnswerLength answer_length,
+                                 std::string blanks, Transform transform, std::string what,
+                                 std::string source, std::string position_need)
+    : BlankAnswerTask(std::move(name), TaskLayout::AppendedQueries, numbered_symbols(symbols),
+                      numbered_symbols(symbols),
+                      fmt::format("Appended. Input: n symbols x_1..x_n drawn uniformly from "
+                                  "{{0..{}}}, then {} blank tokens '?' (no separator). Target: "
+                                  "{}, one symbol per blank. Scored: the blanks only (kIgnore on "
+                                  "the input). Source: Delétang et al. 2023, {}.",
+                                  symbols - 1, blanks, what, source),
+                      std::move(position_need)),
+      symbols_(symbols),
+      answer_length_(std::move(answer_length)),
+      transform_(std::move(transform)) {}
+
+std::vector<int32_t> BlankStringTask::draw_input(Generator& rng, int n) const {
+  return random_ids(rng, n, symbols_);
+}
+
+std::vector<int32_t> BlankStringTask::solve(const std::vector<int32_t>& input, int n) const {
+  std::vector<int32_t> y = transform_(input);
+  PELAB_ASSERT(static_cast<int>(y.size()) == answer_length_(n));
+  return y;
+}
+
 }  // namespace pelab::tasks
