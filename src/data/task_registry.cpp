@@ -39,7 +39,14 @@
   X(modular_arithmetic_brackets) \
   X(reverse_string)              \
   X(solve_equation)              \
-  X(stack_manipulation)
+  X(stack_manipulation)          \
+  X(binary_addition_deletang)    \
+  X(binary_multiplication)       \
+  X(bucket_sort)                 \
+  X(compute_sqrt)                \
+  X(duplicate_string)            \
+  X(missing_duplicate_string)    \
+  X(odds_first_deletang)
 
 namespace pelab {
 

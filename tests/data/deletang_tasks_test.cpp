@@ -13,6 +13,7 @@
 #include <map>
 
 #include "../../src/data/task_base.h"
+#include "../../src/data/tasks/binary_numbers.h"
 #include "../../src/data/tasks/bracket_expressions.h"
 #include "data/symbols.h"
 #include "pelab/core/error.h"
@@ -75,7 +76,14 @@ const std::vector<std::string> kDeletangTasks = {"even_pairs_deletang",
                                                  "modular_arithmetic_brackets",
                                                  "reverse_string",
                                                  "solve_equation",
-                                                 "stack_manipulation"};
+                                                 "stack_manipulation",
+                                                 "binary_addition_deletang",
+                                                 "binary_multiplication",
+                                                 "bucket_sort",
+                                                 "compute_sqrt",
+                                                 "duplicate_string",
+                                                 "missing_duplicate_string",
+                                                 "odds_first_deletang"};
 
 // ---- their layout ----------------------------------------------------------------------------
 
@@ -94,6 +102,13 @@ TEST(DeletangLayout, VocabulariesAreTheirsWithTheBlankLast) {
       {"reverse_string", {2, 2}},
       {"solve_equation", {11, 5}},
       {"stack_manipulation", {5, 3}},
+      {"binary_addition_deletang", {3, 3}},
+      {"binary_multiplication", {3, 3}},
+      {"bucket_sort", {5, 5}},
+      {"compute_sqrt", {2, 2}},
+      {"duplicate_string", {2, 2}},
+      {"missing_duplicate_string", {4, 2}},
+      {"odds_first_deletang", {2, 2}},
   };
   for (const auto& [name, sizes] : theirs) {
     const auto task = make_task(name);
@@ -110,6 +125,10 @@ TEST(DeletangLayout, BlanksFollowTheInputWithNoSeparator) {
       {"even_pairs_deletang", [](int) { return 1; }},
       {"reverse_string", [](int n) { return n; }},
       {"stack_manipulation", [](int n) { return n + 1; }},
+      {"binary_addition_deletang", [](int n) { return n + 1; }},
+      {"binary_multiplication", [](int n) { return n; }},
+      {"compute_sqrt", [](int n) { return (n + 1) / 2; }},
+      {"duplicate_string", [](int n) { return 2 * n; }},
       {"solve_equation", [](int) { return 1; }},
   };
   for (const auto& [name, blanks] : output_length) {
@@ -144,7 +163,8 @@ TEST(DeletangLayout, SameSeedSameExamples) {
 // The terminator closes the scored answer; the blanks after it are unscored (their accuracy
 // mask), whatever their padding.
 TEST(DeletangLayout, NothingIsScoredAfterTheTerminator) {
-  for (const std::string name : {"stack_manipulation"}) {
+  for (const std::string name :
+       {"stack_manipulation", "binary_addition_deletang", "binary_multiplication"}) {
     const auto task = make_task(name);
     const int32_t terminator = 2;
     ASSERT_EQ(task->info().output_symbols[terminator], tasks::kTerminatorSymbol);
@@ -352,6 +372,211 @@ TEST(DeletangContextFree, ReverseString) {
   EXPECT_EQ(targets_of(*t, "0 1 1 0 1 0 ? ? ? ? ? ?", 6), ". . . . . . 0 1 0 1 1 0");
   EXPECT_EQ(targets_of(*t, "1 ?", 1), ". 1");
   EXPECT_EQ(make_task("reverse_string", {{"symbols", 4}})->info().vocab_in(), 5);
+}
+
+// ---- context-sensitive -------------------------------------------------------------------------
+
+TEST(DeletangContextSensitive, BinaryAddition) {
+  const auto t = make_task("binary_addition_deletang");
+  // Their docstring examples, least significant bit first: 4 + 22 = 26, 9 + 32 = 41.
+  EXPECT_EQ(targets_of(*t, "0 0 1 + 0 1 1 0 1 ? ? ? ? ? ? ? ? ? ?", 9),
+            ". . . . . . . . . 0 1 0 1 1 $ . . . .");
+  EXPECT_EQ(targets_of(*t, "1 0 0 1 + 0 0 0 0 0 1 ? ? ? ? ? ? ? ? ? ? ? ?", 11),
+            ". . . . . . . . . . . 1 0 0 1 0 1 $ . . . . .");
+  // High zeros in the operands are not in the sum: 1 + 1 = 2.
+  EXPECT_EQ(targets_of(*t, "1 0 + 1 0 ? ? ? ? ? ?", 5), ". . . . . 0 1 $ . . .");
+  // A carry out of the top bit: 3 + 1 = 4.
+  EXPECT_EQ(targets_of(*t, "1 1 + 1 ? ? ? ? ?", 4), ". . . . 0 0 1 $ .");
+  // Sizes 1 and 2: a number and no '+'; zero is '0'.
+  EXPECT_EQ(targets_of(*t, "0 ? ?", 1), ". 0 $");
+  EXPECT_EQ(targets_of(*t, "0 1 ? ? ?", 2), ". . 0 1 $");
+  EXPECT_EQ(targets_of(*t, "0 0 ? ? ?", 2), ". . 0 $ .");
+  EXPECT_NE(error_of([&] { targets_of(*t, "1 + ? ? ?", 2); }).find("no '+'"), std::string::npos);
+  EXPECT_NE(error_of([&] { targets_of(*t, "+ 1 1 ? ? ? ?", 3); }).find("lacks an operand"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { targets_of(*t, "1 1 1 ? ? ? ?", 3); }).find("no operator"),
+            std::string::npos);
+  // Size 1 draws from [0, 2^1 - 2]: always 0. Size 2 from [0, 2]: never 3.
+  const std::map<int, double> two =
+      frequencies(*t, 2, 3000, [](const Example& e) { return e.tokens[0] + 2 * e.tokens[1]; });
+  ASSERT_EQ(two.size(), 3u);
+  for (const auto& [v, f] : two) EXPECT_NEAR(f, 1.0 / 3, 0.03) << v;
+  EXPECT_EQ(frequencies(*t, 1, 50, [](const Example& e) { return e.tokens[0]; }).size(), 1u);
+}
+
+// Their operand split: |a| uniform in [1, n-2]; each operand uniform in [1, 2^|x| - 1], so
+// never zero, and its top bit is 0 half the time.
+TEST(DeletangContextSensitive, BinaryOperandsAreSplitUniformly) {
+  for (const std::string name : {"binary_addition_deletang", "binary_multiplication"}) {
+    const auto t = make_task(name);
+    const std::map<int, double> at =
+        frequencies(*t, 6, 6000, [](const Example& e) { return index_of(e, 2); });
+    ASSERT_EQ(at.size(), 4u) << name;
+    for (int p = 1; p <= 4; ++p) EXPECT_NEAR(at.at(p), 0.25, 0.02) << name << " " << p;
+    Generator rng(6);
+    double top_zero = 0;
+    for (int k = 0; k < 2000; ++k) {
+      const Example e = t->sample(rng, 12);
+      const int op = index_of(e, 2);
+      EXPECT_NE(std::count(e.tokens.begin(), e.tokens.begin() + op, 1), 0);
+      EXPECT_NE(std::count(e.tokens.begin() + op + 1, e.tokens.begin() + 12, 1), 0);
+      top_zero += (e.tokens[11] == 0) / 2000.0;
+    }
+    // b has w = 11 - |a| bits, w uniform in [1, 10]; uniform over [1, 2^w - 1], its top bit
+    // is 0 for 2^(w-1) - 1 of the 2^w - 1 values.
+    double expected = 0;
+    for (int w = 1; w <= 10; ++w)
+      expected += (std::ldexp(1.0, w - 1) - 1) / (std::ldexp(1.0, w) - 1) / 10;
+    EXPECT_NEAR(top_zero, expected, 0.03) << name;
+  }
+}
+
+TEST(DeletangContextSensitive, BinaryMultiplication) {
+  const auto t = make_task("binary_multiplication");
+  // Their docstring examples: 4 * 22 = 88, 9 * 32 = 288; n slots.
+  EXPECT_EQ(targets_of(*t, "0 0 1 * 0 1 1 0 1 ? ? ? ? ? ? ? ? ?", 9),
+            ". . . . . . . . . 0 0 0 1 1 0 1 $ .");
+  EXPECT_EQ(targets_of(*t, "1 0 0 1 * 0 0 0 0 0 1 ? ? ? ? ? ? ? ? ? ? ?", 11),
+            ". . . . . . . . . . . 0 0 0 0 0 1 0 0 1 $ .");
+  // The longest product fills every slot before the terminator: 3 * 3 = 9 = 1001.
+  EXPECT_EQ(targets_of(*t, "1 1 * 1 1 ? ? ? ? ?", 5), ". . . . . 1 0 0 1 $");
+  // Sizes 1 and 2: the answer is n-1 zeros whatever the bits.
+  EXPECT_EQ(targets_of(*t, "0 ?", 1), ". $");
+  EXPECT_EQ(targets_of(*t, "1 0 ? ?", 2), ". . 0 $");
+  EXPECT_EQ(targets_of(*t, "0 1 ? ?", 2), ". . 0 $");
+}
+
+TEST(DeletangContextSensitive, BinaryArithmeticMatchesIntegers) {
+  const auto add = make_task("binary_addition_deletang");
+  const auto mul = make_task("binary_multiplication");
+  Generator rng(12);
+  for (int n = 3; n <= 33; ++n) {
+    for (const Task* t : {add.get(), mul.get()}) {
+      const Example e = t->sample(rng, n);
+      const int op = index_of(e, 2);
+      uint64_t a = 0, b = 0, r = 0;
+      for (int i = op - 1; i >= 0; --i) a = 2 * a + e.tokens[i];
+      for (int i = n - 1; i > op; --i) b = 2 * b + e.tokens[i];
+      int bits = 0;  // the answer, up to the terminator
+      while (e.targets[n + bits] != 2) ++bits;
+      for (int i = bits - 1; i >= 0; --i) r = 2 * r + e.targets[n + i];
+      EXPECT_EQ(r, t == add.get() ? a + b : a * b) << t->info().name << " n=" << n;
+      EXPECT_TRUE(bits == 1 || e.targets[n + bits - 1] == 1) << "no high zeros";
+    }
+  }
+}
+
+TEST(DeletangContextSensitive, ComputeSqrt) {
+  const auto t = make_task("compute_sqrt");
+  // Their docstring: 100101 = 37 → 6 (their docstring writes 101; 6 is 110), 111 = 7 → 2.
+  EXPECT_EQ(targets_of(*t, "1 0 0 1 0 1 ? ? ?", 6), ". . . . . . 1 1 0");
+  EXPECT_EQ(targets_of(*t, "1 1 1 ? ?", 3), ". . . 1 0");
+  // Small numbers, and leading zeros in and out: ceil(n/2) bits always.
+  EXPECT_EQ(targets_of(*t, "1 ?", 1), ". 1");
+  EXPECT_EQ(targets_of(*t, "0 1 ?", 2), ". . 1");
+  EXPECT_EQ(targets_of(*t, "1 1 ?", 2), ". . 1");
+  EXPECT_EQ(targets_of(*t, "0 1 1 ? ?", 3), ". . . 0 1");
+  EXPECT_EQ(targets_of(*t, "1 0 0 ? ?", 3), ". . . 1 0");
+  EXPECT_EQ(targets_of(*t, "0 0 0 0 1 ? ? ?", 5), ". . . . . 0 0 1");
+  // Around a square: 8 → 2, 9 → 3.
+  EXPECT_EQ(targets_of(*t, "1 0 0 0 ? ?", 4), ". . . . 1 0");
+  EXPECT_EQ(targets_of(*t, "1 0 0 1 ? ?", 4), ". . . . 1 1");
+  // Against a 64-bit root, most significant bit first.
+  Generator rng(13);
+  for (int n = 1; n <= 62; ++n) {
+    const Example e = t->sample(rng, n);
+    uint64_t x = 0, r = 0;
+    for (int i = 0; i < n; ++i) x = 2 * x + e.tokens[i];
+    for (int i = n; i < static_cast<int>(e.tokens.size()); ++i) r = 2 * r + e.targets[i];
+    EXPECT_GE(x, 1u);
+    EXPECT_LE(r * r, x) << "n=" << n;
+    EXPECT_GT((r + 1) * (r + 1), x) << "n=" << n;
+  }
+}
+
+TEST(DeletangContextSensitive, DuplicateString) {
+  const auto t = make_task("duplicate_string");
+  EXPECT_EQ(targets_of(*t, "1 0 1 ? ? ? ? ? ?", 3), ". . . 1 0 1 1 0 1");  // their 101 -> 101101
+  EXPECT_EQ(targets_of(*t, "0 ? ?", 1), ". 0 0");
+}
+
+// Their code puts x[1::2] first (0-based odd indices), not what their docstring says.
+TEST(DeletangContextSensitive, OddsFirstFollowsTheirCode) {
+  const auto t = make_task("odds_first_deletang");
+  // Their docstring: 00110101 -> 0100 0111; their code gives 0111 0100.
+  EXPECT_EQ(targets_of(*t, "0 0 1 1 0 1 0 1 ? ? ? ? ? ? ? ?", 8),
+            ". . . . . . . . 0 1 1 1 0 1 0 0");
+  // Their docstring: 110 -> 10 1; their code gives 1 10.
+  EXPECT_EQ(targets_of(*t, "1 1 0 ? ? ?", 3), ". . . 1 1 0");
+  EXPECT_EQ(targets_of(*t, "1 ?", 1), ". 1");
+}
+
+TEST(DeletangContextSensitive, BucketSort) {
+  const auto t = make_task("bucket_sort");
+  EXPECT_EQ(targets_of(*t, "1 0 2 0 4 1 1 2 ? ? ? ? ? ? ? ?", 8),
+            ". . . . . . . . 0 0 1 1 1 2 2 4");  // their docstring example
+  EXPECT_EQ(t->info().vocab_out(), 5);
+}
+
+TEST(DeletangContextSensitive, MissingDuplicateString) {
+  const auto t = make_task("missing_duplicate_string");
+  // Their docstring examples: 0110 twice, 101 twice then the padding token.
+  EXPECT_EQ(targets_of(*t, "0 1 1 0 0 _ 1 0 ?", 8), ". . . . . . . . 1");
+  EXPECT_EQ(targets_of(*t, "1 0 1 1 _ 1 pad ?", 7), ". . . . . . . 0");
+  // The placeholder in the first copy; the smallest sizes.
+  EXPECT_EQ(targets_of(*t, "_ 1 0 1 ?", 4), ". . . . 0");
+  EXPECT_EQ(targets_of(*t, "1 _ ?", 2), ". . 1");
+  EXPECT_EQ(targets_of(*t, "_ 0 pad ?", 3), ". . . 0");
+  // Size 1: their fixed input '1', label 1.
+  EXPECT_EQ(targets_of(*t, "1 ?", 1), ". 1");
+  EXPECT_NE(error_of([&] { targets_of(*t, "0 ?", 1); }).find("input '1'"), std::string::npos);
+  EXPECT_NE(error_of([&] { targets_of(*t, "1 0 _ 1 0 ?", 5); }).find("odd size"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { targets_of(*t, "_ 1 _ 1 ?", 4); }).find("expected one"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { targets_of(*t, "1 0 _ 1 ?", 4); }).find("copies differ"),
+            std::string::npos);
+}
+
+// The placeholder is uniform over the 2 floor(n/2) tokens of the two copies.
+TEST(DeletangContextSensitive, MissingDuplicatePlaceholderIsUniform) {
+  const auto t = make_task("missing_duplicate_string");
+  const std::map<int, double> at =
+      frequencies(*t, 7, 6000, [](const Example& e) { return index_of(e, 2); });
+  ASSERT_EQ(at.size(), 6u);
+  for (int p = 0; p < 6; ++p) EXPECT_NEAR(at.at(p), 1.0 / 6, 0.02) << p;
+}
+
+// ---- the bit arithmetic behind the binary tasks ------------------------------------------------
+
+TEST(DeletangBits, ArithmeticMatchesIntegers) {
+  using tasks::Bits;
+  Generator rng(21);
+  auto value = [](const Bits& b) {
+    uint64_t v = 0;
+    for (size_t i = b.size(); i-- > 0;) v = 2 * v + b[i];
+    return v;
+  };
+  for (int k = 0; k < 300; ++k) {
+    const int wa = static_cast<int>(rng.uniform_int(1, 31)),
+              wb = static_cast<int>(rng.uniform_int(1, 31));
+    const Bits a = tasks::random_positive(rng, wa), b = tasks::random_positive(rng, wb);
+    EXPECT_EQ(value(tasks::add(a, b)), value(a) + value(b));
+    EXPECT_EQ(value(tasks::multiply(a, b)), value(a) * value(b));
+    const uint64_t r = value(tasks::integer_sqrt(tasks::multiply(a, b)));
+    EXPECT_LE(r * r, value(a) * value(b));
+    EXPECT_GT((r + 1) * (r + 1), value(a) * value(b));
+  }
+  EXPECT_EQ(tasks::minimal({0, 0, 0}), (Bits{0}));
+  EXPECT_EQ(tasks::minimal({1, 0, 1, 0}), (Bits{1, 0, 1}));
+  EXPECT_EQ(tasks::big_endian({1, 1, 0}, 4), (Bits{0, 0, 1, 1}));
+  // Beyond 64 bits: (2^100 - 1)^2 = 2^200 - 2^101 + 1, and its root is 2^100 - 1.
+  const Bits ones(100, 1);
+  const Bits square = tasks::minimal(tasks::multiply(ones, ones));
+  ASSERT_EQ(square.size(), 200u);
+  EXPECT_EQ(square[0], 1);
+  EXPECT_EQ(std::count(square.begin(), square.end(), 1), 100);
+  EXPECT_EQ(tasks::minimal(tasks::integer_sqrt(square)), ones);
 }
 
 }  // namespace

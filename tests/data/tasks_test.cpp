@@ -194,18 +194,27 @@ int expected_sequence_length(const TaskConfig& c, int n) {
   if (t == "long_range") return c.params.has("distance") ? n + 1 : 2 * n + 1;
   // Delétang et al.'s tasks: their input (n tokens, but for modular_arithmetic_deletang, whose
   // size is made odd), then the blanks, as many as their output_length.
-  if (t == "even_pairs_deletang" || t == "modular_arithmetic_brackets" || t == "solve_equation")
+  if (t == "even_pairs_deletang" || t == "modular_arithmetic_brackets" || t == "solve_equation" ||
+      t == "missing_duplicate_string")
     return n + 1;
   if (t == "modular_arithmetic_deletang") return (n % 2 == 1 ? n : n - 1) + 1;
-  if (t == "reverse_string") return 2 * n;
-  if (t == "stack_manipulation") return 2 * n + 1;
+  if (t == "reverse_string" || t == "odds_first_deletang" || t == "bucket_sort" ||
+      t == "binary_multiplication")
+    return 2 * n;
+  if (t == "stack_manipulation" || t == "binary_addition_deletang") return 2 * n + 1;
+  if (t == "duplicate_string") return 3 * n;
+  if (t == "compute_sqrt") return n + (n + 1) / 2;
   return -1;  // a new task: add its formula here
 }
 
 // The sizes at which a task has one example only: Delétang's generators, where their task
-// has no room, fix the example (solve_equation at 1 and 2).
+// has no room, fix the example (missing_duplicate_string at 1, solve_equation at 1 and 2) or
+// draw from a single value (at 1, binary_addition_deletang and binary_multiplication draw a
+// number in [0, 2^1 - 2], compute_sqrt one in [1, 2^1 - 1]).
 bool single_example_at(const std::string& name, int n) {
-  return name == "solve_equation" && n <= 2;
+  if (name == "solve_equation") return n <= 2;
+  return n == 1 && (name == "missing_duplicate_string" || name == "binary_addition_deletang" ||
+                    name == "binary_multiplication" || name == "compute_sqrt");
 }
 
 class AllTasks : public ::testing::TestWithParam<TaskConfig> {
