@@ -149,7 +149,6 @@ class BlankAnswerTask : public TaskBase {
   virtual std::vector<int32_t> solve(const std::vector<int32_t>& input, int n) const = 0;
 
   std::vector<int32_t> draw(Generator& rng, int length) const final;
-  int32_t blank() const { return blank_; }
 
  private:
   int32_t blank_;
@@ -182,8 +181,10 @@ class BlankStringTask : public BlankAnswerTask {
 // The output symbol of Delétang's terminator ('$', their class 2 in binary_addition,
 // binary_multiplication and stack_manipulation).
 inline constexpr const char* kTerminatorSymbol = "$";
-// `slots` targets: `answer`, the terminator, then kIgnore (their padding zeros, which their
-// accuracy_mask leaves out). Asserts that the answer and the terminator fit.
+// `slots` targets: `answer`, the terminator, then kIgnore. Their targets there are padding
+// zeros, which their accuracy_mask leaves out but their loss (unmasked) trains on; a pelab
+// target is scored for both or for neither, and kIgnore keeps their accuracy exact. Asserts
+// that the answer and the terminator fit.
 std::vector<int32_t> terminated(std::vector<int32_t> answer, int32_t terminator, int slots);
 
 // The `symbols` parameter of the tasks over an alphabet "0".."k-1".

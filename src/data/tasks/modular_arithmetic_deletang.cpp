@@ -4,13 +4,17 @@
 // counts numbers, recorded results), so theirs takes a suffix.
 //
 // Their size counts tokens and must be odd: an even n is lowered to n - 1 ("we force it to be
-// by subtracting one"), so sizes 2k and 2k - 1 draw the same expressions. Their vocabulary has
+// by subtracting one"), so sizes 2k and 2k - 1 draw from the same expressions. Their vocabulary has
 // a fifth operator '_' (a blank their evaluator reads as '+' or 0) that the generator never
 // draws; it is kept so that the ids and the input width are theirs.
 //
 // Their evaluator multiplies in int32 without reducing mod 5, so a product beyond 2^31 would
 // wrap before the final mod; that takes at least 15 '*' in a row (16 factors of 4 reach
 // 2^32), below 1e-5 per example at their longest size, 100. This task gives the true value.
+//
+// Their constructor keeps the operators as a Python generator expression, which the first
+// trace of their jitted sample_batch uses up; a later size, traced anew, would find no
+// operator to draw. This task draws from all three at every size, as their paper describes.
 #include "data/task_base.h"
 
 namespace pelab::tasks {
