@@ -99,8 +99,13 @@ the task, n and `evaluation.seed`, so every scheme and seed is judged on the sam
 Three layouts:
 
 - **tagging** — a target at every input position (shift, local_sum);
-- **appended queries** — the input, a separator `|`, then blank query tokens `?` whose
-  outputs are the answer (as in Delétang et al. 2022); only the queries are scored;
+- **appended queries** — the input, then blank query tokens `?` whose outputs are the
+  answer; only the queries are scored. pelab's own tasks put a separator `|` before the
+  queries; the tasks of Delétang et al. 2023 (named after theirs, with the suffix
+  `_deletang` where pelab already had the name) are laid out as their code lays them out,
+  with no separator, and where their answer ends with the terminator `$` the queries after
+  it are not scored (their accuracy mask). Their parity_check and cycle_navigation are
+  pelab's parity and cycle_navigation;
 - **classification** — one label, read at one designated token (a final `?`, or a marker).
 - **lm** (`task.layout: lm`, a run's choice for an appended-queries task and a causal model,
   not a task's own layout) — the decoder layout of Kazemnejad et al. 2023: the input, the

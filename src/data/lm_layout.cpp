@@ -14,11 +14,18 @@ namespace pelab {
 
 namespace {
 
-// The generated tasks whose native layout is AppendedQueries, for messages.
-std::vector<std::string> appended_task_names() {
+// The generated tasks the lm layout takes, for messages: laid out appended, with every output
+// symbol an input symbol. (Not every appended task: Delétang's terminator '$' is not an input.)
+// lm_layout_problem asks for this list only about a task that is not appended, and asks
+// nothing further about one that is, so the two do not recurse.
+std::vector<std::string> lm_task_names() {
   std::vector<std::string> names;
-  for (const std::string& name : task_names())
-    if (make_task(name)->info().layout == TaskLayout::AppendedQueries) names.push_back(name);
+  for (const std::string& name : task_names()) {
+    const std::unique_ptr<Task> task = make_task(name);
+    const TaskInfo& info = task->info();
+    if (info.layout == TaskLayout::AppendedQueries && lm_layout_problem(info).empty())
+      names.push_back(name);
+  }
   return names;
 }
 
@@ -73,7 +80,7 @@ std::string lm_layout_problem(const TaskInfo& native) {
     return fmt::format(
         "'lm' is only for tasks whose examples are laid out appended ({}, or task 'file' with "
         "appended examples); task '{}' is {} (valid for it: native)",
-        join(appended_task_names()), native.name, to_string(native.layout));
+        join(lm_task_names()), native.name, to_string(native.layout));
   for (const std::string& symbol : native.output_symbols) {
     if (symbol == kEndSymbol)
       return fmt::format(

@@ -117,6 +117,76 @@ class StringClassificationTask : public TaskBase {
   int min_length_;
 };
 
+// The layout of Delétang et al. 2023 ("Neural Networks and the Chomsky Hierarchy"; their
+// experiments/utils.py, make_model_with_empty_targets): the input tokens, then one blank token
+// '?' per answer token, with no separator; the encoder reads the blanks and the answer is read
+// at them. Their blank is the one-hot vector of id input_size, one past their input symbols,
+// and their transformer embeds its one-hot input with a bias-free linear map: a lookup of
+// that id. So the blank here is a token of its own, the id after the task's input symbols.
+//
+// Targets are kIgnore on the input and the answer on the blanks; an answer that ends with
+// their terminator marks the blanks after it kIgnore (their accuracy_mask).
+class BlankAnswerTask : public TaskBase {
+ public:
+  int sequence_length(int n) const final { return input_length(n) + output_length(n); }
+  std::vector<int32_t> answer(const std::vector<int32_t>& tokens, int length) const final;
+
+ protected:
+  // `input_symbols` are the task's own; the constructor appends the blank '?'. `layout` is
+  // Classification when the answer is one token, else AppendedQueries.
+  BlankAnswerTask(std::string name, TaskLayout layout, std::vector<std::string> input_symbols,
+                  std::vector<std::string> output_symbols, std::string description,
+                  std::string position_need);
+
+  // Input tokens at problem size n, their `length`: n, unless their generator changes it.
+  virtual int input_length(int n) const { return n; }
+  // Blank tokens at problem size n (their `output_length`).
+  virtual int output_length(int n) const = 0;
+  // The input_length(n) tokens, drawn as their generator draws them.
+  virtual std::vector<int32_t> draw_input(Generator& rng, int n) const = 0;
+  // The output_length(n) targets of the blanks for this input (a class or kIgnore each).
+  // Throws pelab::Error naming the problem when the input is not one of the task's.
+  virtual std::vector<int32_t> solve(const std::vector<int32_t>& input, int n) const = 0;
+
+  std::vector<int32_t> draw(Generator& rng, int length) const final;
+
+ private:
+  int32_t blank_;
+};
+
+// Delétang's string transductions in their layout: n symbols drawn uniformly from {0..k-1},
+// then answer_length(n) blanks; the targets at the blanks are transform(x).
+class BlankStringTask : public BlankAnswerTask {
+ public:
+  using AnswerLength = std::function<int(int n)>;
+  using Transform = std::function<std::vector<int32_t>(const std::vector<int32_t>& x)>;
+
+  // `blanks` spells answer_length(n) for the description ("n", "2n"); `what` says what the
+  // answer is; `source` names their generator.
+  BlankStringTask(std::string name, int symbols, AnswerLength answer_length, std::string blanks,
+                  Transform transform, std::string what, std::string source,
+                  std::string position_need);
+
+ protected:
+  int output_length(int n) const override { return answer_length_(n); }
+  std::vector<int32_t> draw_input(Generator& rng, int n) const override;
+  std::vector<int32_t> solve(const std::vector<int32_t>& input, int n) const override;
+
+ private:
+  int symbols_;
+  AnswerLength answer_length_;
+  Transform transform_;
+};
+
+// The output symbol of Delétang's terminator ('$', their class 2 in binary_addition,
+// binary_multiplication and stack_manipulation).
+inline constexpr const char* kTerminatorSymbol = "$";
+// `slots` targets: `answer`, the terminator, then kIgnore. Their targets there are padding
+// zeros, which their accuracy_mask leaves out but their loss (unmasked) trains on; a pelab
+// target is scored for both or for neither, and kIgnore keeps their accuracy exact. Asserts
+// that the answer and the terminator fit.
+std::vector<int32_t> terminated(std::vector<int32_t> answer, int32_t terminator, int slots);
+
 // The `symbols` parameter of the tasks over an alphabet "0".."k-1".
 TaskParam symbols_param(int64_t default_value = 8);
 

@@ -1,4 +1,9 @@
 // The task table: name → parameters and factory, in the order task_names() lists them.
+// pelab's own tasks come first, then Delétang et al. 2023's as their generators draw them, in
+// their layout (the input, then blanks: BlankAnswerTask), by the paper's level: regular,
+// deterministic context-free, context-sensitive. Where pelab already used a name for its own
+// variant, theirs takes the suffix _deletang; their parity_check and cycle_navigation are
+// pelab's parity and cycle_navigation exactly, so they are not repeated.
 //
 // Adding a task means its file under src/data/tasks/ (defining `TaskDef <name>_task_def()`)
 // plus one line here: its declaration and its entry (as src/positional/registry.cpp lists the
@@ -31,6 +36,19 @@ TaskDef modular_arithmetic_task_def();
 TaskDef binary_addition_task_def();
 TaskDef associative_recall_task_def();
 TaskDef long_range_task_def();
+TaskDef even_pairs_deletang_task_def();
+TaskDef modular_arithmetic_deletang_task_def();
+TaskDef modular_arithmetic_brackets_task_def();
+TaskDef reverse_string_task_def();
+TaskDef solve_equation_task_def();
+TaskDef stack_manipulation_task_def();
+TaskDef binary_addition_deletang_task_def();
+TaskDef binary_multiplication_task_def();
+TaskDef bucket_sort_task_def();
+TaskDef compute_sqrt_task_def();
+TaskDef duplicate_string_task_def();
+TaskDef missing_duplicate_string_task_def();
+TaskDef odds_first_deletang_task_def();
 }  // namespace tasks
 
 namespace {
@@ -55,6 +73,19 @@ const std::vector<TaskDef>& task_table() {
         tasks::binary_addition_task_def(),
         tasks::associative_recall_task_def(),
         tasks::long_range_task_def(),
+        tasks::even_pairs_deletang_task_def(),
+        tasks::modular_arithmetic_deletang_task_def(),
+        tasks::modular_arithmetic_brackets_task_def(),
+        tasks::reverse_string_task_def(),
+        tasks::solve_equation_task_def(),
+        tasks::stack_manipulation_task_def(),
+        tasks::binary_addition_deletang_task_def(),
+        tasks::binary_multiplication_task_def(),
+        tasks::bucket_sort_task_def(),
+        tasks::compute_sqrt_task_def(),
+        tasks::duplicate_string_task_def(),
+        tasks::missing_duplicate_string_task_def(),
+        tasks::odds_first_deletang_task_def(),
     };
     std::set<std::string> seen;
     for (const TaskDef& def : defs) PELAB_ASSERT(seen.insert(def.name).second);

@@ -90,12 +90,19 @@ const std::map<std::string, TaskParams> kRoundTripParams = {
 };
 
 // The layout format_dataset writes a task in: its own, unless some example does not fit
-// that layout's file form (binary_addition's queries are not `input | ?..`; long_range's
-// scored token is not the last), when it writes tagging over all tokens.
+// that layout's file form (binary_addition's queries are not `input | ?..`, nor are those of
+// Delétang's appended tasks, which have no separator; long_range's scored token is not the
+// last; modular_arithmetic_deletang's even sizes have one input token fewer than their size),
+// when it writes tagging over all tokens.
 TaskLayout written_layout(const Task& task) {
-  const std::string& name = task.info().name;
-  if (name == "binary_addition" || name == "long_range") return TaskLayout::Tagging;
-  return task.info().layout;
+  const TaskInfo& info = task.info();
+  const std::string& name = info.name;
+  if (name == "binary_addition" || name == "long_range" || name == "modular_arithmetic_deletang")
+    return TaskLayout::Tagging;
+  const bool separator = std::find(info.input_symbols.begin(), info.input_symbols.end(), "|") !=
+                         info.input_symbols.end();
+  if (info.layout == TaskLayout::AppendedQueries && !separator) return TaskLayout::Tagging;
+  return info.layout;
 }
 
 // Every task the registry makes by name: a new task is covered without a line here.

@@ -104,11 +104,13 @@ TEST(LmLayout, OnlyAppendedQueriesTasksWhoseOutputsAreInputs) {
   EXPECT_EQ(lm_layout_problem(make_task("binary_addition")->info()), "");
   EXPECT_EQ(lm_layout_problem(make_task("parity")->info()),
             "'lm' is only for tasks whose examples are laid out appended (copy, reverse, "
-            "duplicate, odds_first, sort, binary_addition, or task 'file' with appended "
+            "duplicate, odds_first, sort, binary_addition, reverse_string, bucket_sort, "
+            "compute_sqrt, duplicate_string, odds_first_deletang, or task 'file' with appended "
             "examples); task 'parity' is classification (valid for it: native)");
   EXPECT_EQ(error_message([] { lm_task("shift"); }),
             "task.layout: 'lm' is only for tasks whose examples are laid out appended (copy, "
-            "reverse, duplicate, odds_first, sort, binary_addition, or task 'file' with appended "
+            "reverse, duplicate, odds_first, sort, binary_addition, reverse_string, bucket_sort, "
+            "compute_sqrt, duplicate_string, odds_first_deletang, or task 'file' with appended "
             "examples); task 'shift' is tagging (valid for it: native)");
 
   TaskInfo info;

@@ -192,7 +192,29 @@ int expected_sequence_length(const TaskConfig& c, int n) {
   if (t == "binary_addition") return 3 * n + 3;
   if (t == "associative_recall") return 2 * n + 2;
   if (t == "long_range") return c.params.has("distance") ? n + 1 : 2 * n + 1;
+  // Delétang et al.'s tasks: their input (n tokens, but for modular_arithmetic_deletang, whose
+  // size is made odd), then the blanks, as many as their output_length.
+  if (t == "even_pairs_deletang" || t == "modular_arithmetic_brackets" || t == "solve_equation" ||
+      t == "missing_duplicate_string")
+    return n + 1;
+  if (t == "modular_arithmetic_deletang") return (n % 2 == 1 ? n : n - 1) + 1;
+  if (t == "reverse_string" || t == "odds_first_deletang" || t == "bucket_sort" ||
+      t == "binary_multiplication")
+    return 2 * n;
+  if (t == "stack_manipulation" || t == "binary_addition_deletang") return 2 * n + 1;
+  if (t == "duplicate_string") return 3 * n;
+  if (t == "compute_sqrt") return n + (n + 1) / 2;
   return -1;  // a new task: add its formula here
+}
+
+// The sizes at which a task has one example only: Delétang's generators, where their task
+// has no room, fix the example (missing_duplicate_string at 1, solve_equation at 1 and 2) or
+// draw from a single value (at 1, binary_addition_deletang and binary_multiplication draw a
+// number in [0, 2^1 - 2], compute_sqrt one in [1, 2^1 - 1]).
+bool single_example_at(const std::string& name, int n) {
+  if (name == "solve_equation") return n <= 2;
+  return n == 1 && (name == "missing_duplicate_string" || name == "binary_addition_deletang" ||
+                    name == "binary_multiplication" || name == "compute_sqrt");
 }
 
 class AllTasks : public ::testing::TestWithParam<TaskConfig> {
@@ -242,7 +264,9 @@ TEST_P(AllTasks, SameSeedSameExamplesOtherSeedOthers) {
       EXPECT_TRUE(same(ea, eb)) << "n=" << n << " k=" << k;
       any_differs |= !same(ea, ec);
     }
-    EXPECT_TRUE(any_differs) << "seeds 42 and 43 gave the same 8 examples at n=" << n;
+    if (!single_example_at(GetParam().name, n)) {
+      EXPECT_TRUE(any_differs) << "seeds 42 and 43 gave the same 8 examples at n=" << n;
+    }
   }
 }
 
@@ -272,11 +296,17 @@ TEST_P(AllTasks, ExamplesAreWellFormed) {
         case TaskLayout::Classification:
           ASSERT_EQ(scored, 1);
           break;
-        case TaskLayout::AppendedQueries:
+        case TaskLayout::AppendedQueries: {
           ASSERT_GE(scored, 1);
           ASSERT_EQ(e.targets.front(), kIgnore);  // never on the input
-          ASSERT_NE(e.targets.back(), kIgnore);   // the queries run to the end
+          // The queries run to the end, or to a terminator after which nothing is scored.
+          const auto last = std::find_if(e.targets.rbegin(), e.targets.rend(),
+                                         [](int32_t y) { return y != kIgnore; });
+          if (last != e.targets.rbegin()) {
+            ASSERT_EQ(info.output_symbols[*last], tasks::kTerminatorSymbol);
+          }
           break;
+        }
       }
       // answer() relabels the sampled tokens identically.
       ASSERT_EQ(tasks::label(*task_, e.tokens, n).targets, e.targets);

@@ -163,4 +163,69 @@ std::vector<int32_t> StringClassificationTask::answer(const std::vector<int32_t>
   return label_at(length + 1, length, label);
 }
 
+BlankAnswerTask::BlankAnswerTask(std::string name, TaskLayout layout,
+                                 std::vector<std::string> input_symbols,
+                                 std::vector<std::string> output_symbols, std::string description,
+                                 std::string position_need)
+    : blank_(static_cast<int32_t>(input_symbols.size())) {
+  info_.name = std::move(name);
+  info_.layout = layout;
+  info_.input_symbols = std::move(input_symbols);
+  info_.input_symbols.push_back("?");  // the blank, id blank_
+  info_.output_symbols = std::move(output_symbols);
+  info_.description = std::move(description);
+  info_.position_need = std::move(position_need);
+}
+
+std::vector<int32_t> BlankAnswerTask::draw(Generator& rng, int length) const {
+  std::vector<int32_t> tokens = draw_input(rng, length);
+  PELAB_ASSERT(static_cast<int>(tokens.size()) == input_length(length));
+  tokens.resize(sequence_length(length), blank_);
+  return tokens;
+}
+
+std::vector<int32_t> BlankAnswerTask::answer(const std::vector<int32_t>& tokens, int length) const {
+  check_tokens(tokens, length);
+  const int k = input_length(length);
+  for (int i = 0; i < k; ++i) expect_below(tokens, i, blank_);
+  for (int i = k; i < static_cast<int>(tokens.size()); ++i) expect_token(tokens, i, blank_);
+  const std::vector<int32_t> y = solve({tokens.begin(), tokens.begin() + k}, length);
+  PELAB_ASSERT(static_cast<int>(y.size()) == output_length(length));
+  std::vector<int32_t> targets(k, kIgnore);
+  targets.insert(targets.end(), y.begin(), y.end());
+  return targets;
+}
+
+std::vector<int32_t> terminated(std::vector<int32_t> answer, int32_t terminator, int slots) {
+  PELAB_ASSERT(static_cast<int>(answer.size()) < slots);
+  answer.push_back(terminator);
+  answer.resize(slots, kIgnore);
+  return answer;
+}
+
+BlankStringTask::BlankStringTask(std::string name, int symbols, AnswerLength answer_length,
+                                 std::string blanks, Transform transform, std::string what,
+                                 std::string source, std::string position_need)
+    : BlankAnswerTask(std::move(name), TaskLayout::AppendedQueries, numbered_symbols(symbols),
+                      numbered_symbols(symbols),
+                      fmt::format("Appended. Input: n symbols x_1..x_n drawn uniformly from "
+                                  "{{0..{}}}, then {} blank tokens '?' (no separator). Target: "
+                                  "{}, one symbol per blank. Scored: the blanks only (kIgnore on "
+                                  "the input). Source: Delétang et al. 2023, {}.",
+                                  symbols - 1, blanks, what, source),
+                      std::move(position_need)),
+      symbols_(symbols),
+      answer_length_(std::move(answer_length)),
+      transform_(std::move(transform)) {}
+
+std::vector<int32_t> BlankStringTask::draw_input(Generator& rng, int n) const {
+  return random_ids(rng, n, symbols_);
+}
+
+std::vector<int32_t> BlankStringTask::solve(const std::vector<int32_t>& input, int n) const {
+  std::vector<int32_t> y = transform_(input);
+  PELAB_ASSERT(static_cast<int>(y.size()) == answer_length_(n));
+  return y;
+}
+
 }  // namespace pelab::tasks
