@@ -13,6 +13,7 @@
 #include "data/symbols.h"
 #include "ops/error_message.h"
 #include "pelab/core/error.h"
+#include "pelab/core/strings.h"
 #include "pelab/data/task.h"
 
 namespace pelab {
@@ -99,19 +100,31 @@ TEST(LmLayout, VocabularyGainsEndAndMapsOutputsToInputsByName) {
   EXPECT_EQ(lm_example.targets, (std::vector<int32_t>{kIgnore, kIgnore, 1, 0, 2}));
 }
 
+// The tasks the lm layout takes, in registry order, as its messages list them; copy and
+// binary_addition among them (a control that the list is not empty by mistake).
+std::string lm_tasks() {
+  std::vector<std::string> names;
+  for (const std::string& name : task_names())
+    if (lm_layout_problem(make_task(name)->info()).empty()) names.push_back(name);
+  EXPECT_NE(std::find(names.begin(), names.end(), "copy"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "binary_addition"), names.end());
+  return join(names);
+}
+
 TEST(LmLayout, OnlyAppendedQueriesTasksWhoseOutputsAreInputs) {
   EXPECT_EQ(lm_layout_problem(make_task("copy")->info()), "");
   EXPECT_EQ(lm_layout_problem(make_task("binary_addition")->info()), "");
+  // The message lists every task the layout takes, from the registry: a new appended task
+  // joins it without an edit here.
   EXPECT_EQ(lm_layout_problem(make_task("parity")->info()),
-            "'lm' is only for tasks whose examples are laid out appended (copy, reverse, "
-            "duplicate, odds_first, sort, binary_addition, reverse_string, bucket_sort, "
-            "compute_sqrt, duplicate_string, odds_first_deletang, or task 'file' with appended "
-            "examples); task 'parity' is classification (valid for it: native)");
+            "'lm' is only for tasks whose examples are laid out appended (" + lm_tasks() +
+                ", or task 'file' with appended examples); task 'parity' is classification "
+                "(valid for it: native)");
   EXPECT_EQ(error_message([] { lm_task("shift"); }),
-            "task.layout: 'lm' is only for tasks whose examples are laid out appended (copy, "
-            "reverse, duplicate, odds_first, sort, binary_addition, reverse_string, bucket_sort, "
-            "compute_sqrt, duplicate_string, odds_first_deletang, or task 'file' with appended "
-            "examples); task 'shift' is tagging (valid for it: native)");
+            "task.layout: 'lm' is only for tasks whose examples are laid out appended (" +
+                lm_tasks() +
+                ", or task 'file' with appended examples); task 'shift' is tagging (valid for "
+                "it: native)");
 
   TaskInfo info;
   info.name = "file";

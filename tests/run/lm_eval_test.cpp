@@ -73,10 +73,7 @@ task:
   name: parity
   layout: lm
 )"),
-            "lm.yaml:5: task.layout: 'lm' is only for tasks whose examples are laid out appended "
-            "(copy, reverse, duplicate, odds_first, sort, binary_addition, reverse_string, "
-            "bucket_sort, compute_sqrt, duplicate_string, odds_first_deletang, or task 'file' "
-            "with appended examples); task 'parity' is classification (valid for it: native)");
+            "lm.yaml:5: task.layout: " + lm_layout_problem(make_task("parity")->info()));
   EXPECT_EQ(error_of({"model.causal=false"}),
             "lm.yaml:14: task.layout: 'lm' needs model.causal: true (the answer is fed back as "
             "input, so bidirectional attention would read the token each position is to "
