@@ -93,7 +93,7 @@ TEST(LmConfig, ASchemeWhosePositionsDependOnTheLengthIsRefused) {
     SCOPED_TRACE(info.name);
     EXPECT_EQ(info.positions_depend_on_length, info.name == "normalized");
     if (!info.positions_depend_on_length) {
-      EXPECT_NO_THROW(config({"positional=" + info.name}));
+      EXPECT_NO_THROW(config({"positional={type: " + info.name + "}"}));
     }
   }
 }
@@ -275,7 +275,7 @@ TEST(LmTeacherForcing, AChangedAnswerTokenLeavesEarlierLogitsBitIdentical) {
     if (info.positions_depend_on_length) continue;  // refused with task.layout: lm
     const std::string& scheme = info.name;
     SCOPED_TRACE(scheme);
-    const ExperimentConfig c = config({"positional=" + scheme});
+    const ExperimentConfig c = config({"positional={type: " + scheme + "}"});
     const Training t(c);
     const std::vector<Example> examples = evaluation_examples(*t.task, 5, 4, c.evaluation.seed);
     const Batch batch = collate(examples);
