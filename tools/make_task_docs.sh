@@ -24,8 +24,7 @@ if [ "${1:-}" = --reference ]; then
     echo
     "$PELAB" tasks --markdown
   } >"$TMP"
-  mv "$TMP" "$OUT"
-  trap - EXIT
+  cat "$TMP" >"$OUT"  # the file keeps its mode
   echo "wrote the Reference section of $OUT"
   exit 0
 fi
