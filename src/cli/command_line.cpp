@@ -118,6 +118,7 @@ void CommandLine::add_gemm_option(CLI::App* app) {
 std::vector<CommandGroup> framework_commands() {
   return {{add_run_commands, {{"train"}, {"print-config"}}},
           {add_sweep_commands, {{"sweep"}}},
+          {add_schemes_command},
           {add_data_commands},
           {add_dump_command},
           {add_init_command, {{"init"}}},

@@ -40,6 +40,7 @@ void add_data_commands(CLI::App& app, Action& action);
 void add_dump_command(CLI::App& app, Action& action);
 void add_init_command(CLI::App& app, Action& action);
 void add_provenance_command(CLI::App& app, Action& action);
+void add_schemes_command(CLI::App& app, Action& action);
 
 // --lengths of a command that evaluates a trained run: each within what the task takes.
 void check_lengths_for_task(const std::vector<int64_t>& lengths, const Task& task);
