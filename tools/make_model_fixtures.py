@@ -13,6 +13,7 @@ that defines them, which docs/model.md does not have yet.
     /usr/bin/python3 tools/make_model_fixtures.py [--out tests/fixtures/model]
     /usr/bin/python3 tools/make_model_fixtures.py --only new --out DIR
     /usr/bin/python3 tools/make_model_fixtures.py --only fire,rotary_yarn_pre --list
+    /usr/bin/python3 tools/make_model_fixtures.py --pelab build/pelab [--out ...]
     /usr/bin/python3 tools/make_model_fixtures.py --selftest
 
 Without --only the script writes the established cases, the ones the C++ model is
@@ -24,6 +25,11 @@ a group of newer cases (xl_relative, fire, kerple, sandwich, xpos, cope,
 alibi_deepmind, rotary_options), or a case name.  --list prints the selected case
 names instead of writing them.  --selftest checks all cases, old and new.
 
+--pelab BIN takes the list of schemes from pelab's own registry (`BIN schemes --json`):
+the script refuses a registered scheme it has no reference for, or whose facts (input
+side, causal only) it reads differently, and, without --only, writes the cases of every
+scheme and option pelab registers, the newer ones included once pelab has them.
+
 Everything is computed in float64 and stored as F32 (integers as I64).  Output is
 deterministic: seeded generators, tensors and JSON keys sorted.
 """
@@ -33,6 +39,7 @@ import json
 import math
 import os
 import struct
+import subprocess
 import sys
 import tempfile
 import zlib
@@ -1565,17 +1572,46 @@ def select_cases(only):
     return {n: v for n, v in everything.items() if n in chosen}  # case-list order
 
 
+# The newer groups that are options of a scheme pelab already has, by the key that brings them.
+OPTION_GROUPS = {"alibi_deepmind": ("alibi", "bidirectional"), "rotary_options": ("rotary", "scaling")}
+
+
+def registered_cases(pelab):
+    """The cases of every scheme and option pelab's registry holds (`pelab schemes --json`),
+    after checking that each has a reference here that reads its facts alike."""
+    table = json.loads(subprocess.run([pelab, "schemes", "--json"], check=True,
+                                      capture_output=True, text=True).stdout)
+    for s in table:
+        name = s["name"]
+        if name not in SCHEMES + NEW_SCHEMES:
+            sys.exit("pelab registers '%s', which has no float64 reference here: write it "
+                     "from docs/model.md (CONTRIBUTING.md, Add a positional scheme)" % name)
+        if (s["acts"] == "input") != (name in INPUT_SIDE):
+            sys.exit("'%s': pelab says it acts on %s; INPUT_SIDE says otherwise" % (name, s["acts"]))
+        if s["causal_only"] != (name in CAUSAL_ONLY):
+            sys.exit("'%s': pelab and CAUSAL_ONLY disagree on causal only" % name)
+    keys = {s["name"]: s["keys"] for s in table}
+    cases = established_cases()
+    for group, members in new_cases().items():
+        scheme, key = OPTION_GROUPS.get(group, (group, None))
+        if scheme in keys and (key is None or key in keys[scheme]):
+            cases.update(members)
+    return cases
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="tests/fixtures/model")
     ap.add_argument("--only", help="comma-separated cases or groups, e.g. new or "
                     "fire,rotary_options (default: the established cases)")
     ap.add_argument("--list", action="store_true", help="print the case names only")
+    ap.add_argument("--pelab", help="a pelab binary: write the cases of the schemes it registers")
     ap.add_argument("--selftest", action="store_true")
     args = ap.parse_args()
     if args.selftest:
         sys.exit(0 if selftest() else 1)
-    cases = select_cases(args.only)
+    cases = registered_cases(args.pelab) if args.pelab and args.only is None \
+        else select_cases(args.only)
     if args.list:
         print("\n".join(cases))
         return
