@@ -3,6 +3,8 @@
 // valid values, meaning), so a scheme or key missing from the docs fails here.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -11,6 +13,7 @@
 #include "pelab/config/model_config_yaml.h"
 #include "pelab/core/error.h"
 #include "pelab/positional/scheme.h"
+#include "pelab_process.h"
 
 namespace pelab {
 namespace {
@@ -50,6 +53,25 @@ TEST(SchemeKeys, DocsListEverySchemeAndItsKeys) {
     EXPECT_NE(section.find(scheme_section(info)), std::string::npos)
         << "docs/model.md should say, for '" << info.name << "':\n\n"
         << scheme_section(info);
+}
+
+// `pelab schemes --json` is the registry's table: every scheme, in order, with its facts;
+// an unknown name is one line naming the valid ones (exit 2).
+TEST(SchemeKeys, TheSchemesCommandShowsTheTable) {
+  const testing::Outcome listed = testing::run_pelab({"schemes", "--json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  const nlohmann::json table = nlohmann::json::parse(listed.out);
+  ASSERT_EQ(table.size(), scheme_table().size());
+  for (size_t i = 0; i < table.size(); ++i) {
+    const SchemeInfo& info = scheme_table()[i];
+    EXPECT_EQ(table[i]["name"], info.name);
+    EXPECT_EQ(table[i]["acts"], to_string(info.acts));
+    EXPECT_EQ(table[i]["shift_invariant"], info.shift_invariant);
+    EXPECT_EQ(table[i]["causal_only"], info.causal_only);
+    EXPECT_EQ(table[i]["keys"].size(), info.keys.size()) << info.name;
+  }
+  const testing::Outcome unknown = testing::run_pelab({"schemes", "rotray"});
+  EXPECT_EQ(testing::user_error_problem(unknown, {"unknown scheme 'rotray'", "rotary"}), "");
 }
 
 TEST(SchemeKeys, EveryKeyIsDescribedAndItsDefaultIsValid) {
