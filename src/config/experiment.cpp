@@ -433,18 +433,23 @@ void check_run_name(const MapReader& top, const std::string& name) {
                                  message_text(name), kMaxName));
 }
 
-// A key an override sets is fixed for every run, so the sweep no longer varies it: its axis is
-// dropped, and so is a selection by it. Overrides apply in the order given and after the file,
-// the sweep's axes included: `pelab sweep deletang.yaml task.name=reverse task.symbols=2`
-// sweeps reverse alone, where keeping the axis would set task.name back to each of its values
-// (and refuse symbols, which those tasks do not take).
+// A key an override sets is fixed for every run, so the file's sweep no longer varies it: its
+// axis is dropped, and so is a selection by it. `pelab sweep deletang.yaml task.name=reverse
+// task.symbols=2` sweeps reverse alone, where keeping the axis would set task.name back to
+// each of its values (and refuse symbols, which those tasks do not take). An axis the
+// overrides set themselves (`sweep.positional=[...]`) stays: they then give the base a value
+// for the key that the sweep replaces in every run (a claim's `positional=sinusoidal`, so
+// that the base takes sinusoidal's keys).
 void drop_fixed_axes(SweepConfig& sweep, const Overrides& overrides) {
-  const auto fixed = [&](const std::string& key) {
+  const auto given = [&](const std::string& key) {
     return std::any_of(overrides.values.begin(), overrides.values.end(),
                        [&](const auto& value) { return value.first == key; });
   };
-  std::erase_if(sweep.axes, [&](const auto& axis) { return fixed(axis.first); });
+  const auto fixed = [&](const std::string& key) {
+    return !key.empty() && given(key) && !given("sweep." + key);
+  };
   if (fixed(sweep.select)) sweep.select.clear();
+  std::erase_if(sweep.axes, [&](const auto& axis) { return fixed(axis.first); });
 }
 
 // Reads every section into `c`, each with the file it came from (a group's own file and

@@ -253,6 +253,11 @@ TEST(ConfigEdges, AnOverrideFixesASweptKey) {
   const ExperimentConfig fixed_lr = parsed(swept, {"training.lr=0.01"});
   EXPECT_EQ(fixed_lr.sweep.axes.size(), 2u);
   EXPECT_EQ(fixed_lr.sweep.select, "");
+  // An axis the overrides set themselves stays: the key's override is then the base's value.
+  const ExperimentConfig kept =
+      parsed(swept, {"sweep.task.name=[parity, reverse]", "task.name=cycle_navigation"});
+  ASSERT_EQ(kept.sweep.axes.size(), 3u);
+  EXPECT_EQ(kept.sweep.axes[0].first, "task.name");
   // The control: without the override of task.name, symbols is parity's error, as it should be.
   expect_message(config_error(swept, {"task.symbols=2"}), {"task.symbols", "unknown key"});
 }
