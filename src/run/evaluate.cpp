@@ -71,7 +71,8 @@ Tally score_examples(const Encoder& model, const std::vector<Example>& examples,
 
 EvalSettings evaluation_settings(const ExperimentConfig& config, std::vector<int64_t> lengths) {
   EvalSettings s;
-  s.lengths = lengths.empty() ? config.evaluation.lengths : std::move(lengths);
+  s.lengths = std::move(lengths);
+  if (s.lengths.empty()) s.lengths = config.evaluation.lengths;
   s.examples = config.evaluation.examples;
   s.batch_size = config.evaluation.batch_size;
   s.seed = config.evaluation.seed;
