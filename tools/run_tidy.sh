@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs clang-tidy (.clang-tidy: bugprone-*, performance-*) on the C++ files under src/ that
-# changed since a base commit, with the compile commands of a build directory; any warning
-# fails. The base is .ci/tidy-base unless given: the last commit whose whole tree was checked.
+# Runs clang-tidy (.clang-tidy: bugprone-*, performance-*) on the C++ files under src/ and
+# studies/src/ that changed since a base commit, with the compile commands of a build
+# directory; any warning fails. The base is .ci/tidy-base unless given: the last commit whose
+# whole tree was checked.
 # Move it forward (to the commit before your change) once the files you changed are clean.
 #   tools/run_tidy.sh [BASE] [FILE ...]      (FILE ...: check exactly these)
 set -euo pipefail
@@ -18,10 +19,10 @@ shift || true
 if [ $# -gt 0 ]; then
   files=("$@")
 else
-  mapfile -t files < <(git diff --name-only --diff-filter=AMR "$base" -- 'src/*.cpp' | sort)
+  mapfile -t files < <(git diff --name-only --diff-filter=AMR "$base" -- 'src/*.cpp' 'studies/src/*.cpp' | sort)
 fi
 if [ ${#files[@]} -eq 0 ]; then
-  echo "tidy: no C++ file under src/ changed since ${base:0:12}"
+  echo "tidy: no C++ file under src/ or studies/src/ changed since ${base:0:12}"
   exit 0
 fi
 echo "tidy: ${#files[@]} file(s) changed since ${base:0:12}"
