@@ -1,42 +1,16 @@
 #include "pelab/run/trainer.h"
 
-#include <cblas.h>
-#include <spdlog/sinks/basic_file_sink.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-#include <spdlog/version.h>
-#include <sys/utsname.h>
-#include <unistd.h>
-
-#include <oneapi/dnnl/dnnl.h>
 #include <algorithm>
-#include <charconv>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <functional>
-#include <limits>
-#include <nlohmann/json.hpp>
-#include <set>
-#include <sstream>
 
 #include "pelab/autograd/autograd.h"
-#include "pelab/backend/gemm.h"
-#include "pelab/config/yaml_reader.h"
-#include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
-#include "pelab/core/machine.h"
 #include "pelab/core/parallel.h"
 #include "pelab/core/process.h"
-#include "pelab/core/strings.h"
+#include "pelab/core/rng.h"
 #include "pelab/data/batching.h"
-#include "pelab/io/atomic_file.h"
-#include "pelab/io/file_lock.h"
-#include "pelab/io/read_file.h"
-#include "pelab/io/safetensors.h"
-#include "pelab/nn/checkpoint.h"
 #include "pelab/positional/scheme.h"
 #include "pelab/run/evaluate.h"
 #include "pelab/run/run_directory.h"
@@ -44,14 +18,7 @@
 #include "pelab/train/schedule.h"
 #include "run/reporter.h"
 
-#ifndef PELAB_YAML_CPP_VERSION
-#define PELAB_YAML_CPP_VERSION "unknown"
-#endif
-
 namespace pelab {
-
-namespace fs = std::filesystem;
-using json = nlohmann::json;
 
 namespace {
 
