@@ -731,7 +731,10 @@ ExperimentConfig parse_one(const std::string& text, const std::string& source,
                            const std::shared_ptr<KeyLocations>& locations,
                            bool derived_must_match = true) {
   YAML::Node root = load_yaml_string(text, source);
-  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  // An empty file (or one of comments only) is most likely a mistake, not a wish for every
+  // default; `{}` says that.
+  PELAB_CHECK(root.IsDefined() && !root.IsNull(),
+              "{}: the config is empty (a config that takes every default is `{{}}`)", source);
   PELAB_CHECK(root.IsMap(), "{}: a config is a mapping of sections ({})", source, join(kTopKeys));
   const Overrides overrides = parse_overrides(given);
   const SectionSources sources = apply_groups(root, overrides, source, configs_dir);

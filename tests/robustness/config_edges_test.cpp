@@ -164,6 +164,20 @@ TEST(ConfigEdges, AGroupFileNamesWhatItIs) {
 
 // ---- run names ----------------------------------------------------------------------------
 
+// An empty config, or one of comments only, is refused with one line; `{}` takes every default.
+// From the command line it writes nothing.
+TEST(ConfigEdges, AnEmptyConfigIsRefused) {
+  expect_message(config_error(""), {"x.yaml: the config is empty", "`{}`"});
+  expect_message(config_error("# defaults, please\n"), {"x.yaml: the config is empty"});
+  EXPECT_EQ(parsed("{}\n").name, "experiment");
+  TempDir dir;
+  write_file(dir / "empty.yaml", "");
+  const std::vector<std::string> before = listing(dir.path());
+  const Outcome o = run_pelab({"train", "empty.yaml", "--no-progress"}, dir.path());
+  EXPECT_EQ(user_error_problem(o, {"empty.yaml: the config is empty"}), "");
+  EXPECT_EQ(listing(dir.path()), before) << "files were left behind";
+}
+
 TEST(ConfigEdges, ARunNameIsOnePathComponent) {
   for (const std::string name : {"''", "../x", "a/b", ".", "..", ".hidden", "/abs"})
     expect_message(config_error(edited("name: tiny", "name: " + name)),
