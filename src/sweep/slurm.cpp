@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "pelab/config/yaml_reader.h"
 #include "pelab/core/error.h"
 #include "pelab/core/process.h"
 #include "pelab/core/strings.h"
@@ -88,12 +89,17 @@ void check_slurm_value(const std::string& key, const std::string& value,
   static const std::regex memory(R"(\d+[KMGTkmgt]?)");
   static const std::regex count(R"([1-9]\d{0,5})");  // at most 999999: a count, not a typo
   PELAB_CHECK(!value.empty(), "--slurm-opt {}=: the value is empty", key);
-  PELAB_CHECK(std::none_of(value.begin(), value.end(),
-                           [](char ch) {
-                             return std::isspace(static_cast<unsigned char>(ch)) ||
-                                    std::strchr("'\"\\`$#;&|<>", ch) != nullptr;
-                           }),
-              "--slurm-opt {}={}: a value holds no spaces, quotes or shell characters", key, value);
+  // A whitelist, not a blacklist: the value goes into a generated script's #SBATCH line and to
+  // the terminal, where a control character (an escape sequence, a vertical tab) would do
+  // what no Slurm value needs.
+  PELAB_CHECK(std::all_of(value.begin(), value.end(),
+                          [](char ch) {
+                            return std::isalnum(static_cast<unsigned char>(ch)) ||
+                                   std::strchr("._:,+=@/%-", ch) != nullptr;
+                          }),
+              "--slurm-opt {}={}: a value holds only letters, digits and ._:,+=@/%- (no spaces, "
+              "quotes, shell or control characters)",
+              key, message_text(value));
   if (format == "time")
     PELAB_CHECK(std::regex_match(value, time),
                 "--slurm-opt time={}: not a Slurm time (MINUTES, MINUTES:SECONDS, H:MM:SS, "
@@ -234,18 +240,19 @@ std::vector<SlurmOption> parse_slurm_options(const std::vector<std::string>& opt
   for (const std::string& option : options) {
     const size_t eq = option.find('=');
     PELAB_CHECK(eq != std::string::npos && eq > 0,
-                "--slurm-opt '{}': expected KEY=VALUE, e.g. time=2:00:00 or partition=gpu", option);
+                "--slurm-opt '{}': expected KEY=VALUE, e.g. time=2:00:00 or partition=gpu",
+                message_text(option));
     const std::string key = option.substr(0, eq), value = option.substr(eq + 1);
     const auto launcher = kLauncherKeys.find(key);
     PELAB_CHECK(launcher == kLauncherKeys.end(),
-                "--slurm-opt {}: pelab sweep sets --{} itself ({})", option, key,
+                "--slurm-opt {}: pelab sweep sets --{} itself ({})", message_text(option), key,
                 launcher == kLauncherKeys.end() ? "" : launcher->second);
     const auto known = std::find_if(kSlurmKeys.begin(), kSlurmKeys.end(),
                                     [&](const auto& k) { return k.first == key; });
-    PELAB_CHECK(known != kSlurmKeys.end(), "--slurm-opt {}: unknown key '{}' (known: {})", option,
-                key, known_keys());
-    PELAB_CHECK(option_value(parsed, key).empty(), "--slurm-opt {}: {} is given twice", option,
-                key);
+    PELAB_CHECK(known != kSlurmKeys.end(), "--slurm-opt {}: unknown key '{}' (known: {})",
+                message_text(option), message_text(key), known_keys());
+    PELAB_CHECK(option_value(parsed, key).empty(), "--slurm-opt {}: {} is given twice",
+                message_text(option), key);
     check_slurm_value(key, value, known->second);
     parsed.emplace_back(key, value);
   }

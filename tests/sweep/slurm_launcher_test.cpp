@@ -103,15 +103,30 @@ TEST(SweepSlurmOptions, ErrorsAreOneLineAndNameTheOption) {
       {"mem=lots", "mem=lots: not a memory size"},
       {"cpus-per-task=0", "cpus-per-task=0: not a whole number in [1, 999999]"},
       {"cpus-per-task=99999999999999999999", "not a whole number in [1, 999999]"},
-      {"partition=a b", "holds no spaces, quotes or shell characters"},
-      {"partition=$(x)", "holds no spaces, quotes or shell characters"},
+      {"partition=a b", "holds only letters, digits and ._:,+=@/%- (no spaces"},
+      {"partition=$(x)", "holds only letters, digits"},
+      // Control characters: refused, and printed escaped so the message stays one line and
+      // sends nothing to the terminal.
+      {"partition=gpu\x1b[31m", "partition=gpu\\x1b[31m: a value holds only"},
+      {"account=a\x01", "account=a\\x01: a value holds only"},
+      {"mail-user=me\x7f@x.org", "mail-user=me\\x7f@x.org: a value holds only"},
+      {"partition=a\vb", "partition=a\\x0bb: a value holds only"},
+      {"partition=a\fb", "partition=a\\x0cb: a value holds only"},
+      {"colour\x1b=blue", "unknown key 'colour\\x1b'"},
       {"partition=", "the value is empty"}};
   for (const auto& [option, part] : cases) {
     const std::string given = option;  // clang 14 cannot capture a structured binding
     const std::string e = error_of([&] { parse_slurm_options({given}); });
     EXPECT_TRUE(contains(e, part)) << option << ": " << e;
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+    EXPECT_TRUE(std::none_of(e.begin(), e.end(), [](char ch) { return ch < 0x20 || ch == 0x7f; }))
+        << "a raw control character in: " << e;
   }
+  // What Slurm's values hold passes: a partition, an e-mail address, a time, a memory size.
+  EXPECT_EQ(parse_slurm_options({"partition=gpu-a100_x", "mail-user=first.last+pelab@example.org",
+                                 "time=1-02:30:00", "mem=8G"})
+                .size(),
+            4u);
   EXPECT_TRUE(contains(error_of([] {
                          parse_slurm_options({"time=5", "time=6"});
                        }),
