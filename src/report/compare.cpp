@@ -245,9 +245,13 @@ std::vector<RunRecord> find_runs(const std::vector<std::string>& dirs) {
   std::map<std::string, std::string> select;  // normalized run dir → its sweep's select
   std::vector<std::string> expected;          // runs listed by sweep.json files
   auto key_of = [](const fs::path& p) { return fs::weakly_canonical(p).string(); };
+  // Every directory is read once, however many links lead to it: a link to an ancestor (or
+  // to itself) would otherwise be walked again at every level down to the depth limit.
+  std::set<std::string> visited;
 
   std::function<void(const fs::path&, int)> visit = [&](const fs::path& d, int depth) {
     std::error_code ec;
+    if (!visited.insert(key_of(d)).second) return;
     if (fs::exists(d / "sweep.json", ec)) {
       const json manifest = read_json(d / "sweep.json");
       if (manifest.is_object() && manifest.contains("runs") && manifest["runs"].is_array()) {

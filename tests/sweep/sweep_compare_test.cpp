@@ -520,6 +520,20 @@ TEST(CompareFind, RunsStatusesAndNaturalOrder) {
   EXPECT_FALSE(runs[7].eval[2].in_training);
 }
 
+// Links that lead back up (`ln -s . runs/loop`) are followed once: the walk remembers where it
+// has been, so eight links to the directory itself neither repeat the run nor take the walk
+// 8^8 directories deep. The control: a link to a run elsewhere is still followed.
+TEST(CompareFind, LinksBackUpAreWalkedOnce) {
+  TempDir tmp;
+  const fs::path root = tmp / "runs";
+  write_run(root / "one", {"rotary", 0, {1.0, 1.0, 0.5, 0.25}});
+  for (int i = 0; i < 8; ++i) fs::create_directory_symlink(".", root / fmt::format("loop{}", i));
+  write_run(tmp / "elsewhere/two", {"none", 1, {0.9, 0.8, 0.1, 0.0}});
+  fs::create_directory_symlink(tmp / "elsewhere", root / "linked");
+  const std::vector<RunRecord> runs = find_runs({root.string()});
+  ASSERT_EQ(runs.size(), 2u);
+}
+
 TEST(CompareFind, SweepJsonOrderAndNotStarted) {
   TempDir tmp;
   write_run(tmp.path() / "seed=0", {"none", 0, {1, 1, 1, 1}});
