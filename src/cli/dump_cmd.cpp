@@ -35,6 +35,7 @@ void add_dump_command(CLI::App& app, Action& action) {
     bool attention = false;
     bool grads = false;
     std::string out;
+    bool overwrite = false;
   };
   auto da = std::make_shared<DumpArgs>();
   CLI::App* dump = app.add_subcommand(
@@ -63,7 +64,9 @@ void add_dump_command(CLI::App& app, Action& action) {
                    "(default p = t)");
   dump->add_flag("--attention", da->attention, "also every layer's attention weights");
   dump->add_flag("--grads", da->grads, "also the gradient of the loss for every parameter");
-  dump->add_option("--out", da->out, "the safetensors file to write")->required();
+  dump->add_option("--out", da->out, "the safetensors file to write (a new one)")->required();
+  dump->add_flag("--overwrite", da->overwrite,
+                 "replace --out if it exists (never a file of a run directory)");
   dump->callback([da, lengths, &action] {
     action = [da, lengths] {
       DumpRequest r;
@@ -89,6 +92,7 @@ void add_dump_command(CLI::App& app, Action& action) {
       r.options.attention = da->attention;
       r.options.grads = da->grads;
       r.out = da->out;
+      r.overwrite = da->overwrite;
       fmt::print("{}\n", run_dump(r));
       return 0;
     };

@@ -11,6 +11,7 @@
 
 #include "pelab/autograd/autograd.h"
 #include "pelab/config/experiment.h"
+#include "pelab/config/yaml_reader.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
 #include "pelab/core/rng.h"
@@ -18,6 +19,7 @@
 #include "pelab/data/lm_layout.h"
 #include "pelab/io/read_file.h"
 #include "pelab/run/run_checkpoint.h"
+#include "pelab/run/run_directory.h"
 
 namespace pelab {
 
@@ -265,8 +267,32 @@ SafetensorsWriter dump_tensors(const Encoder& model, const Batch& batch,
   return w;
 }
 
-std::string run_dump(const DumpRequest& r) {
+namespace {
+
+// Where the dump goes must be a file that nothing else owns, checked before anything is read
+// or created: not a directory (a path ending in '/' names one, and would leave the directories
+// made for it behind), never a file of a run directory (only the trainer writes there), and not
+// an existing file unless `overwrite` says so.
+void check_dump_out(const DumpRequest& r) {
   PELAB_CHECK(!r.out.empty(), "--out: give the file to write, e.g. --out dump.safetensors");
+  const std::string out = message_text(r.out);
+  std::error_code ec;
+  PELAB_CHECK(r.out.back() != '/' && !fs::is_directory(r.out, ec),
+              "--out {} names a directory; give the file to write, e.g. {}dump.safetensors", out,
+              r.out.back() == '/' ? out : out + "/");
+  const std::string parent = fs::path(r.out).parent_path().string();
+  PELAB_CHECK(!is_run_directory(parent) || !fs::exists(fs::symlink_status(r.out, ec)),
+              "--out {} is a file of the run directory {}; only training writes there (write "
+              "the dump elsewhere)",
+              out, parent.empty() ? "." : message_text(parent));
+  PELAB_CHECK(r.overwrite || !fs::exists(fs::symlink_status(r.out, ec)),
+              "--out {} exists; pelab dump never replaces a file unless given --overwrite", out);
+}
+
+}  // namespace
+
+std::string run_dump(const DumpRequest& r) {
+  check_dump_out(r);
   RunCheckpoint run = open_run_checkpoint(r.run);
   std::error_code ec;
   for (const std::string& own : {run.checkpoint_path, (fs::path(run.dir) / "config.yaml").string()})

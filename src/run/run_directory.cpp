@@ -22,6 +22,15 @@ namespace pelab {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+bool is_run_directory(const std::string& dir) {
+  std::error_code ec;
+  const fs::path d = dir.empty() ? fs::path(".") : fs::path(dir);
+  if (!fs::exists(d / "config.yaml", ec)) return false;
+  for (const char* name : {"checkpoint.safetensors", "summary.json", ".run.lock"})
+    if (fs::exists(d / name, ec)) return true;
+  return false;
+}
+
 std::string run_lock_path(const std::string& run_dir) {
   return (fs::path(run_dir) / ".run.lock").string();
 }

@@ -316,11 +316,37 @@ TEST(Dump, BadInputIsOneErrorAndWritesNothing) {
     EXPECT_EQ(testing::user_error_problem(o, parts), "") << args.at(1);
     EXPECT_EQ(testing::listing(dir.path()), before) << args.at(1);
   }
-  const testing::Outcome own = testing::run_pelab(
-      {"dump", run, "--batch", dir / "ok.tsv", "--out", run + "/checkpoint.safetensors"});
-  EXPECT_EQ(testing::user_error_problem(own, {"is the run's own checkpoint.safetensors"}), "");
+  // Where the dump goes: never a file of a run directory (only training writes there), never
+  // a directory (nothing is created for it), never an existing file unless --overwrite.
+  const std::string log_before = testing::read_file(run + "/train.log");
+  for (const std::string& own : {run + "/checkpoint.safetensors", run + "/train.log"}) {
+    const testing::Outcome o =
+        testing::run_pelab({"dump", run, "--batch", dir / "ok.tsv", "--out", own, "--overwrite"});
+    EXPECT_EQ(testing::user_error_problem(o, {"is a file of the run directory", "elsewhere"}), "")
+        << own;
+  }
+  EXPECT_EQ(testing::read_file(run + "/train.log"), log_before);
+  const std::vector<std::string> before = testing::listing(dir.path());
+  const testing::Outcome into_dir =
+      testing::run_pelab({"dump", run, "--batch", dir / "ok.tsv", "--out", dir / "nd/sub/"});
+  EXPECT_EQ(testing::user_error_problem(into_dir,
+                                        {"nd/sub/ names a directory", "nd/sub/dump.safetensors"}),
+            "");
+  EXPECT_EQ(testing::listing(dir.path()), before) << "directories were left behind";
   // The same command with good input succeeds: the refusals above are about the input.
   EXPECT_EQ(testing::run_pelab({"dump", run, "--batch", dir / "ok.tsv", "--out", out}).exit_code,
+            0);
+  const testing::Outcome again =
+      testing::run_pelab({"dump", run, "--batch", dir / "ok.tsv", "--out", out});
+  EXPECT_EQ(testing::user_error_problem(again, {"exists", "--overwrite"}), "");
+  EXPECT_EQ(
+      testing::run_pelab({"dump", run, "--batch", dir / "ok.tsv", "--out", out, "--overwrite"})
+          .exit_code,
+      0);
+  // A new file in new directories is fine: they are made once the dump is ready.
+  EXPECT_EQ(testing::run_pelab(
+                {"dump", run, "--batch", dir / "ok.tsv", "--out", dir / "new/deeper/d.safetensors"})
+                .exit_code,
             0);
 }
 

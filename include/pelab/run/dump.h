@@ -78,6 +78,9 @@ struct DumpRequest {
   DumpSource source;
   DumpOptions options;
   std::string out;
+  // Replace an existing --out file. Never one of a run directory's: only the trainer writes
+  // there.
+  bool overwrite = false;
 };
 std::string run_dump(const DumpRequest& request);
 

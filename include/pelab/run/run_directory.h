@@ -23,6 +23,10 @@ namespace pelab {
 // process trains a run at a time, whoever started it.
 std::string run_lock_path(const std::string& run_dir);
 
+// Whether `dir` holds a run: its config.yaml beside a checkpoint, a summary or the run's lock.
+// Only the trainer writes into one; no other command may replace a file there.
+bool is_run_directory(const std::string& dir);
+
 // Writes `text` to run_dir/name atomically.
 void write_run_file(const std::string& run_dir, const std::string& name, const std::string& text);
 
