@@ -61,8 +61,12 @@ std::string read_regular_file(const std::string& path, const std::string& what, 
     if (n == 0) break;
     const uint64_t room = limit - bytes.size();
     if (static_cast<uint64_t>(n) > room) {
+      // A reader never works on a silently cut file: the caller that asked to know gets the
+      // first `limit` bytes and says what is wrong itself; any other gets this error.
+      PELAB_CHECK(over_limit != nullptr, "{}: larger than the {} bytes allowed for {}", path, limit,
+                  what);
       bytes.append(buffer, static_cast<size_t>(room));
-      if (over_limit) *over_limit = true;
+      *over_limit = true;
       break;
     }
     bytes.append(buffer, static_cast<size_t>(n));

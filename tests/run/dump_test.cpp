@@ -289,6 +289,9 @@ TEST(Dump, BadInputIsOneErrorAndWritesNothing) {
   testing::write_file(dir / "ok.tsv", "1 2 3\t_ 1 2\n");
   testing::write_file(dir / "short.txt", "0 1\n");
   testing::write_file(dir / "none.txt", "# no positions\n");
+  // One good line, then more comment than the 64 MiB a positions file may hold, then a line
+  // that would be refused: the file is refused for its size, not read in part.
+  testing::write_file(dir / "huge.txt", "0 1 2\n" + std::string(64 << 20, '#') + "\n0 1 2\n");
   const std::string out = dir / "out.safetensors";
   const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
       {{"--batch", dir / "unknown.tsv"}, {"unknown.tsv:1: unknown input symbol 'x'"}},
@@ -303,6 +306,8 @@ TEST(Dump, BadInputIsOneErrorAndWritesNothing) {
       {{"--batch", "parity", "--lengths", "3"}, {"generated parity:2: unknown output symbol"}},
       {{"--batch", "copy", "--lengths", "3"},
        {"generated copy:2: the appended layout needs the token '|'", "(8 input symbols)"}},
+      {{"--batch", dir / "ok.tsv", "--positions", dir / "huge.txt"},
+       {"huge.txt: larger than the 67108864 bytes allowed for a file of positions"}},
       {{"--batch", dir / "ok.tsv", "--positions", dir / "none.txt"},
        {"none.txt: 0 lines of positions for the 1 examples of the batch"}},
       {{"--batch", dir / "ok.tsv", "--lengths", "3"}, {"--batch", "is a file; --lengths"}},

@@ -11,10 +11,12 @@
 
 namespace pelab {
 
-// The bytes of the regular file `path`, at most `limit` of them; `*over_limit` (if given)
-// says whether the file holds more. Errors (pelab::Error), each naming the path:
-// "no such file", "not a regular file; expected <what>", "cannot open the file: <reason>",
-// "read error: <reason>".
+// The bytes of the regular file `path`. A file of more than `limit` bytes is an error
+// ("larger than the <limit> bytes allowed for <what>"), unless `over_limit` is given: then
+// the first `limit` bytes come back, *over_limit says the file holds more, and the caller
+// refuses it in its own words. Nothing is ever cut silently. Other errors (pelab::Error),
+// each naming the path: "no such file", "not a regular file; expected <what>", "cannot open
+// the file: <reason>", "read error: <reason>".
 std::string read_regular_file(const std::string& path, const std::string& what, uint64_t limit,
                               bool* over_limit = nullptr);
 
