@@ -29,6 +29,7 @@ AttentionCase make_setup(const std::string& scheme, int64_t T, bool left_pad, ui
   }
   s.model = std::make_unique<Encoder>(config, make_scheme, seed);
   randomize_parameters(*s.model, seed + 1);
+  keep_inside_projections(*s.model);
   s.batch = make_batch({T, T - 3, 1}, T, seed + 2);
   if (left_pad) {  // move the real tokens of rows 1 and 2 to the end
     for (int64_t b = 1; b < 3; ++b) {
