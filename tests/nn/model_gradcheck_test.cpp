@@ -44,6 +44,7 @@ TEST_P(ModelGradient, MatchesFiniteDifferences) {
 // above every position of these batches, so ∂/∂ℓ never meets the p_i > L branch).
 TEST(ModelGradientOptions, MatchFiniteDifferences) {
   expect_gradient_matches("kerple", {{"kernel", std::string("power")}});
+  expect_gradient_matches("alibi", {{"bidirectional", std::string("deepmind")}});
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, ModelGradient, ::testing::ValuesIn(scheme_names()),
