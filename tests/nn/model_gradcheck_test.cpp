@@ -44,6 +44,7 @@ TEST_P(ModelGradient, MatchesFiniteDifferences) {
 // above every position of these batches, so ∂/∂ℓ never meets the p_i > L branch).
 TEST(ModelGradientOptions, MatchFiniteDifferences) {
   expect_gradient_matches("kerple", {{"kernel", std::string("power")}});
+  expect_gradient_matches("fire", {{"threshold", 2.0}, {"mlp_width", int64_t{6}}});
   expect_gradient_matches("alibi", {{"bidirectional", std::string("deepmind")}});
 }
 

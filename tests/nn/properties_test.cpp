@@ -75,6 +75,8 @@ TEST(Properties, RelativeSchemesAreShiftInvariant) {
       config.norm = norm;
       if (scheme == "relative")
         config.positional.keys.set("max_distance", int64_t{3});  // clipping inside T
+      if (scheme == "fire")  // L = |ℓ|·0.01 < 1: positions sit past L, where fire is not invariant
+        config.positional.keys.set("threshold", 0.01);
       Encoder model(config, make_scheme, 1);
       randomize_parameters(model, 2);
       const Batch batch = make_batch({8, 5}, 8, 4);
@@ -89,6 +91,31 @@ TEST(Properties, RelativeSchemesAreShiftInvariant) {
         }
       }
     }
+}
+
+// fire divides by ψ(max(p_i, L)): while every position stays ≤ L the divisor is ψ(L) and the
+// bias depends on p_i − p_j alone; once a position passes L it depends on p_i too.
+TEST(Properties, FireIsShiftInvariantOnlyWhilePositionsStayWithinL) {
+  ModelConfig config = tiny_config("fire");
+  config.norm = "post";
+  config.positional.keys.set("threshold", 20.0);
+  Encoder model(config, make_scheme, 1);
+  randomize_parameters(model, 2);
+  for (int64_t l = 0; l < config.layers; ++l) {  // L = 20 and a c far from 0 in every layer
+    const std::string p = "layers." + std::to_string(l) + ".attn.fire.";
+    model.params().get(p + "l_mult").data()[0] = 1.0f;
+    model.params().get(p + "c").data()[0] = 0.5f;
+  }
+  const Batch batch = make_batch({8, 5}, 8, 4);  // positions 0..7
+  auto shifted_by = [&](int32_t offset) {
+    Batch shifted = batch;
+    for (int32_t& p : shifted.positions.values) p += offset;
+    return max_abs_diff(logits(model, batch), logits(model, shifted));
+  };
+  EXPECT_LT(shifted_by(5), kSame);
+  EXPECT_LT(shifted_by(12), kSame) << "the largest position is 19 ≤ L = 20";
+  EXPECT_GT(shifted_by(40), kDiffers) << "every position is past L";
+  EXPECT_GT(shifted_by(100), kDiffers);
 }
 
 TEST(Properties, RotaryKeepsNormsAndScoresDependOnlyOnDistance) {
