@@ -118,6 +118,56 @@ TEST(Properties, FireIsShiftInvariantOnlyWhilePositionsStayWithinL) {
   EXPECT_GT(shifted_by(100), kDiffers);
 }
 
+// ---- reversal: a bias that depends on |p_j − p_i| alone sees no direction --------------
+// Reversing the tokens and mapping p ↦ P − p (no causal mask) reverses the outputs of such a
+// scheme; ALiBi's deepmind form, fire and t5 tell left from right and must break it.
+TEST(Properties, SymmetricBiasesAreReversalSymmetric) {
+  struct Case {
+    std::string scheme, key, value;
+    bool symmetric;
+  };
+  const std::vector<Case> cases = {{"alibi", "bidirectional", "symmetric", true},
+                                   {"kerple", "kernel", "log", true},
+                                   {"kerple", "kernel", "power", true},
+                                   {"sandwich", "", "", true},
+                                   {"alibi", "bidirectional", "deepmind", false},
+                                   {"fire", "", "", false},
+                                   {"t5", "", "", false}};
+  const int64_t T = 9;
+  const std::vector<int32_t> positions = {0, 2, 3, 7, 8, 12, 19, 20, 26};  // not 0..T-1
+  const int32_t P = 30;
+  for (const Case& c : cases) {
+    ModelConfig config = tiny_config(c.scheme, 16, 8);  // 8 heads: ALiBi slopes up to 1/2
+    config.norm = "post";
+    if (!c.key.empty()) config.positional.keys.set(c.key, c.value);
+    Encoder model(config, make_scheme, 1);
+    randomize_parameters(model, 2);
+    Batch batch = make_batch({T, T}, T, 3);
+    for (int64_t b = 0; b < 2; ++b)
+      std::copy(positions.begin(), positions.end(), batch.positions.values.begin() + b * T);
+    Batch reversed = batch;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t t = 0; t < T; ++t) {
+        const int64_t from = b * T + (T - 1 - t);
+        reversed.tokens.values[b * T + t] = batch.tokens.values[from];
+        reversed.targets.values[b * T + t] = batch.targets.values[from];
+        reversed.positions.values[b * T + t] = P - batch.positions.values[from];
+      }
+    const std::vector<float> y = logits(model, batch), yr = logits(model, reversed);
+    const int64_t V = 6;
+    std::vector<float> y_reversed(y.size());
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t v = 0; v < V; ++v)
+          y_reversed[(b * T + t) * V + v] = y[(b * T + (T - 1 - t)) * V + v];
+    const std::string name = c.scheme + " " + c.value;
+    if (c.symmetric)
+      EXPECT_LT(max_abs_diff(yr, y_reversed), kSame) << name;
+    else
+      EXPECT_GT(max_abs_diff(yr, y_reversed), kDiffers) << name << " must tell left from right";
+  }
+}
+
 TEST(Properties, RotaryKeepsNormsAndScoresDependOnlyOnDistance) {
   const int64_t heads = 2, dh = 8, T = 6;
   Generator rng(5);

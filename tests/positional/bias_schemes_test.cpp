@@ -1,12 +1,14 @@
 // The logit-bias schemes' own rules that the fixtures and the tests over every scheme do not
-// reach: KERPLE's projection and its gradient.
+// reach: KERPLE's projection and its gradient, and the one-line errors of their keys.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "nn/model_util.h"
+#include "pelab/core/error.h"
 #include "pelab/positional/scheme.h"
+#include "pelab_process.h"
 
 namespace pelab::testing {
 namespace {
@@ -105,6 +107,69 @@ TEST(Kerple, InitialisationIsTheSourcesDrawProjected) {
     EXPECT_EQ(a.params().get("kerple.r1").to_vector(), b.params().get("kerple.r1").to_vector());
     EXPECT_NE(a.params().get("kerple.r1").to_vector(), c.params().get("kerple.r1").to_vector());
   }
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string key_error(const std::string& type, const std::string& key, const KeyValue& value) {
+  PositionalConfig p;
+  p.type = type;
+  p.keys.set(key, value);
+  return error_of([&] { resolve_defaults(p); });
+}
+
+std::string build_error(ModelConfig config) {
+  return error_of([&] { const Encoder model(config, make_scheme, 1); });
+}
+
+TEST(BiasSchemeKeys, EachBadValueIsOneLineNamingTheKey) {
+  EXPECT_EQ(key_error("kerple", "kernel", "cubic"),
+            "positional.kernel: 'cubic' is not valid (valid: log, power)");
+  EXPECT_EQ(key_error("alibi", "bidirectional", "left"),
+            "positional.bidirectional: 'left' is not valid (valid: symmetric, deepmind)");
+  EXPECT_EQ(key_error("fire", "mlp_width", int64_t{0}),
+            "positional.mlp_width: must be in [1, 65536], got 0");
+  // A key of one scheme under another is refused by the other's table.
+  EXPECT_EQ(
+      key_error("alibi", "kernel", "log"),
+      "positional.kernel: the 'alibi' scheme does not take this key (it takes: bidirectional)");
+  EXPECT_EQ(key_error("kerple", "bidirectional", "deepmind"),
+            "positional.bidirectional: the 'kerple' scheme does not take this key (it takes: "
+            "kernel)");
+  EXPECT_EQ(key_error("sandwich", "threshold", 4.0),
+            "positional.threshold: the 'sandwich' scheme does not take this key (it takes: base)");
+  EXPECT_EQ(key_error("rotary", "mlp_width", int64_t{8}),
+            "positional.mlp_width: the 'rotary' scheme does not take this key (it takes: base)");
+
+  ModelConfig fire = tiny_config("fire");
+  fire.positional.keys.set("threshold", 0.0);
+  EXPECT_EQ(build_error(fire), "positional.threshold: must be > 0, got 0");
+  ModelConfig sandwich = tiny_config("sandwich");
+  sandwich.positional.keys.set("base", -1.0);
+  EXPECT_EQ(build_error(sandwich), "positional.base: must be > 0, got -1");
+  ModelConfig odd = tiny_config("sandwich", 12, 4);  // d_h = 3
+  EXPECT_EQ(build_error(odd), "sandwich needs an even head width: d_model / heads = 12 / 4 = 3");
+  ModelConfig even = tiny_config("sandwich", 12, 3);  // the control: d_h = 4
+  EXPECT_EQ(build_error(even), "no error");
+}
+
+// On the command line the odd head width is a user error (exit 2) at the key just changed.
+TEST(BiasSchemeKeys, SandwichWithAnOddHeadWidthIsAUserError) {
+  TempDir dir;
+  write_file(dir / "tiny.yaml", tiny_config("tiny", ""));
+  const Outcome odd =
+      run_pelab({"print-config", dir / "tiny.yaml", "positional.type=sandwich", "model.d_model=6"});
+  EXPECT_EQ(user_error_problem(odd, {"model.d_model", "sandwich needs an even head width"}), "");
+  const Outcome even =
+      run_pelab({"print-config", dir / "tiny.yaml", "positional.type=sandwich", "model.d_model=8"});
+  EXPECT_EQ(even.exit_code, 0) << even.err;
 }
 
 }  // namespace
