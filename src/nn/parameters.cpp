@@ -46,6 +46,18 @@ Tensor ParameterStore::add_constant(const std::string& name, const Shape& shape,
   return add(name, values_ == Values::Unset ? Tensor::empty(shape) : Tensor::full(shape, value));
 }
 
+Tensor ParameterStore::add_uniform(const std::string& name, const Shape& shape, float lo,
+                                   float hi) {
+  check_budget(name, shape, count());
+  Generator named(derive_seed(seed_, name.c_str()));
+  Tensor t = Tensor::empty(shape);
+  if (values_ == Values::Unset) return add(name, t);
+  float* p = t.data();
+  for (int64_t i = 0; i < t.numel(); ++i)
+    p[i] = lo + (hi - lo) * static_cast<float>(named.uniform());
+  return add(name, t);
+}
+
 Tensor ParameterStore::get(const std::string& name) const {
   for (const Tensor& t : params_)
     if (t.name() == name) return t;

@@ -18,11 +18,15 @@ SchemeInfo t5_scheme();
 SchemeInfo index_scheme();
 SchemeInfo normalized_scheme();
 SchemeInfo binary_scheme();
+SchemeInfo fire_scheme();
+SchemeInfo kerple_scheme();
+SchemeInfo sandwich_scheme();
 
 const std::vector<SchemeInfo>& scheme_table() {
   static const std::vector<SchemeInfo> table = {
-      none_scheme(),  sinusoidal_scheme(), learned_scheme(), relative_scheme(),   rotary_scheme(),
-      alibi_scheme(), t5_scheme(),         index_scheme(),   normalized_scheme(), binary_scheme(),
+      none_scheme(),  sinusoidal_scheme(), learned_scheme(),  relative_scheme(),   rotary_scheme(),
+      alibi_scheme(), t5_scheme(),         index_scheme(),    normalized_scheme(), binary_scheme(),
+      fire_scheme(),  kerple_scheme(),     sandwich_scheme(),
   };
   return table;
 }

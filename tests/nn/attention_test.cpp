@@ -27,8 +27,23 @@ AttentionCase make_setup(const std::string& scheme, int64_t T, bool left_pad, ui
     config.positional.keys.set("num_buckets", int64_t{8});
     config.positional.keys.set("max_distance", int64_t{5});
   }
+  if (scheme == "fire") config.positional.keys.set("mlp_width", int64_t{3});  // placed below
   s.model = std::make_unique<Encoder>(config, make_scheme, seed);
   randomize_parameters(*s.model, seed + 1);
+  keep_inside_projections(*s.model);
+  if (scheme == "fire") {
+    // Finite differences average two slopes across a kink: |c| away from 0, and ReLU units
+    // whose kinks lie between the values u takes here (c = 0.5, L = 512: u = ±0.073, ±0.125,
+    // ±0.165, ±0.198, ±0.227 and 0), at least 0.02 in z from each.
+    const std::string p = "layers.0.attn.fire.";
+    const auto set = [&](const std::string& name, const std::vector<float>& values) {
+      std::copy(values.begin(), values.end(), s.model->params().get(p + name).data());
+    };
+    set("c", {0.5f});
+    set("l_mult", {1.0f});
+    set("fc1.weight", {1.0f, -1.0f, 2.0f});  // kinks at u = −0.05, 0.05, 0.175
+    set("fc1.bias", {0.05f, 0.05f, -0.35f});
+  }
   s.batch = make_batch({T, T - 3, 1}, T, seed + 2);
   if (left_pad) {  // move the real tokens of rows 1 and 2 to the end
     for (int64_t b = 1; b < 3; ++b) {
@@ -102,11 +117,15 @@ TEST(Attention, GradientMatchesFiniteDifferences) {
     TensorList inputs{s.q, s.k, s.v};
     if (s.terms)
       for (const Tensor& t : s.terms->parameters()) inputs.push_back(t);
+    GradCheckOptions options;
+    // fire's ReLU units have kinks where finite differences average two slopes: a smaller
+    // step (still far above float32's rounding of these O(1) outputs) keeps clear of them.
+    if (scheme == "fire") options.epsilon = 1e-3;
     const GradCheckResult r = gradcheck(
         [&](const TensorList& x) {
           return attention(x[0], x[1], x[2], s.batch.key_mask, s.terms, o);
         },
-        inputs);
+        inputs, options);
     EXPECT_TRUE(r.ok) << scheme << ": " << r.message;
   }
 }

@@ -10,25 +10,42 @@ namespace {
 
 class ModelGradient : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(ModelGradient, MatchesFiniteDifferences) {
+// Both norms (post-LN causal), with dropout, for one scheme and its keys.
+void expect_gradient_matches(const std::string& scheme, const KeyValues& keys) {
   for (const std::string norm : {"pre", "post"}) {
-    ModelConfig config = tiny_config(GetParam(), 8, 2, 1);
+    ModelConfig config = tiny_config(scheme, 8, 2, 1);
     config.norm = norm;
     config.causal = norm == "post";
     config.dropout = 0.1;
     config.d_ff = 12;
-    if (GetParam() == "relative") config.positional.keys.set("max_distance", int64_t{2});
-    if (GetParam() == "learned") config.positional.keys.set("max_len", int64_t{8});
+    for (const auto& [key, value] : keys.all()) config.positional.keys.set(key, value);
     Encoder model(config, make_scheme, 3);
     randomize_parameters(model, 4, 0.4f);
+    keep_inside_projections(model);
     const Batch batch = make_batch({5, 3}, 5, 5);
     GradCheckOptions options;
     options.max_elements_per_input = 12;
     const GradCheckResult r = gradcheck(
         [&](const TensorList&) { return model.forward(batch, /*training=*/true, 17).loss; },
         model.params().all(), options);
-    EXPECT_TRUE(r.ok) << GetParam() << " " << norm << ":\n" << r.message;
+    EXPECT_TRUE(r.ok) << scheme << " " << norm << ":\n" << r.message;
   }
+}
+
+TEST_P(ModelGradient, MatchesFiniteDifferences) {
+  KeyValues keys;
+  if (GetParam() == "relative") keys.set("max_distance", int64_t{2});
+  if (GetParam() == "learned") keys.set("max_len", int64_t{8});
+  expect_gradient_matches(GetParam(), keys);
+}
+
+// The options whose gradients the defaults do not reach: KERPLE's power kernel (its ∂/∂r2 is
+// d^r2·ln d), and FIRE with a threshold L below most positions (the default's L = |ℓ|·512 is
+// above every position of these batches, so ∂/∂ℓ never meets the p_i > L branch).
+TEST(ModelGradientOptions, MatchFiniteDifferences) {
+  expect_gradient_matches("kerple", {{"kernel", std::string("power")}});
+  expect_gradient_matches("fire", {{"threshold", 2.0}, {"mlp_width", int64_t{6}}});
+  expect_gradient_matches("alibi", {{"bidirectional", std::string("deepmind")}});
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, ModelGradient, ::testing::ValuesIn(scheme_names()),

@@ -52,6 +52,19 @@ inline void randomize_parameters(Encoder& model, uint64_t seed, float scale = 0.
   }
 }
 
+// Moves KERPLE's stored r1, r2 inside the projection's bounds [0.01, 2), where the derivative
+// the model hands back is the function's own: past a bound the forward is flat and the model
+// passes the bound's derivative on, on purpose, which finite differences cannot see
+// (tests/positional/bias_schemes_test.cpp checks that rule).
+inline void keep_inside_projections(Encoder& model) {
+  if (!model.params().contains("kerple.r1")) return;
+  for (const std::string name : {"kerple.r1", "kerple.r2"}) {
+    Tensor r = model.params().get(name);
+    for (int64_t h = 0; h < r.numel(); ++h)
+      r.data()[h] = std::min(0.1f + std::fabs(r.data()[h]), 1.9f);
+  }
+}
+
 // lengths[b] real tokens (right-padded to T), positions 0..T-1, random tokens and targets.
 inline Batch make_batch(const std::vector<int64_t>& lengths, int64_t T, uint64_t seed,
                         int64_t vocab_in = 9, int64_t vocab_out = 6) {

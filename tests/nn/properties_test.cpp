@@ -32,8 +32,15 @@ TEST(Properties, NoneIsPermutationEquivariant) {
        schemes_where([](const SchemeInfo& info) { return !info.causal_only; })) {
     ModelConfig config = tiny_config(scheme);
     config.norm = "post";
+    // Sandwich's cosines at base 10000 barely move within 9 positions: base 10 makes them.
+    if (scheme == "sandwich") config.positional.keys.set("base", 10.0);
     Encoder model(config, make_scheme, 1);
     randomize_parameters(model, 2);
+    // KERPLE projected to r2 = 0.01 is d^0.01 ≈ 1 for every d > 0, blind to order: its
+    // parameters are set where the kernel grows with distance.
+    if (scheme == "kerple")
+      for (const std::string name : {"kerple.r1", "kerple.r2"})
+        for (int64_t h = 0; h < config.heads; ++h) model.params().get(name).data()[h] = 1.0f;
     const int64_t T = 9;
     const Batch batch = make_batch({T, T}, T, 3);
     const std::vector<int64_t> perm = {4, 0, 8, 2, 7, 1, 6, 3, 5};
@@ -68,6 +75,8 @@ TEST(Properties, RelativeSchemesAreShiftInvariant) {
       config.norm = norm;
       if (scheme == "relative")
         config.positional.keys.set("max_distance", int64_t{3});  // clipping inside T
+      if (scheme == "fire")  // L = |ℓ|·0.01 < 1: positions sit past L, where fire is not invariant
+        config.positional.keys.set("threshold", 0.01);
       Encoder model(config, make_scheme, 1);
       randomize_parameters(model, 2);
       const Batch batch = make_batch({8, 5}, 8, 4);
@@ -82,6 +91,81 @@ TEST(Properties, RelativeSchemesAreShiftInvariant) {
         }
       }
     }
+}
+
+// fire divides by ψ(max(p_i, L)): while every position stays ≤ L the divisor is ψ(L) and the
+// bias depends on p_i − p_j alone; once a position passes L it depends on p_i too.
+TEST(Properties, FireIsShiftInvariantOnlyWhilePositionsStayWithinL) {
+  ModelConfig config = tiny_config("fire");
+  config.norm = "post";
+  config.positional.keys.set("threshold", 20.0);
+  Encoder model(config, make_scheme, 1);
+  randomize_parameters(model, 2);
+  for (int64_t l = 0; l < config.layers; ++l) {  // L = 20 and a c far from 0 in every layer
+    const std::string p = "layers." + std::to_string(l) + ".attn.fire.";
+    model.params().get(p + "l_mult").data()[0] = 1.0f;
+    model.params().get(p + "c").data()[0] = 0.5f;
+  }
+  const Batch batch = make_batch({8, 5}, 8, 4);  // positions 0..7
+  auto shifted_by = [&](int32_t offset) {
+    Batch shifted = batch;
+    for (int32_t& p : shifted.positions.values) p += offset;
+    return max_abs_diff(logits(model, batch), logits(model, shifted));
+  };
+  EXPECT_LT(shifted_by(5), kSame);
+  EXPECT_LT(shifted_by(12), kSame) << "the largest position is 19 ≤ L = 20";
+  EXPECT_GT(shifted_by(40), kDiffers) << "every position is past L";
+  EXPECT_GT(shifted_by(100), kDiffers);
+}
+
+// ---- reversal: a bias that depends on |p_j − p_i| alone sees no direction --------------
+// Reversing the tokens and mapping p ↦ P − p (no causal mask) reverses the outputs of such a
+// scheme; ALiBi's deepmind form, fire and t5 tell left from right and must break it.
+TEST(Properties, SymmetricBiasesAreReversalSymmetric) {
+  struct Case {
+    std::string scheme, key, value;
+    bool symmetric;
+  };
+  const std::vector<Case> cases = {{"alibi", "bidirectional", "symmetric", true},
+                                   {"kerple", "kernel", "log", true},
+                                   {"kerple", "kernel", "power", true},
+                                   {"sandwich", "", "", true},
+                                   {"alibi", "bidirectional", "deepmind", false},
+                                   {"fire", "", "", false},
+                                   {"t5", "", "", false}};
+  const int64_t T = 9;
+  const std::vector<int32_t> positions = {0, 2, 3, 7, 8, 12, 19, 20, 26};  // not 0..T-1
+  const int32_t P = 30;
+  for (const Case& c : cases) {
+    ModelConfig config = tiny_config(c.scheme, 16, 8);  // 8 heads: ALiBi slopes up to 1/2
+    config.norm = "post";
+    if (!c.key.empty()) config.positional.keys.set(c.key, c.value);
+    Encoder model(config, make_scheme, 1);
+    randomize_parameters(model, 2);
+    Batch batch = make_batch({T, T}, T, 3);
+    for (int64_t b = 0; b < 2; ++b)
+      std::copy(positions.begin(), positions.end(), batch.positions.values.begin() + b * T);
+    Batch reversed = batch;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t t = 0; t < T; ++t) {
+        const int64_t from = b * T + (T - 1 - t);
+        reversed.tokens.values[b * T + t] = batch.tokens.values[from];
+        reversed.targets.values[b * T + t] = batch.targets.values[from];
+        reversed.positions.values[b * T + t] = P - batch.positions.values[from];
+      }
+    const std::vector<float> y = logits(model, batch), yr = logits(model, reversed);
+    const int64_t V = 6;
+    std::vector<float> y_reversed(y.size());
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t v = 0; v < V; ++v)
+          y_reversed[(b * T + t) * V + v] = y[(b * T + (T - 1 - t)) * V + v];
+    const std::string name = c.scheme + " " + c.value;
+    if (c.symmetric)
+      EXPECT_LT(max_abs_diff(yr, y_reversed), kSame) << name;
+    else
+      EXPECT_GT(max_abs_diff(yr, y_reversed), kDiffers) << name << " must tell left from right";
+  }
 }
 
 TEST(Properties, RotaryKeepsNormsAndScoresDependOnlyOnDistance) {

@@ -24,6 +24,8 @@ class ParameterStore {
   // Registers a new parameter drawn from N(0, stddev²) (stddev = 0 gives zeros).
   Tensor add_normal(const std::string& name, const Shape& shape, float stddev);
   Tensor add_constant(const std::string& name, const Shape& shape, float value);
+  // Registers a new parameter drawn from U(lo, hi) (torch.nn.Linear's init, KERPLE's).
+  Tensor add_uniform(const std::string& name, const Shape& shape, float lo, float hi);
 
   const std::vector<Tensor>& all() const { return params_; }  // each carries its name()
   Tensor get(const std::string& name) const;                  // error listing near names if absent

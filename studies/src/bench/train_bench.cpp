@@ -10,6 +10,7 @@
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
 #include "pelab/core/rng.h"
+#include "pelab/core/strings.h"
 #include "pelab/nn/encoder.h"
 #include "pelab/positional/scheme.h"
 #include "pelab/tensor/storage.h"
@@ -38,26 +39,27 @@ const BenchConfig& bench_config(const std::string& name) {
 
 const std::vector<std::string>& bench_schemes() {
   static const std::vector<std::string> schemes = {"none",     "sinusoidal", "learned", "rotary",
-                                                   "relative", "alibi",      "t5"};
+                                                   "relative", "alibi",      "t5",      "fire",
+                                                   "kerple",   "sandwich"};
   return schemes;
+}
+
+// The reference script has no T5, FIRE, KERPLE or sandwich: each is compared with its ALiBi,
+// the other per-head bias added to the logits.
+bool torch_scheme_is_stand_in(const std::string& scheme) {
+  return scheme == "t5" || scheme == "fire" || scheme == "kerple" || scheme == "sandwich";
 }
 
 std::string torch_scheme_name(const std::string& scheme) {
   if (scheme == "rotary") return "rope";
-  if (scheme == "t5") return "alibi";
+  if (torch_scheme_is_stand_in(scheme)) return "alibi";
   return scheme;
-}
-
-bool torch_scheme_is_stand_in(const std::string& scheme) {
-  return scheme == "t5";
 }
 
 ModelConfig bench_model_config(const BenchConfig& c, const std::string& scheme) {
   PELAB_CHECK(
       std::find(bench_schemes().begin(), bench_schemes().end(), scheme) != bench_schemes().end(),
-      "unknown bench scheme '{}' (valid: none, sinusoidal, learned, rotary, relative, "
-      "alibi, t5)",
-      scheme);
+      "unknown bench scheme '{}' (valid: {})", scheme, join(bench_schemes()));
   ModelConfig m;
   m.vocab_in = c.vocab;
   m.vocab_out = c.vocab;
