@@ -48,11 +48,13 @@ RotaryOptions rotary_options(const KeyValues& keys, int64_t head_dim) {
               o.factor);
   if (keys.has("scaling.original_length"))
     o.original_length = keys.integer("scaling.original_length");
+  // Said at the type's line: the key missing has none.
   const bool needs_length = o.scaling == Scaling::DynamicNtk || o.scaling == Scaling::Yarn;
-  PELAB_CHECK(!needs_length || keys.has("scaling.original_length"),
-              "positional.scaling.original_length: required by scaling.type {} (the length "
-              "the model was trained on), not given",
-              type);
+  PELAB_CHECK(
+      !needs_length || keys.has("scaling.original_length"),
+      "positional.scaling.type: {} needs positional.scaling.original_length (the length the "
+      "model was trained on), which is not given",
+      type);
   // b' = base·s^(d_r/(d_r−2)) has no value at d_r = 2.
   const bool ntk = o.scaling == Scaling::Ntk || o.scaling == Scaling::DynamicNtk;
   PELAB_CHECK(!ntk || o.pairs >= 2,

@@ -233,7 +233,9 @@ TEST(ConfigErrors, RotaryOptionsAreRefusedAtTheirKeys) {
   for (const std::string type : {"yarn", "dynamic_ntk"})
     expect_message(
         rotary_with("  scaling:\n    type: " + type + "\n    factor: 2"),
-        {"x.yaml: positional.scaling.original_length: required by scaling.type " + type});
+        {"x.yaml:10: positional.scaling.type: " + type +
+         " needs positional.scaling.original_length (the length the model was trained on), "
+         "which is not given"});
   expect_message(rotary_with("  fraction: 0.25\n  scaling:\n    type: ntk\n    factor: 2"),
                  {"x.yaml:9: positional.fraction: scaling.type ntk needs at least 2 pairs rotated, "
                   "got n_rot = 1"});
