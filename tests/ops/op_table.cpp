@@ -186,7 +186,7 @@ const std::vector<OpCase>& op_cases() {
                    return embedding(x[0], IntTensor({2, 3}, {0, 4, 2, 4, 4, 1}));
                  }});
     c.push_back({"embedding/scalar_id", {{4, 2}}, [](const TensorList& x) {
-                   return embedding(x[0], IntTensor({}, {3}));
+                   return embedding(x[0], IntTensor({}, 3));
                  }});
     c.push_back({"embedding/size_one", {{1, 1}}, [](const TensorList& x) {
                    return embedding(x[0], IntTensor({3}, {0, 0, 0}));
@@ -270,7 +270,7 @@ const std::vector<OpCase>& op_cases() {
                    return cross_entropy(x[0], IntTensor({4}, {0, 2, 0, 1}), 0);
                  }});
     c.push_back({"cross_entropy/one_row", {{1, 4}}, [](const TensorList& x) {
-                   return cross_entropy(x[0], IntTensor({1}, {3}));
+                   return cross_entropy(x[0], IntTensor({1}, 3));
                  }});
     c.push_back({"cross_entropy/one_class", {{2, 1}}, [](const TensorList& x) {
                    return cross_entropy(x[0], IntTensor({2}, {0, 0}));
