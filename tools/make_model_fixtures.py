@@ -1594,7 +1594,9 @@ def registered_cases(pelab):
     cases = established_cases()
     for group, members in new_cases().items():
         scheme, key = OPTION_GROUPS.get(group, (group, None))
-        if scheme in keys and (key is None or key in keys[scheme]):
+        # A nested mapping's keys are registered as "scaling.type", "scaling.factor", ...
+        if scheme in keys and (key is None or any(k == key or k.startswith(key + ".")
+                                                  for k in keys[scheme])):
             cases.update(members)
     return cases
 

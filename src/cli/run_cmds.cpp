@@ -9,6 +9,7 @@
 #include "pelab/config/load_model.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
+#include "pelab/core/strings.h"
 #include "pelab/run/evaluate.h"
 #include "pelab/run/run_checkpoint.h"
 #include "pelab/run/run_directory.h"
@@ -26,15 +27,16 @@ void check_lengths_for_task(const std::vector<int64_t>& lengths, const Task& tas
 
 namespace {
 
-// `pelab eval --out DIR` writes two new files into a directory; it never overwrites results
-// (the run's own eval.csv, say), and it checks before evaluating, which can take long.
+// `pelab eval --out DIR` writes new files into a directory (eval.csv, per_position.csv and,
+// with --set, eval_config.yaml); it never overwrites results (the run's own eval.csv, say),
+// and it checks before evaluating, which can take long.
 void check_eval_out(const std::string& out) {
   if (out.empty()) return;
   PELAB_CHECK(!fs::exists(out) || fs::is_directory(out),
               "--out {}: not a directory; pelab eval writes eval.csv and per_position.csv into a "
               "directory",
               out);
-  for (const char* name : {"eval.csv", "per_position.csv"})
+  for (const char* name : {"eval.csv", "per_position.csv", "eval_config.yaml"})
     PELAB_CHECK(!fs::exists(fs::path(out) / name),
                 "--out {}: it already holds {}; choose another --out or delete it", out, name);
 }
@@ -94,6 +96,7 @@ void add_run_commands(CLI::App& app, Action& action) {
     std::vector<int64_t> lengths;
     int64_t examples = 0;
     std::string out;
+    std::vector<std::string> set;
   };
   auto ea = std::make_shared<EvalArgs>();
   CLI::App* eval = app.add_subcommand("eval", "Evaluate a trained run at chosen lengths");
@@ -105,9 +108,13 @@ void add_run_commands(CLI::App& app, Action& action) {
               "examples per length (default: the config's)");
   eval->add_option("--out", ea->out,
                    "also write eval.csv and per_position.csv (every digit) into this directory");
+  eval->add_option("--set", ea->set,
+                   "key=value for this evaluation only, of the keys that change no parameter ("
+                   "positional.scaling.type, .factor, .original_length); the run is not changed");
   eval->callback([ea, &action] {
     action = [ea] {
       RunCheckpoint run = open_run_checkpoint(ea->run);
+      set_for_evaluation(run, ea->set);
       ExperimentConfig& c = run.config;
       if (ea->examples > 0) c.evaluation.examples = ea->examples;
       set_num_threads(static_cast<int>(c.threads));
@@ -123,13 +130,20 @@ void add_run_commands(CLI::App& app, Action& action) {
             n, task->sequence_length(static_cast<int>(n)) - 1, max_position);
       check_eval_out(ea->out);
       const Evaluation e = evaluate(*model, *task, c, ea->lengths);
+      // What was set is part of the result: said above the table, and kept beside the CSVs as
+      // the whole config evaluated.
+      if (!ea->set.empty())
+        fmt::print("set for this evaluation (the run's files are unchanged): {}\n",
+                   join(ea->set, " "));
       print_evaluation(e);
       if (!ea->out.empty()) {
         fs::create_directories(ea->out);
+        if (!ea->set.empty()) write_run_file(ea->out, "eval_config.yaml", to_yaml(c));
         write_run_file(ea->out, "eval.csv", eval_csv(e, CsvDigits::full));
         write_run_file(ea->out, "per_position.csv", per_position_csv(e, CsvDigits::full));
-        fmt::print("wrote {} and {}\n", (fs::path(ea->out) / "eval.csv").string(),
-                   (fs::path(ea->out) / "per_position.csv").string());
+        fmt::print("wrote {} and {}{}\n", (fs::path(ea->out) / "eval.csv").string(),
+                   (fs::path(ea->out) / "per_position.csv").string(),
+                   ea->set.empty() ? "" : " (and the config evaluated, eval_config.yaml)");
       }
       return 0;
     };

@@ -23,6 +23,12 @@ std::unique_ptr<Encoder> load_model(const SafetensorsFile& file) {
   return model;
 }
 
+std::unique_ptr<Encoder> load_model(const SafetensorsFile& file, const ModelConfig& config) {
+  auto model = std::make_unique<Encoder>(config, make_scheme, 0);
+  load_parameters(*model, file);
+  return model;
+}
+
 std::unique_ptr<Encoder> load_model(const std::string& path) {
   return load_model(read_safetensors(path));
 }

@@ -45,16 +45,47 @@ void read_randomize(MapReader& rnd, RandomizeConfig& randomize) {
 }
 }  // namespace
 
+namespace {
+// A scheme key named "group.key" (rotary's "scaling.type") is the key `key` of the nested
+// mapping `group`: read through that mapping's own reader, so that an unknown key or a wrong
+// value inside it is named with its file and line like any other.
+void read_nested_keys(MapReader& r, const std::string& group, const SchemeInfo& info,
+                      KeyValues& values) {
+  MapReader nested = r.section(group);
+  std::vector<std::string> valid;
+  for (const SchemeKey& key : info.keys) {
+    if (key.name.rfind(group + ".", 0) != 0) continue;
+    SchemeKey inner = key;
+    inner.name = key.name.substr(group.size() + 1);
+    valid.push_back(inner.name);
+    KeyValues read;
+    if (read_key(nested, inner, read)) values.set(key.name, read.all().at(inner.name));
+  }
+  nested.finish(valid);
+}
+
+bool takes_group(const SchemeInfo& info, const std::string& group) {
+  return std::any_of(info.keys.begin(), info.keys.end(),
+                     [&](const SchemeKey& k) { return k.name.rfind(group + ".", 0) == 0; });
+}
+}  // namespace
+
 void read_positional_section(MapReader& r, PositionalConfig& p, RandomizeConfig* randomize) {
   r.read("type", p.type);
   const SchemeInfo* info = is_scheme(p.type) ? &scheme_info(p.type) : nullptr;
   // The keys the scheme takes, typed by its table; keys of other schemes are errors below,
   // after unknown keys (a typo is told as such, with the nearest key).
   std::vector<std::string> not_taken;
-  for (const std::string& name : all_scheme_keys()) {
+  std::vector<std::string> valid = {"type"};
+  for (const std::string& key_name : all_scheme_keys()) {
+    const size_t dot = key_name.find('.');
+    const std::string name = key_name.substr(0, dot);  // a nested mapping's name, or the key
+    if (std::find(valid.begin(), valid.end(), name) != valid.end()) continue;
+    valid.push_back(name);
     if (!r.has(name)) continue;
-    const SchemeKey* key = info ? info->key(name) : nullptr;
-    if (key) {
+    if (dot != std::string::npos && info && takes_group(*info, name)) {
+      read_nested_keys(r, name, *info, p.keys);
+    } else if (const SchemeKey* key = info ? info->key(name) : nullptr) {
       read_key(r, *key, p.keys);
     } else {
       r.take(name);
@@ -64,8 +95,6 @@ void read_positional_section(MapReader& r, PositionalConfig& p, RandomizeConfig*
   RandomizeConfig ignored;
   MapReader rnd = r.section("randomize");
   read_randomize(rnd, randomize ? *randomize : ignored);
-  std::vector<std::string> valid = {"type"};
-  for (const std::string& name : all_scheme_keys()) valid.push_back(name);
   valid.push_back("randomize");
   r.finish(valid);
   if (!info)

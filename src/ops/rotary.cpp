@@ -3,63 +3,157 @@
 //   x'₂ᵢ   = x₂ᵢ cos mθ_i − x₂ᵢ₊₁ sin mθ_i
 //   x'₂ᵢ₊₁ = x₂ᵢ sin mθ_i + x₂ᵢ₊₁ cos mθ_i
 // backward: a rotation is orthogonal, so dx is dy rotated by −mθ_i.
+// With options (MODEL.md, "Rotary options") only the first n_rot pairs rotate, θ_i is taken
+// over d_r = 2·n_rot, the scaling changes the angle, and YaRN multiplies the rotated features
+// by μ (backward: dy rotated back, times μ); the other features pass through (dx = dy).
 // Angles are formed in double precision: positions can be large (randomized positions,
 // long evaluation) and m·θ_i in float32 would lose the low bits of the angle.
 // The angles depend only on (m, i), so RotaryAngles forms them once per position and the
-// op reads them by position; rotary(..., base) forms them per token, for one call.
+// op reads them by position; rotary(..., base) forms them per token, for one call. Dynamic
+// NTK's depend on the sequence's length too, and are formed per token on every call.
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <numbers>
 
 #include "op_util.h"
 #include "pelab/ops/ops.h"
 
 namespace pelab {
 
-// cos/sin of m·θ_i, row-major [rows, half]: the row of a token (per-token tables) or of a
-// position (RotaryAngles).
+// cos/sin of the angle of pair i, row-major [rows, half] (half = n_rot): the row of a token
+// (per-token tables) or of a position (RotaryAngles); mu multiplies the rotated features.
 struct RotaryAngles::Table {
   int64_t half = 0;
+  float mu = 1.0f;
   std::vector<float> cos, sin;
   int64_t rows() const { return half == 0 ? 0 : static_cast<int64_t>(cos.size()) / half; }
 };
 
 namespace {
 using Table = RotaryAngles::Table;
+using Scaling = RotaryOptions::Scaling;
 
 // RotaryAngles keeps at most this many (position, pair) entries (8 MB of cos and sin):
 // enough for every position of long evaluations; randomized positions past it are rare
 // and computed per call.
 constexpr int64_t kMaxCachedAngles = int64_t{1} << 20;
 
-// Row k of the table holds position position_of(k).
-template <class PositionOf>
-Table angle_table(int64_t rows, int64_t half, double base, PositionOf position_of) {
-  Table a;
-  a.half = half;
-  a.cos.resize(static_cast<size_t>(rows * half));
-  a.sin.resize(a.cos.size());
+// θ_i = b^(−2i/d_r) for i < half, d_r = 2·half.
+std::vector<double> frequencies(int64_t half, double b) {
   std::vector<double> theta(static_cast<size_t>(half));
   for (int64_t i = 0; i < half; ++i)
-    theta[i] = std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(2 * half));
+    theta[i] = std::pow(b, -2.0 * static_cast<double>(i) / static_cast<double>(2 * half));
+  return theta;
+}
+
+// ntk's b' = base · s^(d_r/(d_r−2)) (n_rot ≥ 2, so d_r > 2).
+double ntk_base(double base, double s, int64_t half) {
+  const auto dr = static_cast<double>(2 * half);
+  return base * std::pow(s, dr / (dr - 2.0));
+}
+
+// YaRN's θ'_i = θ_i·(1 − γ_i) + (θ_i/s)·γ_i, γ_i = clamp((i − lo)/(hi − lo), 0, 1), with
+// lo, hi from κ(β) = d_r·ln(L/(2πβ)) / (2 ln base) at β = 32 and 1 (jquesnelle/yarn's
+// correction range): the fast pairs keep their frequency, the slow ones are interpolated.
+std::vector<double> yarn_frequencies(int64_t half, double base, double s, int64_t length) {
+  const auto dr = static_cast<double>(2 * half);
+  const auto kappa = [&](double beta) {
+    return dr * std::log(static_cast<double>(length) / (2.0 * std::numbers::pi * beta)) /
+           (2.0 * std::log(base));
+  };
+  const double lo = std::max(std::floor(kappa(32.0)), 0.0);
+  double hi = std::min(std::ceil(kappa(1.0)), dr - 1.0);
+  if (hi == lo) hi = lo + 0.001;  // the ramp must not divide by 0
+  std::vector<double> theta = frequencies(half, base);
+  for (int64_t i = 0; i < half; ++i) {
+    const double gamma = std::clamp((static_cast<double>(i) - lo) / (hi - lo), 0.0, 1.0);
+    theta[i] = theta[i] * (1.0 - gamma) + (theta[i] / s) * gamma;
+  }
+  return theta;
+}
+
+// Scalings that are plain rotary: none, and pi, ntk and yarn at s = 1 (MODEL.md takes them
+// so bit for bit: the same frequencies by the same operations, μ = 1).
+bool is_plain(const RotaryOptions& o) {
+  return o.scaling == Scaling::None || (o.scaling != Scaling::DynamicNtk && o.factor == 1.0);
+}
+
+// The frequencies of every sequence alike (all scalings but dynamic NTK's).
+std::vector<double> fixed_frequencies(int64_t half, double base, const RotaryOptions& o) {
+  if (is_plain(o) || o.scaling == Scaling::Pi) return frequencies(half, base);
+  if (o.scaling == Scaling::Ntk) return frequencies(half, ntk_base(base, o.factor, half));
+  PELAB_CHECK(o.scaling == Scaling::Yarn, "rotary: dynamic NTK has no fixed frequencies");
+  return yarn_frequencies(half, base, o.factor, o.original_length);
+}
+
+float yarn_mu(const RotaryOptions& o) {
+  return o.scaling == Scaling::Yarn && !is_plain(o)
+             ? static_cast<float>(0.1 * std::log(o.factor) + 1.0)
+             : 1.0f;
+}
+
+// Row k of the table holds position position_of(k) at the frequencies theta_of(k); pi
+// divides the position by s first, (m/s)·θ_i as MODEL.md writes it.
+template <class PositionOf, class ThetaOf>
+Table angle_table(int64_t rows, int64_t half, const RotaryOptions& o, PositionOf position_of,
+                  ThetaOf theta_of) {
+  Table a;
+  a.half = half;
+  a.mu = yarn_mu(o);
+  a.cos.resize(static_cast<size_t>(rows * half));
+  a.sin.resize(a.cos.size());
+  const bool pi = o.scaling == Scaling::Pi && !is_plain(o);
   parallel_for(0, rows, 64, [&](int64_t lo, int64_t hi) {
-    for (int64_t t = lo; t < hi; ++t)
+    for (int64_t t = lo; t < hi; ++t) {
+      const std::vector<double>& theta = theta_of(t);
+      double m = static_cast<double>(position_of(t));
+      if (pi) m /= o.factor;
       for (int64_t i = 0; i < half; ++i) {
-        const double angle = static_cast<double>(position_of(t)) * theta[i];
+        const double angle = m * theta[i];
         a.cos[t * half + i] = static_cast<float>(std::cos(angle));
         a.sin[t * half + i] = static_cast<float>(std::sin(angle));
       }
+    }
   });
   return a;
 }
 
-// out = x rotated by `direction`·angle (+1 forward, −1 backward); token t reads the table's
-// row row_of[t], or row t when row_of is null.
+// Dynamic NTK's frequencies of each sequence b: b' = base·(s·n/L − (s − 1))^(d_r/(d_r−2))
+// where n > L, base otherwise; n = 1 + the largest position among its real tokens (0 for a
+// row of padding only). Each row uses its own n, so the rows of a batch do not interact.
+std::vector<std::vector<double>> dynamic_frequencies(const IntTensor& positions,
+                                                     const IntTensor& key_mask, int64_t half,
+                                                     double base, const RotaryOptions& o) {
+  PELAB_CHECK(key_mask.shape == positions.shape,
+              "rotary: dynamic NTK needs the key mask of the positions {}, got {}",
+              to_string(positions.shape), to_string(key_mask.shape));
+  const int64_t B = positions.shape[0], T = positions.shape[1];
+  const auto dr = static_cast<double>(2 * half);
+  const auto L = static_cast<double>(o.original_length);
+  const double s = o.factor;
+  std::vector<std::vector<double>> theta(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t largest = -1;
+    for (int64_t t = 0; t < T; ++t)
+      if (key_mask.values[b * T + t] != 0)
+        largest = std::max<int64_t>(largest, positions.values[b * T + t]);
+    const auto n = static_cast<double>(largest + 1);
+    const double grown = n > L ? base * std::pow(s * n / L - (s - 1.0), dr / (dr - 2.0)) : base;
+    theta[b] = frequencies(half, grown);
+  }
+  return theta;
+}
+
+// out = x with its first a.half pairs per head rotated by `direction`·angle (+1 forward, −1
+// backward) and multiplied by a.mu, the other features copied; token t reads the table's row
+// row_of[t], or row t when row_of is null.
 Tensor rotate(const Tensor& x, const Table& a, const int32_t* row_of, int64_t heads,
               float direction) {
   const Tensor xc = x.contiguous();
-  const int64_t d = x.size(-1), dh = d / heads, half = dh / 2;
+  const int64_t d = x.size(-1), dh = d / heads, half = a.half;
   const int64_t tokens = x.numel() / d;
+  const float mu = a.mu;
   Tensor out = Tensor::empty(x.shape());
   const float* in = xc.data();
   float* o = out.data();
@@ -76,6 +170,10 @@ Tensor rotate(const Tensor& x, const Table& a, const int32_t* row_of, int64_t he
           yo[2 * i] = x0 * c[i] - x1 * sn;
           yo[2 * i + 1] = x0 * sn + x1 * c[i];
         }
+        // μ = 1 (all but YaRN) skips the product, so plain rotary keeps its bits.
+        if (mu != 1.0f)
+          for (int64_t f = 0; f < 2 * half; ++f) yo[f] *= mu;
+        std::copy(xi + 2 * half, xi + dh, yo + 2 * half);
       }
     }
   });
@@ -114,19 +212,35 @@ int64_t head_width(const Tensor& x, const IntTensor& positions, int64_t heads, d
 
 Tensor rotary(const Tensor& x, const IntTensor& positions, int64_t heads, double base) {
   const int64_t half = head_width(x, positions, heads, base) / 2;
-  auto table = std::make_shared<const Table>(
-      angle_table(positions.numel(), half, base, [&](int64_t t) { return positions.values[t]; }));
+  const std::vector<double> theta = frequencies(half, base);
+  auto table = std::make_shared<const Table>(angle_table(
+      positions.numel(), half, RotaryOptions{}, [&](int64_t t) { return positions.values[t]; },
+      [&](int64_t) -> const std::vector<double>& { return theta; }));
   return rotate_recorded(x, std::move(table), IntTensor(), heads);
 }
 
-RotaryAngles::RotaryAngles(int64_t head_dim, double base) : head_dim_(head_dim), base_(base) {
+RotaryAngles::RotaryAngles(int64_t head_dim, double base, RotaryOptions options)
+    : head_dim_(head_dim), base_(base), options_(options) {
   PELAB_CHECK(head_dim >= 2 && head_dim % 2 == 0, "rotary needs an even head width, got d_h = {}",
               head_dim);
   PELAB_CHECK(base > 0.0, "rotary: base must be positive, got {}", base);
+  if (options_.pairs == 0) options_.pairs = head_dim / 2;
+  PELAB_CHECK(options_.pairs >= 1 && options_.pairs <= head_dim / 2,
+              "rotary: {} pairs rotated, of d_h / 2 = {}", options_.pairs, head_dim / 2);
+  PELAB_CHECK(std::isfinite(options_.factor) && options_.factor >= 1.0,
+              "rotary: the scaling factor must be finite and at least 1, got {}", options_.factor);
+  const bool ntk = options_.scaling == Scaling::Ntk || options_.scaling == Scaling::DynamicNtk;
+  PELAB_CHECK(!ntk || options_.pairs >= 2, "rotary: NTK scaling needs at least 2 pairs rotated");
+  const bool needs_length =
+      options_.scaling == Scaling::DynamicNtk || options_.scaling == Scaling::Yarn;
+  PELAB_CHECK(!needs_length || options_.original_length >= 1,
+              "rotary: dynamic NTK and YaRN need an original length of at least 1, got {}",
+              options_.original_length);
 }
 
 std::shared_ptr<const RotaryAngles::Table> RotaryAngles::covering(int64_t max_position) const {
-  const int64_t half = head_dim_ / 2;
+  const int64_t half = options_.pairs;
+  if (options_.scaling == Scaling::DynamicNtk) return nullptr;
   if (max_position < 0 || max_position >= kMaxCachedAngles / half) return nullptr;
   const std::lock_guard<std::mutex> lock(mutex_);
   if (!table_ || table_->rows() <= max_position) {
@@ -134,23 +248,48 @@ std::shared_ptr<const RotaryAngles::Table> RotaryAngles::covering(int64_t max_po
     const auto wanted =
         static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(max_position) + 1));
     const int64_t rows = std::min(wanted, kMaxCachedAngles / half);
-    table_ =
-        std::make_shared<const Table>(angle_table(rows, half, base_, [](int64_t m) { return m; }));
+    const std::vector<double> theta = fixed_frequencies(half, base_, options_);
+    table_ = std::make_shared<const Table>(angle_table(
+        rows, half, options_, [](int64_t m) { return m; },
+        [&](int64_t) -> const std::vector<double>& { return theta; }));
   }
   return table_;
 }
 
+namespace {
+// The angles of every token of `positions`, formed for this call.
+Table token_table(const IntTensor& positions, const IntTensor& key_mask,
+                  const RotaryAngles& angles) {
+  const RotaryOptions& o = angles.options();
+  const int64_t half = angles.pairs();
+  const auto position_of = [&](int64_t t) { return positions.values[t]; };
+  if (o.scaling == Scaling::DynamicNtk) {
+    const std::vector<std::vector<double>> theta =
+        dynamic_frequencies(positions, key_mask, half, angles.base(), o);
+    const int64_t T = positions.shape[1];
+    return angle_table(positions.numel(), half, o, position_of,
+                       [&](int64_t t) -> const std::vector<double>& { return theta[t / T]; });
+  }
+  const std::vector<double> theta = fixed_frequencies(half, angles.base(), o);
+  return angle_table(positions.numel(), half, o, position_of,
+                     [&](int64_t) -> const std::vector<double>& { return theta; });
+}
+}  // namespace
+
 Tensor rotary(const Tensor& x, const IntTensor& positions, int64_t heads,
-              const RotaryAngles& angles) {
+              const RotaryAngles& angles, const IntTensor& key_mask) {
   const int64_t dh = head_width(x, positions, heads, angles.base());
   PELAB_CHECK(dh == angles.head_dim(), "rotary: the angles are for d_h = {}, x has d_h = {}",
               angles.head_dim(), dh);
-  if (positions.numel() == 0) return rotary(x, positions, heads, angles.base());
-  const auto [lowest, highest] =
-      std::minmax_element(positions.values.begin(), positions.values.end());
-  std::shared_ptr<const Table> table = *lowest >= 0 ? angles.covering(*highest) : nullptr;
-  if (!table) return rotary(x, positions, heads, angles.base());
-  return rotate_recorded(x, std::move(table), positions, heads);
+  std::shared_ptr<const Table> table;
+  if (positions.numel() > 0) {
+    const auto [lowest, highest] =
+        std::minmax_element(positions.values.begin(), positions.values.end());
+    if (*lowest >= 0) table = angles.covering(*highest);
+  }
+  if (table) return rotate_recorded(x, std::move(table), positions, heads);
+  return rotate_recorded(x, std::make_shared<const Table>(token_table(positions, key_mask, angles)),
+                         IntTensor(), heads);
 }
 
 }  // namespace pelab

@@ -17,6 +17,7 @@
 #include "pelab/core/error.h"
 #include "pelab/core/strings.h"
 #include "pelab/io/atomic_file.h"
+#include "pelab/positional/scheme.h"
 #include "pelab/report/statistics.h"
 #include "run/run_files.h"
 
@@ -408,6 +409,22 @@ std::string single_axis_label(const RunRecord& r, const std::string& select) {
   return label;
 }
 
+// A run's value of `key`: as its config.yaml gives it; for a key its scheme leaves out of
+// config.yaml at its default (rotary's fraction and scaling, pelab/core/keys.h), that
+// default, so that a sweep over such a key labels its default's runs with the value; else "—".
+// Those keys are newer than any run made without them, so no earlier grouping changes.
+std::string config_value(const RunRecord& r, const std::string& key) {
+  if (auto it = r.config.find(key); it != r.config.end()) return it->second;
+  const std::string prefix = "positional.";
+  const auto type = r.config.find("positional.type");
+  if (key.rfind(prefix, 0) != 0 || type == r.config.end() || !is_scheme(type->second))
+    return kAbsent;
+  const SchemeKey* spec = scheme_info(type->second).key(key.substr(prefix.size()));
+  return spec && spec->omitted_at_default && spec->default_value
+             ? key_value_text(*spec->default_value)
+             : kAbsent;
+}
+
 // Groups the completed runs by their values of c.group_keys, in the order the groups first
 // appear; fills c.groups' keys and labels and returns each group's runs.
 std::vector<std::vector<const RunRecord*>> group_runs(Comparison& c,
@@ -416,10 +433,7 @@ std::vector<std::vector<const RunRecord*>> group_runs(Comparison& c,
   std::vector<std::vector<const RunRecord*>> members;
   for (const RunRecord& r : done) {
     std::vector<std::string> v;
-    for (const std::string& k : c.group_keys) {
-      auto it = r.config.find(k);
-      v.push_back(it == r.config.end() ? kAbsent : it->second);
-    }
+    for (const std::string& k : c.group_keys) v.push_back(config_value(r, k));
     auto [it, fresh] = index.emplace(v, c.groups.size());
     if (fresh) {
       Group g;
@@ -558,8 +572,7 @@ std::vector<const RunRecord*> select_runs(Group& g, const std::vector<const RunR
                                           const std::string& key, Metric metric) {
   std::vector<std::vector<const RunRecord*>> by_value;
   for (const RunRecord* r : rs) {
-    auto it = r->config.find(key);
-    const std::string value = it == r->config.end() ? kAbsent : it->second;
+    const std::string value = config_value(*r, key);
     auto c = std::find_if(g.candidates.begin(), g.candidates.end(),
                           [&](const Group::Candidate& x) { return x.value == value; });
     if (c == g.candidates.end()) {

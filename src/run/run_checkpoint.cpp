@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -192,6 +193,30 @@ TrainingState restore_run_checkpoint(const SafetensorsFile& file, Encoder& model
   state.data_rng = data_rng_state(file);
   state.stop_streak = progress.stop_streak;
   return state;
+}
+
+const std::vector<std::string>& evaluation_set_keys() {
+  static const std::vector<std::string> keys = {
+      "positional.scaling.type", "positional.scaling.factor", "positional.scaling.original_length"};
+  return keys;
+}
+
+void set_for_evaluation(RunCheckpoint& run, const std::vector<std::string>& settings) {
+  if (settings.empty()) return;
+  const std::vector<std::string>& keys = evaluation_set_keys();
+  for (const std::string& setting : settings) {
+    const size_t eq = setting.find('=');
+    const std::string key = setting.substr(0, eq);
+    PELAB_CHECK(eq != std::string::npos && std::find(keys.begin(), keys.end(), key) != keys.end(),
+                "--set {}: an evaluation can set only keys that change no parameter (valid: {})",
+                message_text(setting), join(keys));
+  }
+  // The run's config text (open_run_checkpoint has checked it is config.yaml's) with the
+  // settings as overrides: every check of a config applies, and a message names the setting.
+  const std::string config_path = (fs::path(run.dir) / "config.yaml").string();
+  ExperimentConfig config = parse_experiment(to_yaml(run.config), config_path, settings, run.dir);
+  run.model = load_model(read_safetensors(run.checkpoint_path), config.model);
+  run.config = std::move(config);
 }
 
 }  // namespace pelab

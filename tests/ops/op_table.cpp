@@ -186,7 +186,7 @@ const std::vector<OpCase>& op_cases() {
                    return embedding(x[0], IntTensor({2, 3}, {0, 4, 2, 4, 4, 1}));
                  }});
     c.push_back({"embedding/scalar_id", {{4, 2}}, [](const TensorList& x) {
-                   return embedding(x[0], IntTensor({}, {3}));
+                   return embedding(x[0], IntTensor({}, 3));
                  }});
     c.push_back({"embedding/size_one", {{1, 1}}, [](const TensorList& x) {
                    return embedding(x[0], IntTensor({3}, {0, 0, 0}));
@@ -270,7 +270,7 @@ const std::vector<OpCase>& op_cases() {
                    return cross_entropy(x[0], IntTensor({4}, {0, 2, 0, 1}), 0);
                  }});
     c.push_back({"cross_entropy/one_row", {{1, 4}}, [](const TensorList& x) {
-                   return cross_entropy(x[0], IntTensor({1}, {3}));
+                   return cross_entropy(x[0], IntTensor({1}, 3));
                  }});
     c.push_back({"cross_entropy/one_class", {{2, 1}}, [](const TensorList& x) {
                    return cross_entropy(x[0], IntTensor({2}, {0, 0}));
@@ -337,6 +337,41 @@ const std::vector<OpCase>& op_cases() {
          }});
     c.push_back({"rotary/kept_angles", {{2, 3, 8}}, [](const TensorList& x) {
                    static const RotaryAngles angles(4, 10000.0);
+                   return rotary(x[0], IntTensor({2, 3}, {0, 1, 2, 5, 3, 100}), 2, angles);
+                 }});
+    // Rotary's options: 1 of 3 pairs rotated (the rest pass through, gradient 1), and each
+    // scaling with s > 1 (YaRN's μ scales the gradient too). Dynamic NTK reads the key mask:
+    // row 0 (n = 6) is past L = 4, row 1 (n = 3, its padding at position 9 not counted) is
+    // within it, so one row takes the grown base and the other the plain one.
+    c.push_back({"rotary/fraction_one_pair", {{2, 3, 12}}, [](const TensorList& x) {
+                   static const RotaryAngles angles(6, 100.0, {.pairs = 1});
+                   return rotary(x[0], IntTensor({2, 3}, {0, 1, 5, 2, 3, 40}), 2, angles);
+                 }});
+    c.push_back({"rotary/pi", {{2, 3, 8}}, [](const TensorList& x) {
+                   static const RotaryAngles angles(
+                       4, 100.0, {.scaling = RotaryOptions::Scaling::Pi, .factor = 3.0});
+                   return rotary(x[0], IntTensor({2, 3}, {0, 1, 2, 5, 3, 100}), 2, angles);
+                 }});
+    c.push_back({"rotary/ntk_fraction", {{2, 3, 12}}, [](const TensorList& x) {
+                   static const RotaryAngles angles(
+                       6, 100.0,
+                       {.pairs = 2, .scaling = RotaryOptions::Scaling::Ntk, .factor = 2.0});
+                   return rotary(x[0], IntTensor({2, 3}, {0, 1, 2, 5, 3, 100}), 2, angles);
+                 }});
+    c.push_back({"rotary/dynamic_ntk", {{2, 3, 8}}, [](const TensorList& x) {
+                   static const RotaryAngles angles(4, 100.0,
+                                                    {.scaling = RotaryOptions::Scaling::DynamicNtk,
+                                                     .factor = 2.0,
+                                                     .original_length = 4});
+                   return rotary(x[0], IntTensor({2, 3}, {1, 3, 5, 0, 2, 9}), 2, angles,
+                                 IntTensor({2, 3}, {1, 1, 1, 1, 1, 0}));
+                 }});
+    c.push_back({"rotary/yarn_fraction", {{2, 3, 16}}, [](const TensorList& x) {
+                   static const RotaryAngles angles(8, 100.0,
+                                                    {.pairs = 3,
+                                                     .scaling = RotaryOptions::Scaling::Yarn,
+                                                     .factor = 4.0,
+                                                     .original_length = 1000});
                    return rotary(x[0], IntTensor({2, 3}, {0, 1, 2, 5, 3, 100}), 2, angles);
                  }});
     return c;

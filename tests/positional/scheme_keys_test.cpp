@@ -119,7 +119,11 @@ TEST(SchemeKeys, ValuesAreCheckedAgainstTheTable) {
   EXPECT_EQ(message("sinusoidal", "combine", "stack"),
             "positional.combine: 'stack' is not valid (valid: add, concat)");
   EXPECT_EQ(message("rotary", "max_len", int64_t{8}),
-            "positional.max_len: the 'rotary' scheme does not take this key (it takes: base)");
+            "positional.max_len: the 'rotary' scheme does not take this key (it takes: base, "
+            "fraction, scaling.type, scaling.factor, scaling.original_length)");
+  EXPECT_EQ(message("rotary", "scaling.type", "yarm"),
+            "positional.scaling.type: 'yarm' is not valid (valid: none, pi, ntk, dynamic_ntk, "
+            "yarn)");
   EXPECT_EQ(message("learned", "max_len", 2.5), "positional.max_len: must be an integer");
 }
 

@@ -155,7 +155,8 @@ std::vector<NumericOption> numeric_options(const std::vector<std::string>& comma
     const bool list = m[3].matched || type.find(',') != std::string::npos;
     const bool numeric = std::regex_search(type, std::regex("INT|FLOAT|NUMBER|^N,"));
     if (!numeric && !list) continue;
-    if (m[1] == "--slurm-opt" || m[1] == "--param") continue;  // KEY=VALUE, repeated
+    if (m[1] == "--slurm-opt" || m[1] == "--param" || m[1] == "--set")
+      continue;  // KEY=VALUE, repeated
     found.push_back({command, m[1], list, std::regex_search(type, std::regex("FLOAT|NUMBER"))});
   }
   return found;

@@ -203,6 +203,58 @@ TEST(ConfigErrors, InconsistentValuesNameBothKeys) {
                  {"positional.max_len: the learned table has 4 rows"});
 }
 
+// Rotary's fraction and its nested scaling mapping: every bad value is one line at the line
+// it was written (d_h = 8 here: 4 pairs), naming the key; a missing required key names it.
+TEST(ConfigErrors, RotaryOptionsAreRefusedAtTheirKeys) {
+  const auto rotary_with = [](const std::string& keys) {
+    return config_error(edited("  type: rotary", "  type: rotary\n" + keys));
+  };
+  expect_message(rotary_with("  fraction: 0.2"),
+                 {"x.yaml:9: positional.fraction: 0.2 of d_h / 2 = 4 pairs leaves none to rotate"});
+  expect_message(rotary_with("  fraction: 1.5"),
+                 {"x.yaml:9: positional.fraction: must be in [0, 1], got 1.5"});
+  expect_message(rotary_with("  fraction: half"), {"x.yaml:9: positional.fraction: expected a"});
+  expect_message(rotary_with("  scaling: yarn"),
+                 {"x.yaml:9: positional.scaling: expected a mapping of keys"});
+  expect_message(rotary_with("  scaling:\n    type: yarm\n    original_length: 8"),
+                 {"x.yaml:10: positional.scaling.type: 'yarm' is not valid (valid: none, pi, ntk, "
+                  "dynamic_ntk, yarn)"});
+  expect_message(rotary_with("  scaling:\n    type: pi\n    factr: 2"),
+                 {"x.yaml:11: positional.scaling.factr: unknown key (did you mean 'factor'?"});
+  expect_message(rotary_with("  scaling:\n    type: pi\n    factor: 0.5"),
+                 {"x.yaml:11: positional.scaling.factor: must be in [1, inf], got 0.5"});
+  expect_message(rotary_with("  scaling:\n    type: pi\n    factor: [2]"),
+                 {"x.yaml:11: positional.scaling.factor: expected a"});
+  expect_message(
+      rotary_with("  scaling:\n    type: ntk\n    factor: 2\n    original_length: 0"),
+      {"x.yaml:12: positional.scaling.original_length: must be in [1, 2147483647], got 0"});
+  expect_message(rotary_with("  scaling:\n    type: yarn\n    original_length: 2.5"),
+                 {"x.yaml:11: positional.scaling.original_length: expected an integer"});
+  for (const std::string type : {"yarn", "dynamic_ntk"})
+    expect_message(
+        rotary_with("  scaling:\n    type: " + type + "\n    factor: 2"),
+        {"x.yaml:10: positional.scaling.type: " + type +
+         " needs positional.scaling.original_length (the length the model was trained on), "
+         "which is not given"});
+  expect_message(rotary_with("  fraction: 0.25\n  scaling:\n    type: ntk\n    factor: 2"),
+                 {"x.yaml:9: positional.fraction: scaling.type ntk needs at least 2 pairs rotated, "
+                  "got n_rot = 1"});
+  expect_message(config_error(edited("  type: rotary", "  type: alibi\n  scaling:\n    type: pi")),
+                 {"x.yaml:9: positional.scaling: the 'alibi' scheme does not take this key"});
+  expect_message(config_error(edited("  type: rotary", "  type: alibi\n  fraction: 0.5")),
+                 {"x.yaml:9: positional.fraction: the 'alibi' scheme does not take this key"});
+  expect_message(rotary_with("  scalng:\n    type: pi"),
+                 {"x.yaml:9: positional.scalng: unknown key (did you mean 'scaling'?"});
+  expect_message(config_error(kValid, {"positional.scaling.factor=0.5"}),
+                 {"command line 'positional.scaling.factor=0.5': positional.scaling.factor: must "
+                  "be in [1, inf], got 0.5"});
+  EXPECT_NO_THROW(
+      parse_experiment(kValid, "x.yaml",
+                       {"positional.fraction=0.5", "positional.scaling.type=yarn",
+                        "positional.scaling.factor=4", "positional.scaling.original_length=8"},
+                       PELAB_SOURCE_DIR "/configs"));
+}
+
 TEST(ConfigErrors, HugeModelIsRefusedBeforeAllocating) {
   expect_message(config_error(edited("  d_model: 16", "  d_model: 1000000000")),
                  {"model.d_model must be in [1, 1048576], got 1000000000"});

@@ -239,5 +239,46 @@ TEST_F(EvalTrust, EvalOutNeverOverwritesResults) {
                     {"--out run/config.yaml: not a directory"});
 }
 
+// `pelab eval --set`: rotary's scaling, which changes no parameter, set for one evaluation.
+// It acts (the losses differ from the run's own in their last digits at least), it is said
+// above the table and kept beside the CSVs as the config evaluated, and no file of the run
+// changes. Any other key is one line naming it, exit 2, nothing written.
+TEST_F(EvalTrust, EvalSetScalesRotaryForOneEvaluation) {
+  const std::vector<std::string> run_files = listing(dir_.path() / "run");  // with contents
+  ASSERT_EQ(run_pelab({"eval", "run", "--out", "plain"}, dir_.path()).exit_code, 0);
+  const Outcome o = run_pelab(
+      {"eval", "run", "--set", "positional.scaling.type=yarn", "positional.scaling.factor=4",
+       "positional.scaling.original_length=16", "--out", "scaled"},
+      dir_.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("set for this evaluation (the run's files are unchanged): "
+                       "positional.scaling.type=yarn positional.scaling.factor=4 "
+                       "positional.scaling.original_length=16\n"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(read_file(dir_.path() / "scaled/eval_config.yaml")
+                .find("  type: rotary\n  base: 10000\n  scaling:\n    type: yarn\n    factor: 4\n"
+                      "    original_length: 16\n"),
+            std::string::npos);
+  EXPECT_NE(read_file(dir_.path() / "scaled/eval.csv"), read_file(dir_.path() / "plain/eval.csv"));
+  EXPECT_FALSE(fs::exists(dir_.path() / "plain/eval_config.yaml"));
+  EXPECT_EQ(listing(dir_.path() / "run"), run_files);
+}
+
+TEST_F(EvalTrust, EvalSetRefusesKeysThatChangeTheModel) {
+  for (const std::string key : {"model.d_model=32", "positional.fraction=0.5", "positional.base=10",
+                                "training.steps=9", "positional.scaling"})
+    expect_user_error({"eval", "run", "--set", key, "--out", "out"},
+                      {"--set " + key +
+                       ": an evaluation can set only keys that change no "
+                       "parameter (valid: positional.scaling.type, positional.scaling.factor, "
+                       "positional.scaling.original_length)"});
+  expect_user_error({"eval", "run", "--set", "positional.scaling.factor=0.5"},
+                    {"command line 'positional.scaling.factor=0.5': positional.scaling.factor: "
+                     "must be in [1, inf], got 0.5"});
+  expect_user_error({"eval", "run", "--set", "positional.scaling.type=yarn"},
+                    {"positional.scaling.type: yarn needs positional.scaling.original_length"});
+}
+
 }  // namespace
 }  // namespace pelab::testing

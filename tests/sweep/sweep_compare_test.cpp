@@ -613,6 +613,28 @@ TEST(CompareGroups, AnAxisOfOneValueNamesTheOneGroup) {
   EXPECT_EQ(plain.groups[0].label, "relative / 0.001");
 }
 
+// A sweep over a key config.yaml leaves out at its default (rotary's scaling.factor, 1): the
+// default's runs are labelled with it, not as if the key were absent.
+TEST(CompareGroups, AKeyLeftOutAtItsDefaultIsLabelledWithIt) {
+  TempDir tmp;
+  for (const std::string factor : {"1", "2"})
+    for (uint64_t seed : {0, 1}) {
+      const fs::path dir =
+          tmp.path() / ("positional.scaling.factor=" + factor) / ("seed=" + std::to_string(seed));
+      write_run(dir, {"rotary", seed, {1, 1, 0.5, 0}});
+      std::string config = read_file(dir / "config.yaml");
+      const std::string scaling =
+          "  scaling:\n    type: pi\n" + (factor == "1" ? "" : "    factor: " + factor + "\n");
+      config.insert(config.find("task:"), scaling);
+      write_file(dir / "config.yaml", config);
+    }
+  const Comparison c = compare_runs(find_runs({tmp.path().string()}), Metric::sequence_accuracy);
+  EXPECT_EQ(c.group_keys, (std::vector<std::string>{"positional.scaling.factor"}));
+  ASSERT_EQ(c.groups.size(), 2u);
+  EXPECT_EQ(c.groups[0].label, "1");
+  EXPECT_EQ(c.groups[1].label, "2");
+}
+
 // The steps each run took, averaged per group: where stop_when ended it, so the reader sees
 // at what point of training each group's extrapolation was measured.
 TEST(CompareStats, StepsPerGroup) {

@@ -12,9 +12,12 @@
 namespace pelab {
 
 // Reads `spec.name` as the spec's type into `values` if it is given (returns whether it was).
+// A key of a nested mapping is read from that mapping's reader under its own name.
 bool read_key(MapReader& section, const KeySpec& spec, KeyValues& values);
 // Writes every key of `specs` that has a value, in the table's order (numbers in their
-// shortest exact form), into the open map of `out`.
+// shortest exact form), into the open map of `out`; not a key omitted at its default that
+// holds it. A key "group.key" is written as `key` inside the mapping `group`; a group's keys
+// are consecutive in the table.
 void emit_keys(YAML::Emitter& out, const std::vector<KeySpec>& specs, const KeyValues& values);
 
 }  // namespace pelab

@@ -31,6 +31,10 @@ struct KeySpec {
   double max = std::numeric_limits<double>::infinity();
   std::vector<std::string> choices = {};
   std::string help = {};  // one line, for the docs and --help
+  // config.yaml leaves the key out while it holds its default: for keys added to a section
+  // after runs were made, so that those runs' configs (and everything keyed on their text)
+  // read and write back the same.
+  bool omitted_at_default = false;
 };
 
 // An integer key with a default and an inclusive range (the common case).

@@ -105,30 +105,48 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, floa
 // positions[b, t]·θ_i, θ_i = base^(−2i/d_h). d_h must be even.
 Tensor rotary(const Tensor& x, const IntTensor& positions, int64_t heads, double base);
 
-// The angles rotary() forms on every call, kept across calls: cos and sin of m·θ_i for the
-// positions m in [0, P), computed once by the same formula and grown on demand to the largest
-// position seen. Past a bound on the table's size, calls compute their angles directly.
-// Safe to share between threads.
+// Rotary's options (MODEL.md, "Rotary options"): how many pairs rotate and how their angles
+// are scaled. The defaults are plain rotary.
+struct RotaryOptions {
+  enum class Scaling { None, Pi, Ntk, DynamicNtk, Yarn };
+  int64_t pairs = 0;  // n_rot: the first pairs rotate, θ over d_r = 2·n_rot; 0: all d_h/2
+  Scaling scaling = Scaling::None;
+  double factor = 1.0;          // s ≥ 1
+  int64_t original_length = 0;  // L ≥ 1, read by dynamic_ntk and yarn
+};
+
+// The angles rotary() forms on every call, kept across calls: cos and sin of the angle of
+// pair i at position m (m·θ_i, or as the options scale it) for the positions m in [0, P),
+// computed once by the same formula and grown on demand to the largest position seen. Past a
+// bound on the table's size, and for dynamic NTK (whose angles depend on each sequence's
+// length), calls compute their angles directly. Safe to share between threads.
 class RotaryAngles {
  public:
-  RotaryAngles(int64_t head_dim, double base);
+  RotaryAngles(int64_t head_dim, double base, RotaryOptions options = {});
   int64_t head_dim() const { return head_dim_; }
   double base() const { return base_; }
+  const RotaryOptions& options() const { return options_; }
+  int64_t pairs() const { return options_.pairs; }  // n_rot, resolved (never 0)
 
-  struct Table;  // [P, d_h/2] cos and sin
-  // A table that holds position `max_position`, or null when that would pass the bound.
+  struct Table;  // [P, n_rot] cos and sin, and YaRN's μ
+  // A table that holds position `max_position`, or null when that would pass the bound or
+  // the angles depend on the sequence (dynamic NTK).
   std::shared_ptr<const Table> covering(int64_t max_position) const;
 
  private:
   int64_t head_dim_;
   double base_;
+  RotaryOptions options_;
   mutable std::mutex mutex_;
   mutable std::shared_ptr<const Table> table_;
 };
 
-// rotary() reading its angles from `angles` (made for x's d_h): the same values bit for bit.
+// rotary() reading its angles from `angles` (made for x's d_h): without options, the same
+// values bit for bit. The first n_rot pairs rotate (and are multiplied by YaRN's μ), the
+// other features pass through. key_mask [B, T] (1 for real tokens) is read by dynamic NTK
+// only, for each sequence's n = 1 + its largest real position; the other scalings ignore it.
 Tensor rotary(const Tensor& x, const IntTensor& positions, int64_t heads,
-              const RotaryAngles& angles);
+              const RotaryAngles& angles, const IntTensor& key_mask = IntTensor());
 
 // ---- masking and noise (src/ops/masked_fill.cpp, src/ops/dropout.cpp) ------------------
 // Where mask (broadcast to x's shape) is non-zero, the output is `value`; gradient 0 there.

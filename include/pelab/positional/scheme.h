@@ -44,7 +44,8 @@ struct SchemeInfo {
   enum class Acts { Nowhere, Input, QueriesAndKeys, Logits, LogitsAndValues };
   Acts acts = Acts::Nowhere;
   // Adding one constant to every position of a sequence leaves the logits unchanged
-  // (docs/model.md, "Invariances"), at every setting of the scheme's keys.
+  // (docs/model.md, "Invariances"), at every setting of the scheme's keys but those the
+  // Invariances name (rotary's dynamic NTK, once a sequence is longer than its L).
   bool shift_invariant = false;
   // Needs model.causal: true; the scheme refuses a bidirectional model.
   bool causal_only = false;

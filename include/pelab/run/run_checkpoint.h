@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "pelab/config/experiment.h"
 #include "pelab/core/rng.h"
@@ -76,5 +77,15 @@ void check_parameters_finite(const Encoder& model, const std::string& source);
 // `run_or_checkpoint` is a run directory (its checkpoint.safetensors is evaluated) or a
 // safetensors file inside one (that file is evaluated, against the directory's config.yaml).
 RunCheckpoint open_run_checkpoint(const std::string& run_or_checkpoint);
+
+// The keys `pelab eval --set` takes: those that change no parameter, so the checkpoint's
+// parameters fit the model they make (rotary's scaling: MODEL.md leaves an evaluation-only
+// override to the command line).
+const std::vector<std::string>& evaluation_set_keys();
+// `run` with `settings` ("key=value", each key one of evaluation_set_keys(); any other is an
+// error naming it) for one evaluation: its config re-read from the run's config text with
+// them, checked as a config is, and the model rebuilt for it with the checkpoint's
+// parameters. The run's files are read, never written.
+void set_for_evaluation(RunCheckpoint& run, const std::vector<std::string>& settings);
 
 }  // namespace pelab
