@@ -25,7 +25,7 @@ pelab::ModelConfig small_model() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static pelab::Encoder model(small_model(), make_scheme, 0);
+  static pelab::Encoder model(small_model(), pelab::make_scheme, 0);
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   pelab::SafetensorsFile file;
   try {

@@ -146,7 +146,8 @@ TEST(BiasSchemeKeys, EachBadValueIsOneLineNamingTheKey) {
   EXPECT_EQ(key_error("sandwich", "threshold", 4.0),
             "positional.threshold: the 'sandwich' scheme does not take this key (it takes: base)");
   EXPECT_EQ(key_error("rotary", "mlp_width", int64_t{8}),
-            "positional.mlp_width: the 'rotary' scheme does not take this key (it takes: base)");
+            "positional.mlp_width: the 'rotary' scheme does not take this key (it takes: base, "
+            "fraction, scaling.type, scaling.factor, scaling.original_length)");
 
   ModelConfig fire = tiny_config("fire");
   fire.positional.keys.set("threshold", 0.0);
