@@ -15,14 +15,17 @@ OUT=docs/tasks.md
 
 # The Reference section is the page's last: everything from its heading on is the tasks' own
 # text, so a new task needs no survey run to be documented.
+reference_section() {
+  echo "## Reference"
+  echo
+  "$PELAB" tasks --markdown
+}
 if [ "${1:-}" = --reference ]; then
   TMP=$(mktemp)
   trap 'rm -f "$TMP"' EXIT
   {
     sed '/^## Reference$/,$d' "$OUT"
-    echo "## Reference"
-    echo
-    "$PELAB" tasks --markdown
+    reference_section
   } >"$TMP"
   cat "$TMP" >"$OUT"  # the file keeps its mode
   echo "wrote the Reference section of $OUT"
@@ -233,10 +236,7 @@ EOF
     echo "\`pelab sweep configs/tasks/NAME.yaml\` runs one; \`tools/make_task_docs.sh\` runs them all."
     echo
   fi
-  echo "## Reference"
-  echo
-  "$PELAB" tasks --markdown
+  reference_section
 } >"$TMP"
-mv "$TMP" "$OUT"
-trap - EXIT
+cat "$TMP" >"$OUT"  # the file keeps its mode; the trap removes the temporary
 echo "wrote $OUT"
