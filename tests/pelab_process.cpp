@@ -29,6 +29,19 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
+std::string make_checkout(const TempDir& tmp, const std::vector<std::string>& dirs) {
+  const std::string repo = tmp / "repo";
+  for (const std::string& dir : dirs) {
+    fs::create_directories(fs::path(repo) / dir);
+    fs::copy(fs::path(PELAB_SOURCE_DIR) / dir, fs::path(repo) / dir, fs::copy_options::recursive);
+  }
+  const auto [code, out] = shell("cd '" + repo +
+                                 "' && git init -q && git add -A && git -c user.name=t -c "
+                                 "user.email=t@example.org commit -q -m configs");
+  if (code != 0) throw std::runtime_error("make_checkout: git failed: " + out);
+  return repo;
+}
+
 std::pair<int, std::string> shell(const std::string& command) {
   std::string output;
   FILE* p = ::popen((command + " 2>&1").c_str(), "r");

@@ -73,6 +73,10 @@ Outcome wait_pelab(pid_t pid, const fs::path& log);
 // Runs a shell command; returns its exit status and stdout + stderr together.
 std::pair<int, std::string> shell(const std::string& command);
 
+// A git checkout `tmp`/repo holding copies of the project's `dirs` (paths relative to the
+// source tree, e.g. "configs", "studies/configs") in one commit; returns its path.
+std::string make_checkout(const TempDir& tmp, const std::vector<std::string>& dirs);
+
 // Everything in `dir`, recursively, one line per entry, sorted: its path relative to `dir`,
 // its type, and for a file its size and a hash of its contents. Equal before and after a
 // refused command: the refusal left the file system exactly as it was.

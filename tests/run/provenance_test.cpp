@@ -18,21 +18,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::read_file;
-using testing::shell;
 using testing::TempDir;
 using testing::write_file;
 
 // A git checkout holding a copy of the project's configs, committed.
 std::string make_checkout(const TempDir& tmp) {
-  const std::string repo = tmp / "repo";
-  fs::create_directories(repo);
-  fs::copy(std::string(PELAB_SOURCE_DIR) + "/configs", fs::path(repo) / "configs",
-           fs::copy_options::recursive);
-  const auto [code, out] = shell("cd '" + repo +
-                                 "' && git init -q && git add -A && git -c user.name=t -c "
-                                 "user.email=t@example.org commit -q -m configs");
-  EXPECT_EQ(code, 0) << out;
-  return repo;
+  return testing::make_checkout(tmp, {"configs"});
 }
 
 Provenance clean_binary(Provenance p) {

@@ -18,17 +18,7 @@ using testing::write_file;
 
 // A git checkout holding a copy of the framework's configs and the studies', committed.
 std::string make_checkout(const TempDir& tmp) {
-  const std::string repo = tmp / "repo";
-  fs::create_directories(fs::path(repo) / "studies");
-  fs::copy(std::string(PELAB_SOURCE_DIR) + "/configs", fs::path(repo) / "configs",
-           fs::copy_options::recursive);
-  fs::copy(std::string(PELAB_SOURCE_DIR) + "/studies/configs", fs::path(repo) / "studies/configs",
-           fs::copy_options::recursive);
-  const auto [code, out] = testing::shell("cd '" + repo +
-                                          "' && git init -q && git add -A && git -c user.name=t "
-                                          "-c user.email=t@example.org commit -q -m configs");
-  EXPECT_EQ(code, 0) << out;
-  return repo;
+  return testing::make_checkout(tmp, {"configs", "studies/configs"});
 }
 
 // Through the command line: refused with one line and nothing written; accepted and recorded
