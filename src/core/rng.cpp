@@ -1,10 +1,49 @@
 #include "pelab/core/rng.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "pelab/core/error.h"
 
 namespace pelab {
+
+namespace {
+// out[l − l0] = in[l − l0] · scale where the bits of counter l of the block ≥ threshold, else
+// 0, for l in [l0, l1) of one block of 32 counters.
+void mask_block(CounterKey key, uint32_t block, int l0, int l1, uint32_t threshold, float scale,
+                const float* in, float* out) {
+  uint32_t h[16], bits[32];
+  for (uint32_t l = 0; l < 16; ++l) h[l] = counter_hash(key, (block << 4) | l);
+  for (int l = 0; l < 16; ++l) {
+    bits[l] = h[l] & 0xffffU;
+    bits[16 + l] = h[l] >> 16;
+  }
+  // Into a local block first: in and out may be one array, and vector code needs them apart.
+  float kept[32];
+  for (int l = l0; l < l1; ++l) kept[l] = bits[l] >= threshold ? in[l - l0] * scale : 0.0f;
+  std::copy(kept + l0, kept + l1, out);
+}
+}  // namespace
+
+void apply_counter_mask(uint64_t seed, uint64_t first, int64_t n, float p, float scale,
+                        const float* src, float* dst) {
+  // u ≥ p ⇔ bits ≥ ⌈p·2¹⁶⌉, u = bits·2⁻¹⁶ being exact: the comparison in integers.
+  const auto threshold = static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 65536.0));
+  const uint64_t last = first + static_cast<uint64_t>(n);
+  uint64_t c = first;
+  while (c < last) {  // spans of counters sharing their high half
+    const uint64_t span_end = std::min(last, ((c >> 32) + 1) << 32);
+    const CounterKey key = counter_key(seed, static_cast<uint32_t>(c >> 32));
+    while (c < span_end) {  // blocks of 32 counters (by the low half)
+      const auto lo = static_cast<uint32_t>(c);
+      const int l0 = static_cast<int>(lo & 31);
+      const int l1 = static_cast<int>(std::min<uint64_t>(32, l0 + (span_end - c)));
+      const auto offset = static_cast<int64_t>(c - first);
+      mask_block(key, lo >> 5, l0, l1, threshold, scale, src + offset, dst + offset);
+      c += static_cast<uint64_t>(l1 - l0);
+    }
+  }
+}
 
 uint64_t derive_seed(uint64_t seed, const char* stream) {
   uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a of the stream name, mixed with the seed

@@ -1,8 +1,12 @@
-// dropout (inverted): y_i = x_i · k_i / (1 − p) with the keep mask k_i = [u(seed, i) ≥ p],
-// u = counter_uniform and i the row-major element index.
+// dropout (inverted): y_i = x_i · k_i / (1 − p) with the keep mask k_i = [u(seed, c(i)) ≥ p],
+// u = counter_uniform and c(i) = r·2³² + j the counter of element i at row r (of the rows of
+// the last dimension, row-major) and column j: each row starts a span of counters, so the
+// mask's vector path runs over whole blocks from every row's start, and the fused attention
+// (whose rows are α's rows) draws the same mask as dropout() on α.
 // backward: dx_i = dy_i · k_i / (1 − p), the mask recomputed from (seed, i) rather than stored.
 // Because k_i is a pure function of (seed, i), the mask is the same for every thread count
 // and every split of the work. p = 0 returns x itself (no copy, no graph node).
+#include <algorithm>
 #include <cmath>
 
 #include "op_util.h"
@@ -19,16 +23,14 @@ Tensor apply_mask(const Tensor& x, float p, uint64_t seed) {
   Tensor y = Tensor::empty(x.shape());
   const float* in = xc.data();
   float* o = y.data();
-  parallel_for(0, x.numel(), detail::kElementwiseGrain, [&](int64_t lo, int64_t hi) {
-    // Copies, not the captured references: a store through o could alias a float the
-    // lambda refers to, and reloading it every element kept the loop from vectorising.
-    const float* __restrict src = in;
-    float* __restrict dst = o;
-    const float drop_p = p, keep_scale = scale;
-    const uint64_t mask_seed = seed;
-    for (int64_t i = lo; i < hi; ++i)
-      dst[i] = counter_uniform(mask_seed, static_cast<uint64_t>(i)) >= drop_p ? src[i] * keep_scale
-                                                                              : 0.0f;
+  const int64_t cols = x.ndim() == 0 ? 1 : x.size(-1), rows = cols ? x.numel() / cols : 0;
+  PELAB_CHECK(cols < (int64_t{1} << 32), "dropout: a last dimension of {} is 2^32 or more", cols);
+  const int64_t grain =
+      std::max<int64_t>(1, detail::kElementwiseGrain / std::max<int64_t>(cols, 1));
+  parallel_for(0, rows, grain, [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r)
+      apply_counter_mask(seed, static_cast<uint64_t>(r) << 32, cols, p, scale, in + r * cols,
+                         o + r * cols);
   });
   return y;
 }

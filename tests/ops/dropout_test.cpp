@@ -30,13 +30,13 @@ TEST(Dropout, KeepsAboutOneMinusPAndScalesKeptValues) {
   EXPECT_NEAR(static_cast<double>(kept) / n, 1.0 - p, 3e-3);
 }
 
-TEST(Dropout, MaskIsCounterUniformOfSeedAndIndex) {
+TEST(Dropout, MaskIsCounterUniformOfSeedAndRowAndColumn) {
   const Tensor x = random_tensor({7, 9}, 1);
   const uint64_t seed = 123;
   const float p = 0.4f;
   const std::vector<float> xv = x.to_vector(), y = dropout(x, p, seed).to_vector();
-  for (size_t i = 0; i < y.size(); ++i) {
-    const bool keep = counter_uniform(seed, i) >= p;
+  for (size_t i = 0; i < y.size(); ++i) {  // element (r, j) of [7, 9]: counter r·2³² + j
+    const bool keep = counter_uniform(seed, ((i / 9) << 32) + i % 9) >= p;
     EXPECT_EQ(y[i], keep ? xv[i] * (1.0f / (1.0f - p)) : 0.0f) << i;
   }
   EXPECT_EQ(dropout(x, p, seed).to_vector(), y);      // same seed, same mask

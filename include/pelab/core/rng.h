@@ -20,10 +20,48 @@ inline uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Uniform in [0, 1) from (seed, index); 24 random bits, exact in float.
-inline float counter_uniform(uint64_t seed, uint64_t index) {
-  return static_cast<float>(mix64(mix64(seed) ^ index) >> 40) * (1.0f / 16777216.0f);
+// A 32-bit bijective mixer (Wellons' lowbias32): two multiplies, full avalanche.
+inline uint32_t mix32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  return x ^ (x >> 16);
 }
+
+// The key of counters [hi·2³², (hi + 1)·2³²) under `seed`: computed once per span, so that
+// the per-counter work below is 32-bit only and loops over consecutive counters vectorise.
+struct CounterKey {
+  uint32_t k0, k1;
+};
+inline CounterKey counter_key(uint64_t seed, uint32_t hi) {
+  const uint64_t k = mix64(mix64(seed) ^ hi);
+  return {static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32)};
+}
+// Two keyed rounds of mix32.
+inline uint32_t counter_hash(CounterKey key, uint32_t input) {
+  return mix32(mix32(input ^ key.k0) + key.k1);
+}
+// 16 random bits for the counter whose low half is `lo`. Counters come in blocks of 32 (by
+// lo / 32) that share 16 hashes: counter l of the block takes the low 16 bits of hash l,
+// counter 16 + l its high 16 bits, so one hash serves two counters and a block's hashes fill
+// one vector register.
+inline uint32_t counter_bits16(CounterKey key, uint32_t lo) {
+  const uint32_t h = counter_hash(key, ((lo >> 5) << 4) | (lo & 15));
+  return (lo & 16) ? h >> 16 : h & 0xffffU;
+}
+
+// Uniform in [0, 1) from (seed, index); 16 random bits, exact in float. Dropout with rate p
+// keeps a value where u ≥ p, so its rate is p rounded up to a multiple of 2⁻¹⁶.
+inline float counter_uniform(uint64_t seed, uint64_t index) {
+  const CounterKey key = counter_key(seed, static_cast<uint32_t>(index >> 32));
+  return static_cast<float>(counter_bits16(key, static_cast<uint32_t>(index))) * (1.0f / 65536.0f);
+}
+
+// dst[t] = src[t] · scale where counter_uniform(seed, first + t) ≥ p, else 0, for t < n
+// (dropout's inverted mask over a run of consecutive counters; src may equal dst).
+void apply_counter_mask(uint64_t seed, uint64_t first, int64_t n, float p, float scale,
+                        const float* src, float* dst);
 
 // Derives an independent seed for a named sub-stream (e.g. "init", "data", "dropout").
 uint64_t derive_seed(uint64_t seed, const char* stream);

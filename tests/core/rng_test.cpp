@@ -1,0 +1,71 @@
+// The counter-based noise of dropout: apply_counter_mask, the vectorised path, against
+// counter_uniform, the definition, one counter at a time; spans that start and end inside a
+// block of 32, and spans that cross a 2³² boundary (where the key changes).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "pelab/core/rng.h"
+
+namespace pelab::testing {
+namespace {
+
+void expect_mask_is_counter_uniform(uint64_t seed, uint64_t first, int64_t n, float p) {
+  std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
+  for (int64_t t = 0; t < n; ++t) x[t] = 1.0f + static_cast<float>(t);
+  const float scale = 1.0f / (1.0f - p);
+  apply_counter_mask(seed, first, n, p, scale, x.data(), y.data());
+  for (int64_t t = 0; t < n; ++t) {
+    const bool keep = counter_uniform(seed, first + static_cast<uint64_t>(t)) >= p;
+    ASSERT_EQ(y[t], keep ? x[t] * scale : 0.0f) << "first " << first << " t " << t;
+  }
+  std::vector<float> z = x;  // in place: the same
+  apply_counter_mask(seed, first, n, p, scale, z.data(), z.data());
+  EXPECT_EQ(z, y);
+}
+
+TEST(CounterMask, EqualsCounterUniformOnEverySpan) {
+  for (uint64_t first : {uint64_t{0}, uint64_t{5}, uint64_t{31}, uint64_t{32}, uint64_t{1000003}})
+    for (int64_t n : {1, 7, 31, 32, 33, 100})
+      for (float p : {0.1f, 0.5f}) expect_mask_is_counter_uniform(17, first, n, p);
+  // Across the boundary between two keys.
+  expect_mask_is_counter_uniform(17, (uint64_t{1} << 32) - 45, 100, 0.3f);
+  expect_mask_is_counter_uniform(17, (uint64_t{3} << 32) - 1, 2, 0.3f);
+}
+
+TEST(CounterMask, KeepRateIsPRoundedUpTo16Bits) {
+  // u = bits·2⁻¹⁶: a rate between two multiples keeps what the larger one keeps. The control:
+  // the next multiple keeps fewer.
+  const int64_t n = 1 << 16;
+  std::vector<float> ones(static_cast<size_t>(n), 1.0f), out(static_cast<size_t>(n));
+  auto kept = [&](float p) {
+    apply_counter_mask(3, 0, n, p, 1.0f, ones.data(), out.data());
+    int64_t k = 0;
+    for (float v : out) k += v != 0.0f;
+    return k;
+  };
+  const float lower = 6553.0f / 65536.0f, upper = 6554.0f / 65536.0f;
+  EXPECT_EQ(kept(0.1f), kept(upper));  // 0.1 lies in (6553, 6554]·2⁻¹⁶
+  EXPECT_GT(kept(lower), kept(upper));
+}
+
+TEST(CounterMask, SeedsAndCountersGiveIndependentLookingBits) {
+  // Each of the 16 bits is set about half the time over 2¹⁶ counters, for two seeds; and the
+  // two seeds agree on about half of the keep decisions at p = 0.5 (no shared structure).
+  const int64_t n = 1 << 16;
+  std::vector<int64_t> ones_by_bit(16, 0);
+  int64_t agree = 0;
+  for (int64_t c = 0; c < n; ++c) {
+    const float u = counter_uniform(11, static_cast<uint64_t>(c));
+    const auto bits = static_cast<uint32_t>(u * 65536.0f);
+    for (int b = 0; b < 16; ++b) ones_by_bit[b] += (bits >> b) & 1U;
+    agree += (u >= 0.5f) == (counter_uniform(12, static_cast<uint64_t>(c)) >= 0.5f);
+  }
+  // σ of a count over 2¹⁶ fair bits is 128; 6σ = 768.
+  for (int b = 0; b < 16; ++b) EXPECT_NEAR(ones_by_bit[b], n / 2, 768) << "bit " << b;
+  EXPECT_NEAR(agree, n / 2, 768);
+}
+
+}  // namespace
+}  // namespace pelab::testing
