@@ -9,8 +9,14 @@
 //   dv_h += α'ᵀ dz_blk,  dα' = dz_blk v_hᵀ (+ dz·Uᵀ),  dα = dα' ⊙ keep / (1 − p)
 //   dS = α ⊙ (dα − Σ_j α dα),  dq_blk = scale · dS k_h (+ R's part),  dk_h += scale · dSᵀ q_blk
 // α (before dropout) is kept for backward only when a gradient is needed.
+//
+// Padding at the end of a sequence costs nothing: keys from the last real one + 1 on (and,
+// when causal, keys after the block's last row) get α = 0 without being scored, so the GEMMs,
+// the exponentials and the dropout masks run over the first `kc` keys only. The positional
+// hooks still see rows of T columns (zeros past kc).
 #include "pelab/nn/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -55,42 +61,68 @@ Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const IntTe
   return dims;
 }
 
-inline uint64_t alpha_index(const Dims& n, int64_t b, int64_t h, int64_t i, int64_t j) {
-  return static_cast<uint64_t>(((b * n.H + h) * n.T + i) * n.T + j);
+// The dropout counter of α[b, h, i, 0]: α's row (b, h, i) starts a span of its own, as for
+// dropout() on α.
+inline uint64_t alpha_row_counter(const Dims& n, int64_t b, int64_t h, int64_t i) {
+  return static_cast<uint64_t>((b * n.H + h) * n.T + i) << 32;
 }
 
-// Turns the score rows [i0, i1) of (b, h) into attention weights in place: masked softmax.
-void masked_softmax_rows(const Dims& n, int64_t i0, int64_t i1, const int32_t* mask, bool causal,
-                         float* S) {
+// Turns the score rows [i0, i1) of (b, h) into attention weights in place: masked softmax
+// over the first kc keys; α = 0 for the other keys up to `width` (kc, or T where positional
+// hooks read whole rows). Keys from kc on are past the last real key, or causal.
+void masked_softmax_rows(const Dims& n, int64_t i0, int64_t i1, int64_t kc, const int32_t* mask,
+                         bool causal, int64_t width, float* S) {
   for (int64_t i = i0; i < i1; ++i) {
     float* row = S + (i - i0) * n.T;
-    const int64_t end = causal ? i + 1 : n.T;  // keys j ≤ i when causal
-    float max = -std::numeric_limits<float>::infinity();
-    for (int64_t j = 0; j < end; ++j)
-      if (mask[j] && row[j] > max) max = row[j];
-    if (max == -std::numeric_limits<float>::infinity()) {  // no admissible key: α = 0
-      std::fill_n(row, n.T, 0.0f);
+    const int64_t end = causal ? std::min(i + 1, kc) : kc;  // keys j ≤ i when causal
+    std::fill(row + end, row + width, 0.0f);
+    // The row's maximum over admissible keys, in lanes so that the loop vectorises.
+    constexpr int64_t kLanes = 16;
+    constexpr float kNone = -std::numeric_limits<float>::infinity();
+    float lane_max[kLanes];
+    std::fill_n(lane_max, kLanes, kNone);
+    auto take = [&](int64_t j, int64_t l) {
+      const float v = mask[j] ? row[j] : kNone;
+      lane_max[l] = v > lane_max[l] ? v : lane_max[l];
+    };
+    int64_t j0 = 0;
+    for (; j0 + kLanes <= end; j0 += kLanes)
+      for (int64_t l = 0; l < kLanes; ++l) take(j0 + l, l);
+    for (int64_t l = 0; j0 + l < end; ++l) take(j0 + l, l);
+    const float max = *std::max_element(lane_max, lane_max + kLanes);
+    if (max == kNone) {  // no admissible key: α = 0
+      std::fill_n(row, end, 0.0f);
       continue;
     }
-    // exp over the whole row first (a vectorised loop), then zero the inadmissible keys.
-    for (int64_t j = 0; j < n.T; ++j) row[j] = fast_exp(row[j] - max);
-    for (int64_t j = 0; j < n.T; ++j) row[j] = (j < end && mask[j]) ? row[j] : 0.0f;
-    const double sum = detail::lane_sum(n.T, [&](int64_t j) { return double{row[j]}; });
+    for (int64_t j = 0; j < end; ++j) row[j] = mask[j] ? fast_exp(row[j] - max) : 0.0f;
+    const double sum = detail::lane_sum(end, [&](int64_t j) { return double{row[j]}; });
     const float inv = static_cast<float>(1.0 / sum);
-    for (int64_t j = 0; j < n.T; ++j) row[j] *= inv;
+    for (int64_t j = 0; j < end; ++j) row[j] *= inv;
   }
 }
 
-// dst = src ⊙ keep / (1 − p) for the rows [i0, i1) of (b, h).
-void apply_dropout(const Dims& n, int64_t b, int64_t h, int64_t i0, int64_t i1, float p,
+// The keys a block of query rows [i0, i1) of sequence b attends to: [0, kc).
+struct KeyRange {
+  int64_t real_end;  // 1 + the last real key of the sequence (0: none)
+  int64_t keys(bool causal, int64_t i1) const { return causal ? std::min(real_end, i1) : real_end; }
+  // Query rows processed: all, or (skip_padded_queries) those before real_end.
+  int64_t rows_end(const AttentionOptions& o, int64_t T) const {
+    return o.skip_padded_queries ? real_end : T;
+  }
+};
+KeyRange key_range(const int32_t* mask, int64_t T) {
+  int64_t end = T;
+  while (end > 0 && !mask[end - 1]) --end;
+  return {end};
+}
+
+// dst = src ⊙ keep / (1 − p) for the rows [i0, i1) of (b, h), keys [0, kc).
+void apply_dropout(const Dims& n, int64_t b, int64_t h, int64_t i0, int64_t i1, int64_t kc, float p,
                    uint64_t seed, const float* src, float* dst) {
   const float keep_scale = 1.0f / (1.0f - p);
-  for (int64_t i = i0; i < i1; ++i) {
-    const float* s = src + (i - i0) * n.T;
-    float* o = dst + (i - i0) * n.T;
-    for (int64_t j = 0; j < n.T; ++j)
-      o[j] = counter_uniform(seed, alpha_index(n, b, h, i, j)) >= p ? s[j] * keep_scale : 0.0f;
-  }
+  for (int64_t i = i0; i < i1; ++i)
+    apply_counter_mask(seed, alpha_row_counter(n, b, h, i), kc, p, keep_scale, src + (i - i0) * n.T,
+                       dst + (i - i0) * n.T);
 }
 
 // What the backward kernel reads of one attention call: the inputs, α, and the call's settings.
@@ -99,6 +131,7 @@ struct AttentionSaved {
   int64_t block_rows = 1;  // R: query rows per block
   Tensor q, k, v;          // [B, T, d], contiguous, detached
   Tensor alpha;            // [B, H, T, T]: the weights before dropout
+  IntTensor key_mask;      // [B, T]
   std::shared_ptr<const AttentionTerms> terms;
   TensorList term_params;
   AttentionOptions options;
@@ -114,27 +147,38 @@ void attention_forward_kernel(const Dims& n, int64_t R, const float* qp, const f
                               float* zp, float* alpha) {
   const bool save = alpha != nullptr;
   const bool use_dropout = options.dropout > 0.0f;
+  const int64_t row_width = terms ? n.T : 0;  // hooks read rows of T columns; else kc do
   parallel_for(0, n.B * n.H, 1, [&](int64_t lo, int64_t hi) {
     std::vector<float> scores(save ? 0 : R * n.T), dropped(use_dropout ? R * n.T : 0);
     for (int64_t w = lo; w < hi; ++w) {
       const int64_t b = w / n.H, h = w % n.H;
       const int32_t* mask = key_mask.data() + b * n.T;
+      const KeyRange range = key_range(mask, n.T);
+      const int64_t rows_end = range.rows_end(options, n.T);
       const float* k_h = kp + b * n.T * n.d + h * n.dh;
       const float* v_h = vp + b * n.T * n.d + h * n.dh;
       for (int64_t i0 = 0; i0 < n.T; i0 += R) {
-        const int64_t i1 = std::min(n.T, i0 + R), rows = i1 - i0;
-        const float* q_blk = qp + (b * n.T + i0) * n.d + h * n.dh;
+        const int64_t i1 = std::min(rows_end, i0 + R), rows = std::max<int64_t>(0, i1 - i0);
+        const int64_t kc = range.keys(options.causal, i1);
+        const int64_t width = std::max(row_width, kc);
         float* S = save ? alpha + (w * n.T + i0) * n.T : scores.data();
-        gemm(false, true, rows, n.T, n.dh, n.scale, q_blk, n.d, k_h, n.d, 0.0f, S, n.T);
+        float* z_blk = zp + (b * n.T + i0) * n.d + h * n.dh;
+        for (int64_t r = rows; r < std::min(R, n.T - i0); ++r)  // skipped rows: z = 0
+          std::fill_n(z_blk + r * n.d, n.dh, 0.0f);
+        if (rows == 0) continue;
+        const float* q_blk = qp + (b * n.T + i0) * n.d + h * n.dh;
+        gemm(false, true, rows, kc, n.dh, n.scale, q_blk, n.d, k_h, n.d, 0.0f, S, n.T);
         if (terms && terms->has_bias()) terms->add_bias(b, h, i0, i1, n.T, q_blk, n.d, S, n.T);
-        masked_softmax_rows(n, i0, i1, mask, options.causal, S);
+        masked_softmax_rows(n, i0, i1, kc, mask, options.causal, width, S);
         const float* A = S;
         if (use_dropout) {
-          apply_dropout(n, b, h, i0, i1, options.dropout, options.dropout_seed, S, dropped.data());
+          apply_dropout(n, b, h, i0, i1, kc, options.dropout, options.dropout_seed, S,
+                        dropped.data());
+          for (int64_t r = 0; r < rows; ++r)
+            std::fill(dropped.data() + r * n.T + kc, dropped.data() + r * n.T + width, 0.0f);
           A = dropped.data();
         }
-        float* z_blk = zp + (b * n.T + i0) * n.d + h * n.dh;
-        gemm(false, false, rows, n.dh, n.T, 1.0f, A, n.T, v_h, n.d, 0.0f, z_blk, n.d);
+        gemm(false, false, rows, n.dh, kc, 1.0f, A, n.T, v_h, n.d, 0.0f, z_blk, n.d);
         if (terms && terms->has_values()) terms->add_values(b, h, i0, i1, n.T, A, n.T, z_blk, n.d);
       }
     }
@@ -145,7 +189,8 @@ void attention_forward_kernel(const Dims& n, int64_t R, const float* qp, const f
 // head and the terms' parameter gradients into `grads`.
 void attention_backward_head(const AttentionSaved& s, int64_t w, const float* dz, float* dq,
                              float* dk, float* dv, const AttentionTerms::GradBuffers& grads,
-                             std::vector<float>& dA, std::vector<float>& dropped) {
+                             std::vector<float>& dA, std::vector<float>& dropped,
+                             std::vector<float>& keep) {
   const Dims& n = s.n;
   const int64_t R = s.block_rows;
   const bool dropout = s.options.dropout > 0.0f;
@@ -158,38 +203,54 @@ void attention_backward_head(const AttentionSaved& s, int64_t w, const float* dz
   float* dq_h = dq + head;
   float* dk_h = dk + head;
   float* dv_h = dv + head;
-  for (int64_t i0 = 0; i0 < n.T; i0 += R) {
-    const int64_t i1 = std::min(n.T, i0 + R), rows = i1 - i0;
+  const KeyRange range = key_range(s.key_mask.data() + b * n.T, n.T);
+  const int64_t rows_end = range.rows_end(s.options, n.T);
+  const int64_t row_width = t ? n.T : 0;  // hooks read rows of T columns; else kc do
+  for (int64_t i0 = 0; i0 < rows_end; i0 += R) {
+    const int64_t i1 = std::min(rows_end, i0 + R), rows = i1 - i0;
+    const int64_t kc = range.keys(s.options.causal, i1);
+    const int64_t width = std::max(row_width, kc);
     const float* A = s.alpha.data() + (w * n.T + i0) * n.T;
     const float* Ad = A;
-    if (dropout) {
-      apply_dropout(n, b, h, i0, i1, s.options.dropout, s.options.dropout_seed, A, dropped.data());
+    if (dropout) {  // keep[r, j] = [u ≥ p] / (1 − p), once for α' and dα; 0 past kc (α is)
+      for (int64_t r = 0; r < rows; ++r) std::fill_n(keep.data() + r * n.T, width, 1.0f);
+      apply_dropout(n, b, h, i0, i1, kc, s.options.dropout, s.options.dropout_seed, keep.data(),
+                    keep.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        float* k_r = keep.data() + r * n.T;
+        std::fill(k_r + kc, k_r + width, 0.0f);
+        const float* a = A + r * n.T;
+        float* ad = dropped.data() + r * n.T;
+        for (int64_t j = 0; j < width; ++j) ad[j] = a[j] * k_r[j];
+      }
       Ad = dropped.data();
     }
     const float* dz_blk = dz + head + i0 * n.d;
     // dv_h += α'ᵀ dz_blk
-    gemm(true, false, n.T, n.dh, rows, 1.0f, Ad, n.T, dz_blk, n.d, 1.0f, dv_h, n.d);
-    // dα' = dz_blk v_hᵀ (+ the value terms' part)
-    gemm(false, true, rows, n.T, n.dh, 1.0f, dz_blk, n.d, v_h, n.d, 0.0f, dA.data(), n.T);
+    gemm(true, false, kc, n.dh, rows, 1.0f, Ad, n.T, dz_blk, n.d, 1.0f, dv_h, n.d);
+    // dα' = dz_blk v_hᵀ (+ the value terms' part, over whole rows)
+    gemm(false, true, rows, kc, n.dh, 1.0f, dz_blk, n.d, v_h, n.d, 0.0f, dA.data(), n.T);
     if (t && t->has_values())
       t->values_backward(b, h, i0, i1, n.T, Ad, n.T, dz_blk, n.d, dA.data(), n.T, grads);
-    if (dropout)  // dα = dα' ⊙ keep / (1 − p)
-      apply_dropout(n, b, h, i0, i1, s.options.dropout, s.options.dropout_seed, dA.data(),
-                    dA.data());
-    // dS = α ⊙ (dα − Σ_j α dα), in place
+    // dS = α ⊙ (dα − Σ_j α dα) in place, dα = dα' ⊙ keep; α = 0 past kc, so dS is too
     for (int64_t r = 0; r < rows; ++r) {
       const float* a = A + r * n.T;
       float* d = dA.data() + r * n.T;
+      if (dropout) {
+        const float* k_r = keep.data() + r * n.T;
+        for (int64_t j = 0; j < kc; ++j) d[j] *= k_r[j];
+      }
       const float fdot = static_cast<float>(
-          detail::lane_sum(n.T, [&](int64_t j) { return static_cast<double>(a[j]) * d[j]; }));
-      for (int64_t j = 0; j < n.T; ++j) d[j] = a[j] * (d[j] - fdot);
+          detail::lane_sum(kc, [&](int64_t j) { return static_cast<double>(a[j]) * d[j]; }));
+      for (int64_t j = 0; j < kc; ++j) d[j] = a[j] * (d[j] - fdot);
+      std::fill(d + kc, d + width, 0.0f);
     }
     const float* q_blk = q_h + i0 * n.d;
     float* dq_blk = dq_h + i0 * n.d;
     if (t && t->has_bias())
       t->bias_backward(b, h, i0, i1, n.T, q_blk, n.d, dA.data(), n.T, dq_blk, n.d, grads);
-    gemm(false, false, rows, n.dh, n.T, n.scale, dA.data(), n.T, k_h, n.d, 1.0f, dq_blk, n.d);
-    gemm(true, false, n.T, n.dh, rows, n.scale, dA.data(), n.T, q_blk, n.d, 1.0f, dk_h, n.d);
+    gemm(false, false, rows, n.dh, kc, n.scale, dA.data(), n.T, k_h, n.d, 1.0f, dq_blk, n.d);
+    gemm(true, false, kc, n.dh, rows, n.scale, dA.data(), n.T, q_blk, n.d, 1.0f, dk_h, n.d);
   }
 }
 
@@ -208,12 +269,13 @@ TensorList attention_backward_kernel(const AttentionSaved& s, const Tensor& g) {
     param_grads.emplace_back(static_cast<size_t>(items * p.numel()), 0.0f);
   const bool dropout = s.options.dropout > 0.0f;
   parallel_for(0, items, 1, [&](int64_t lo, int64_t hi) {
-    std::vector<float> dA(R * n.T), dropped(dropout ? R * n.T : 0);
+    std::vector<float> dA(R * n.T), dropped(dropout ? R * n.T : 0), keep(dropout ? R * n.T : 0);
     AttentionTerms::GradBuffers grads(s.term_params.size());
     for (int64_t w = lo; w < hi; ++w) {
       for (size_t p = 0; p < s.term_params.size(); ++p)
         grads[p] = param_grads[p].data() + w * s.term_params[p].numel();
-      attention_backward_head(s, w, dz.data(), dq.data(), dk.data(), dv.data(), grads, dA, dropped);
+      attention_backward_head(s, w, dz.data(), dq.data(), dk.data(), dv.data(), grads, dA, dropped,
+                              keep);
     }
   });
   TensorList result{s.need_q ? dq : Tensor(), s.need_k ? dk : Tensor(), s.need_v ? dv : Tensor()};
@@ -259,6 +321,7 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
     inputs.insert(inputs.end(), s.term_params.begin(), s.term_params.end());
     s.terms = std::move(terms);
     s.options = options;
+    s.key_mask = key_mask;
     s.need_q = q_in.requires_grad();
     s.need_k = k_in.requires_grad();
     s.need_v = v_in.requires_grad();

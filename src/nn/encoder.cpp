@@ -131,6 +131,7 @@ Tensor Encoder::attention_block(const Tensor& x, const Batch& batch, const Token
   options.causal = config_.causal;
   options.dropout = training ? static_cast<float>(config_.dropout) : 0.0f;
   options.dropout_seed = site_seed(dropout_seed, 1 + 3 * l);
+  options.skip_padded_queries = !rows.all;  // to_rows below drops the padded rows' z
   if (attention_record_)
     attention_record_->push_back(attention_weights(q, k, batch.key_mask, terms, options));
   const Tensor z = attention_impl_ == AttentionImpl::Fused

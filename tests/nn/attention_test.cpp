@@ -105,6 +105,63 @@ TEST(Attention, FusedMatchesComposedWithGradients) {
         }
 }
 
+// Training drops the padded rows' z: with skip_padded_queries the rows from the last real key
+// on are 0, every other row and every gradient (the padded rows' dz being 0) as without it.
+TEST(Attention, SkippingPaddedQueriesChangesOnlyThoseRows) {
+  for (const std::string& scheme : kSchemes)
+    for (bool causal : {false, true}) {
+      AttentionCase s = make_setup(scheme, 7, false, 13);  // real lengths 7, 4, 1
+      const IntTensor& mask = s.batch.key_mask;
+      Tensor weight = random_tensor(s.q.shape(), 6);  // dz, 0 at the padded rows
+      for (int64_t slot = 0; slot < mask.shape[0] * mask.shape[1]; ++slot)
+        if (!mask.values[slot]) std::fill_n(weight.data() + slot * 12, 12, 0.0f);
+      TensorList inputs{s.q, s.k, s.v};
+      if (s.terms)
+        for (const Tensor& t : s.terms->parameters()) inputs.push_back(t);
+      auto run = [&](bool skip) {
+        AttentionOptions o;
+        o.heads = 2;
+        o.causal = causal;
+        o.dropout = 0.3f;
+        o.dropout_seed = 5;
+        o.block_rows = 3;
+        o.skip_padded_queries = skip;
+        for (Tensor& x : inputs) {
+          x.zero_grad();
+          if (x.is_leaf()) x.set_requires_grad(true);
+        }
+        Tensor z = attention(s.q, s.k, s.v, mask, s.terms, o);
+        sum_all(mul(z, weight)).backward();
+        TensorList out{z.detach()};
+        for (Tensor& x : inputs)
+          out.push_back(x.grad().defined() ? x.grad() : Tensor::zeros(x.shape()));
+        return out;
+      };
+      const TensorList skipped = run(true), full = run(false);
+      const std::vector<float> z_skip = skipped[0].to_vector(), z_full = full[0].to_vector();
+      int64_t zero_rows = 0;
+      for (int64_t slot = 0; slot < mask.shape[0] * mask.shape[1]; ++slot) {
+        const bool padded = !mask.values[slot];
+        zero_rows += padded;
+        for (int64_t c = 0; c < 12; ++c) {
+          const float got = z_skip[slot * 12 + c], want = z_full[slot * 12 + c];
+          if (padded)
+            ASSERT_EQ(got, 0.0f) << scheme << " slot " << slot;
+          else
+            ASSERT_NEAR(got, want, 1e-5f * (1.0f + std::abs(want))) << scheme << " slot " << slot;
+        }
+      }
+      EXPECT_EQ(zero_rows, 3 + 6);
+      for (size_t i = 1; i < skipped.size(); ++i)
+        EXPECT_LE(closeness(skipped[i], full[i], 1e-5, 1e-6), 1.0) << scheme << " input " << i;
+      // The control: without skipping, the padded rows' z is not 0.
+      double padded_sum = 0.0;
+      for (int64_t slot = 0; slot < mask.shape[0] * mask.shape[1]; ++slot)
+        if (!mask.values[slot]) padded_sum += std::abs(z_full[slot * 12]);
+      EXPECT_GT(padded_sum, 0.0) << scheme;
+    }
+}
+
 TEST(Attention, GradientMatchesFiniteDifferences) {
   for (const std::string& scheme : kSchemes) {
     AttentionCase s = make_setup(scheme, 6, true, 21);

@@ -65,6 +65,10 @@ struct AttentionOptions {
   float dropout = 0.0f;       // on α, training only
   uint64_t dropout_seed = 0;  // the mask is a pure function of (seed, b, h, i, j)
   int64_t block_rows = 64;    // query rows per block
+  // Query rows at and after the last real key of their sequence are padding; with this set
+  // their z (and gradient) is 0 instead of computed. For callers that drop those rows anyway
+  // (training on the real tokens only).
+  bool skip_padded_queries = false;
 };
 
 // z [B, T, d] from q, k, v [B, T, d]; key_mask [B, T] (1 = real).
