@@ -1,5 +1,7 @@
 #include "pelab/tensor/storage.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
@@ -12,8 +14,15 @@ namespace {
 
 constexpr size_t kAlign = 64;
 // The pool never keeps more than this many idle bytes; beyond it, freed buffers go back to
-// the system (evaluation over many lengths would otherwise hoard one buffer per shape).
-constexpr size_t kMaxCachedBytes = size_t{1} << 30;
+// malloc, which coalesces them. A cache by exact size class hoards one buffer per shape:
+// with a gigabyte allowed, training on batches of varying length and evaluation over many
+// lengths grew a run of a 250k-parameter model past half a gigabyte.
+constexpr size_t kMaxCachedBytes = size_t{32} << 20;
+// By default malloc hands large buffers to mmap, returning them to the kernel when freed (and
+// trims its heap's free top), so each next step faults fresh zeroed pages in again. Raised to
+// glibc's maximum (32 MiB) and far above, they stay mapped for reuse.
+constexpr int kMallocMmapBytes = 32 << 20;
+constexpr int kMallocTrimBytes = 512 << 20;
 
 // A buffer's size class: small ones to the next 64 bytes; from 4 KiB on, to the next of four
 // steps per power of two (4, 5, 6 or 7 × 2^e), at most 25% more than asked. Tensors whose
@@ -27,6 +36,11 @@ size_t round_bytes(size_t count) {
 }
 
 struct Pool {
+  Pool() {
+    mallopt(M_MMAP_THRESHOLD, kMallocMmapBytes);
+    mallopt(M_TRIM_THRESHOLD, kMallocTrimBytes);
+  }
+
   std::mutex mutex;
   std::unordered_map<size_t, std::vector<void*>> free_lists;  // by exact rounded size
   size_t cached = 0;
