@@ -21,15 +21,24 @@ namespace pelab {
 namespace {
 namespace fs = std::filesystem;
 
-// Each named case and its file, relative to a configs directory of the search path. The
-// studies' configs sit beside the framework's configs directory, in the source tree and
-// installed alike (studies/configs, share/pelab/studies/configs).
-const std::vector<std::pair<std::string, std::string>>& named_cases() {
-  static const std::vector<std::pair<std::string, std::string>> cases = {
-      {"default", "default.yaml"},
-      {"quickstart", "quickstart.yaml"},
-      {"claim", "../studies/configs/claims/c01.yaml"},
-      {"survey", "tasks/reverse.yaml"},
+// Each named case: its file, relative to a configs directory of the search path, and the
+// overrides that make it the case. The studies' configs sit beside the framework's configs
+// directory, in the source tree and installed alike (studies/configs,
+// share/pelab/studies/configs).
+struct NamedCase {
+  std::string name, file;
+  std::vector<std::string> overrides;
+};
+const std::vector<NamedCase>& named_cases() {
+  static const std::vector<NamedCase> cases = {
+      {"default", "default.yaml", {}},
+      {"quickstart", "quickstart.yaml", {}},
+      {"claim", "../studies/configs/claims/c01.yaml", {}},
+      {"survey", "tasks/reverse.yaml", {}},
+      // R1's encoder on its string tasks' binary alphabet: the run R1 and R2 train thousands of.
+      {"deletang",
+       "../studies/configs/reproductions/deletang.yaml",
+       {"task.name=reverse", "task.symbols=2"}},
   };
   return cases;
 }
@@ -80,7 +89,7 @@ ExperimentCase claim_experiment(const std::string& path, const YAML::Node& root)
 const std::vector<std::string>& experiment_case_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
-    for (const auto& [name, file] : named_cases()) v.push_back(name);
+    for (const NamedCase& c : named_cases()) v.push_back(c.name);
     return v;
   }();
   return names;
@@ -94,8 +103,12 @@ bool is_reference_config(const std::string& config) {
 
 ExperimentCase find_experiment_case(const std::string& config) {
   std::string path;
-  for (const auto& [name, file] : named_cases())
-    if (name == config) path = find_in_search_path(name, file);
+  std::vector<std::string> overrides;
+  for (const NamedCase& c : named_cases())
+    if (c.name == config) {
+      path = find_in_search_path(c.name, c.file);
+      overrides = c.overrides;
+    }
   if (path.empty()) {
     PELAB_CHECK(looks_like_path(config),
                 "unknown bench config '{}' (valid: tiny, small, medium, {}, or the path of an "
@@ -106,7 +119,7 @@ ExperimentCase find_experiment_case(const std::string& config) {
   }
   const YAML::Node root = load_yaml_file(path);
   if (root.IsMap() && root["claim"]) return claim_experiment(path, root);
-  return {path, {}};
+  return {path, overrides};
 }
 
 ExperimentConfig load_experiment_case(const std::string& config, const std::string& scheme,

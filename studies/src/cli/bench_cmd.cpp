@@ -16,12 +16,14 @@ namespace {
 
 // The training benchmark's options (also those of the internal one-case runs).
 void add_train_bench_options(CLI::App* bench, TrainBenchOptions* ta) {
-  add_name_list(
-      bench, "--config", ta->configs,
-      "configs (comma-separated): the reference configs tiny, small, medium (the "
-      "default); or shipped experiments, each as pelab train runs it: default, "
-      "quickstart, claim (studies/configs/claims/c01.yaml), survey (configs/tasks/reverse.yaml)"
-      ", or an experiment's .yaml path");
+  add_name_list(bench, "--config", ta->configs,
+                "configs (comma-separated): the reference configs tiny, small, medium (the "
+                "default); or shipped experiments, each as pelab train runs it: default, "
+                "quickstart, claim (studies/configs/claims/c01.yaml), survey "
+                "(configs/tasks/reverse.yaml), deletang "
+                "(studies/configs/reproductions/deletang.yaml with task.name=reverse "
+                "task.symbols=2: R1's run)"
+                ", or an experiment's .yaml path");
   add_name_list(bench, "--scheme", ta->schemes,
                 "schemes (reference configs: default all of none sinusoidal learned rotary "
                 "relative alibi t5; experiments: default their own, others as the positional "

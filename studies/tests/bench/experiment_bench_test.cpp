@@ -47,6 +47,14 @@ TEST_F(ExperimentBench, NamedCasesAreTheShippedExperiments) {
   EXPECT_EQ(alibi.threads, 2);
 }
 
+TEST_F(ExperimentBench, DeletangIsROnesRunOnItsBinaryStrings) {
+  const ExperimentConfig c = load_experiment_case("deletang", "rotary", 1);
+  EXPECT_EQ(c.task.name, "reverse");
+  EXPECT_EQ(c.model.layers, 5);
+  EXPECT_EQ(c.model.positional.type, "rotary");
+  EXPECT_EQ(c.task.params.integer("symbols"), 2);
+}
+
 TEST_F(ExperimentBench, UnknownNameListsTheValidOnes) {
   try {
     (void)find_experiment_case("defualt");
@@ -54,7 +62,7 @@ TEST_F(ExperimentBench, UnknownNameListsTheValidOnes) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(),
                  "unknown bench config 'defualt' (valid: tiny, small, medium, default, "
-                 "quickstart, claim, survey, or the path of an experiment's .yaml)");
+                 "quickstart, claim, survey, deletang, or the path of an experiment's .yaml)");
   }
 }
 
