@@ -20,8 +20,10 @@ void mask_block(CounterKey key, uint32_t block, int l0, int l1, uint32_t thresho
   }
   // Into a local block first: in and out may be one array, and vector code needs them apart.
   float kept[32];
-  for (int l = l0; l < l1; ++l) kept[l] = bits[l] >= threshold ? in[l - l0] * scale : 0.0f;
-  std::copy(kept + l0, kept + l1, out);
+  const uint32_t* b = bits + l0;
+  const int count = l1 - l0;
+  for (int e = 0; e < count; ++e) kept[e] = b[e] >= threshold ? in[e] * scale : 0.0f;
+  std::copy_n(kept, count, out);
 }
 }  // namespace
 
