@@ -16,6 +16,7 @@
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
+#include "pelab/core/process.h"
 #include "pelab/core/strings.h"
 
 #ifndef PELAB_SHIPPED_CONFIGS
@@ -170,6 +171,7 @@ std::string CommandLine::describe(const CLI::ParseError& e, int argc,
 // failing while the error message itself is being built.
 int run_command_line(int argc, char** argv,  // NOLINT(bugprone-exception-escape)
                      const std::vector<CommandGroup>& groups) {
+  die_with_parent_if_asked();  // a run a sweep started ends with the sweep
   try {
     CommandLine command_line(groups);
     Action action;
