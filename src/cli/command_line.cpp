@@ -119,6 +119,8 @@ void CommandLine::add_gemm_option(CLI::App* app) {
 std::vector<CommandGroup> framework_commands() {
   return {{add_run_commands, {{"train"}, {"print-config"}}},
           {add_sweep_commands, {{"sweep"}}},
+          {add_suite_commands,
+           {{"suite", "run"}, {"suite", "report"}, {"suite", "record"}, {"suite", "docs"}}},
           {add_schemes_command},
           {add_data_commands},
           {add_dump_command},
