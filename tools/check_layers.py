@@ -23,7 +23,7 @@ import re
 import sys
 
 FRAMEWORK = ["core", "tensor", "autograd", "backend", "ops", "io", "data", "nn", "positional",
-             "train", "config", "run", "sweep", "report", "cli"]
+             "train", "config", "run", "sweep", "report", "suite", "cli"]
 STUDIES = ["analysis", "bench", "claims", "cli"]
 # (tree, folder) → rank; the studies' layers all sit above the framework's.
 RANK = {("framework", name): i for i, name in enumerate(FRAMEWORK)}

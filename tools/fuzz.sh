@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-30}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(config overrides dataset safetensors eval_checkpoint cli_args)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(config overrides dataset safetensors eval_checkpoint cli_args suite)
 
 PACKAGES=(clang libclang-rt-14-dev libomp-dev)
 missing=()

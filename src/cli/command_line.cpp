@@ -16,6 +16,7 @@
 #include "pelab/config/yaml_reader.h"
 #include "pelab/core/build_info.h"
 #include "pelab/core/error.h"
+#include "pelab/core/process.h"
 #include "pelab/core/strings.h"
 
 #ifndef PELAB_SHIPPED_CONFIGS
@@ -118,6 +119,8 @@ void CommandLine::add_gemm_option(CLI::App* app) {
 std::vector<CommandGroup> framework_commands() {
   return {{add_run_commands, {{"train"}, {"print-config"}}},
           {add_sweep_commands, {{"sweep"}}},
+          {add_suite_commands,
+           {{"suite", "run"}, {"suite", "report"}, {"suite", "record"}, {"suite", "docs"}}},
           {add_schemes_command},
           {add_data_commands},
           {add_dump_command},
@@ -170,6 +173,7 @@ std::string CommandLine::describe(const CLI::ParseError& e, int argc,
 // failing while the error message itself is being built.
 int run_command_line(int argc, char** argv,  // NOLINT(bugprone-exception-escape)
                      const std::vector<CommandGroup>& groups) {
+  die_with_parent_if_asked();  // a run a sweep started ends with the sweep
   try {
     CommandLine command_line(groups);
     Action action;

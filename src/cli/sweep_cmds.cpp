@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "launcher_options.h"
 #include "pelab/cli/commands.h"
 #include "pelab/config/experiment.h"
 #include "pelab/core/strings.h"
@@ -30,19 +31,9 @@ int64_t compare_and_print(const CompareOptions& o) {
   return out.comparison.completed_runs;
 }
 
-// The options that choose where a sweep's runs execute (all but the local launcher are in
-// pelab/sweep/slurm.h).
-struct LauncherArgs {
-  std::string launcher = "local";
-  int64_t max_parallel = 0;
-  std::vector<std::string> slurm_opts;
-  int64_t threads = 0;
-  bool dry_run = false;
-  int64_t index = -1;
-  std::string status;
-};
+}  // namespace
 
-void add_launcher_options(CLI::App& sweep, LauncherArgs& l) {
+void add_launcher_options(CLI::App& sweep, LauncherArgs& l, bool sweep_options) {
   sweep
       .add_option("--launcher", l.launcher,
                   "local (default): run here; slurm: submit a job array; print: one command "
@@ -55,15 +46,15 @@ void add_launcher_options(CLI::App& sweep, LauncherArgs& l) {
                   "slurm: KEY=VALUE for sbatch, e.g. partition=gpu, time=2:00:00, mem=4G, "
                   "account=proj (repeatable)")
       ->allow_extra_args(false);
+  add_integer(&sweep, "--index", l.index, range_of<int64_t>(0),
+              "train only run I (an array task does this)");
+  if (!sweep_options) return;
   add_integer(&sweep, "--threads", l.threads, range_of<int64_t>(1, kMaxThreads),
               "threads per run (the override threads=T)");
   sweep.add_flag("--dry-run", l.dry_run, "slurm: write and print the script, submit nothing");
-  add_integer(&sweep, "--index", l.index, range_of<int64_t>(0),
-              "train only run I of the sweep (an array task does this)");
   sweep.add_option("--status", l.status, "report the runs of sweep directory DIR and exit");
 }
 
-// Options that only one launcher reads are refused with the others, not ignored.
 void check_launcher_options(const LauncherArgs& l) {
   const bool slurm = l.launcher == "slurm";
   if (!slurm && l.max_parallel > 0)
@@ -75,21 +66,20 @@ void check_launcher_options(const LauncherArgs& l) {
     throw CLI::ValidationError("--index", "trains one run here; it takes no --launcher");
 }
 
-// The running pelab, as an absolute path a batch script can name.
 std::string this_executable() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   return ec ? "pelab" : exe.string();
 }
 
-int submit_to_slurm(const SweepOptions& o, const LauncherArgs& l, const std::string& metric) {
+int submit_plan_to_slurm(const SweepPlan& plan, const LauncherArgs& l, const std::string& metric) {
   SlurmLaunch launch;
   launch.executable = this_executable();
   launch.max_parallel = l.max_parallel;
   launch.options = parse_slurm_options(l.slurm_opts);
   launch.metric = metric;
   launch.dry_run = l.dry_run;
-  const SlurmSubmission s = submit_slurm_sweep(o, launch);
+  const SlurmSubmission s = submit_slurm_plan(plan, launch);
   if (s.indices.empty()) {
     fmt::print(stderr,
                "sweep {}: all {} runs are completed or still queued; nothing to submit (pelab "
@@ -113,8 +103,6 @@ int submit_to_slurm(const SweepOptions& o, const LauncherArgs& l, const std::str
              s.out_dir);
   return 0;
 }
-
-}  // namespace
 
 void add_sweep_commands(CLI::App& app, Action& action) {
   // ---- sweep ---------------------------------------------------------------------------
@@ -140,7 +128,7 @@ void add_sweep_commands(CLI::App& app, Action& action) {
   sweep->add_flag("--no-progress", sa->no_progress, "progress lines instead of an updating line");
   sweep->add_option("--metric", sa->metric, "the metric of the final comparison")
       ->check(CLI::IsMember({"sequence_accuracy", "token_accuracy"}));
-  add_launcher_options(*sweep, sa->launch);
+  add_launcher_options(*sweep, sa->launch, true);
   sweep->callback([sa, &action] {
     if (!sa->launch.status.empty()) {
       if (!sa->config.empty()) throw CLI::ValidationError("--status", "takes no CONFIG");
@@ -163,7 +151,7 @@ void add_sweep_commands(CLI::App& app, Action& action) {
       o.jobs = sa->jobs;
       o.progress = !sa->no_progress;
       if (l.index >= 0) return run_sweep_task(o, l.index);
-      if (l.launcher == "slurm") return submit_to_slurm(o, l, sa->metric);
+      if (l.launcher == "slurm") return submit_plan_to_slurm(plan_sweep(o), l, sa->metric);
       if (l.launcher == "print") {
         const std::vector<std::string> lines = sweep_commands(o, this_executable());
         for (const std::string& line : lines) fmt::print("{}\n", line);

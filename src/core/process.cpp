@@ -2,13 +2,16 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "pelab/core/error.h"
 
@@ -17,6 +20,8 @@ extern char** environ;
 namespace pelab {
 
 namespace {
+
+constexpr const char* kParentVariable = "PELAB_DIE_WITH_PARENT";
 
 // This process's environment with `extra` ("NAME=value") added, replacing entries of the
 // same name.
@@ -43,9 +48,21 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
 
 }  // namespace
 
+void die_with_parent_if_asked() {
+  const char* value = std::getenv(kParentVariable);
+  if (!value) return;
+  const std::string parent = value;
+  ::unsetenv(kParentVariable);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The parent may have died before prctl: then this process was already handed to another.
+  if (std::to_string(::getppid()) != parent) std::_Exit(3);
+}
+
 pid_t spawn_child(const ChildSpec& spec, int& error) {
   std::vector<std::string> args = spec.argv;
-  std::vector<std::string> env = child_environment(spec.extra_env);
+  std::vector<std::string> extra = spec.extra_env;
+  if (spec.die_with_parent) extra.push_back(fmt::format("{}={}", kParentVariable, ::getpid()));
+  std::vector<std::string> env = child_environment(extra);
   const std::vector<char*> argv = c_strings(args);
   const std::vector<char*> envp = c_strings(env);
 

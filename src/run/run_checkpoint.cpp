@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <system_error>
@@ -135,6 +136,7 @@ SafetensorsWriter run_checkpoint_tensors(const Encoder& model, const std::string
   w.set_metadata("step", std::to_string(state.step));
   w.set_metadata("optimizer_steps", std::to_string(optimizer.steps_taken()));
   if (state.stop_streak) w.set_metadata("stop_streak", std::to_string(*state.stop_streak));
+  if (state.loss) w.set_metadata("loss", fmt::format("{}", *state.loss));  // reads back exactly
   return w;
 }
 
@@ -192,6 +194,15 @@ TrainingState restore_run_checkpoint(const SafetensorsFile& file, Encoder& model
   state.step = progress.step;
   state.data_rng = data_rng_state(file);
   state.stop_streak = progress.stop_streak;
+  if (file.metadata.count("loss")) {
+    const std::string& text = file.metadata_value("loss");
+    char* end = nullptr;
+    const float loss = std::strtof(text.c_str(), &end);
+    PELAB_CHECK(!text.empty() && end == text.c_str() + text.size() && std::isfinite(loss),
+                "{}: __metadata__ 'loss' is '{}'; expected a finite number", file.source,
+                message_text(text));
+    state.loss = loss;
+  }
   return state;
 }
 

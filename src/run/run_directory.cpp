@@ -138,20 +138,22 @@ void RunDirectory::write_start_files(const ExperimentConfig& c) const {
 
 void RunDirectory::save_checkpoint(const Encoder& model, const Optimizer& optimizer,
                                    const Generator& data_rng, int64_t step,
-                                   std::optional<int64_t> stop_streak) {
+                                   std::optional<int64_t> stop_streak, std::optional<float> loss) {
   for (const auto& [name, tensor] : optimizer.state())
     if (!all_finite(tensor))
       throw DivergedError(
           fmt::format("step {}: the optimizer state '{}' holds NaN or Inf ({}; lower "
                       "training.lr, or set training.clip_norm)",
                       step, name, last_good()));
-  run_checkpoint_tensors(model, config_yaml_, optimizer, {step, data_rng.state(), stop_streak})
+  run_checkpoint_tensors(model, config_yaml_, optimizer,
+                         {step, data_rng.state(), stop_streak, loss})
       .write(ckpt_path_);
   saved_step_ = step;
 }
 
 int64_t RunDirectory::restore(Encoder& model, Optimizer& optimizer, Generator& data_rng,
-                              int64_t max_step, std::optional<int64_t>& stop_streak) {
+                              int64_t max_step, std::optional<int64_t>& stop_streak,
+                              std::optional<float>& loss) {
   const SafetensorsFile file = read_safetensors(ckpt_path_);
   PELAB_CHECK(file.metadata.count("config") && file.metadata.at("config") == config_yaml_,
               "{}: the checkpoint was written by a different config than {}/config.yaml; "
@@ -160,6 +162,7 @@ int64_t RunDirectory::restore(Encoder& model, Optimizer& optimizer, Generator& d
   const TrainingState state = restore_run_checkpoint(file, model, optimizer, max_step);
   data_rng.set_state(state.data_rng);
   if (stop_streak) stop_streak = state.stop_streak.value_or(0);
+  loss = state.loss;
   saved_step_ = state.step;
   remove_stale_temporaries(ckpt_path_);
   std::istringstream in(run_files::read_text(fs::path(dir_) / "metrics.jsonl"));

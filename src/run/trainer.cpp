@@ -178,6 +178,9 @@ bool train_steps(const ExperimentConfig& c, const TrainOptions& options, Trainin
                  double& last_loss) {
   const int64_t first_step = step;
   const std::function<std::string()> last_good = [&dir] { return dir.last_good(); };
+  // A run stopped by the criterion and killed before its results were written resumes here:
+  // it had stopped training, and must not take another step.
+  if (t.stop_streak && c.training.stop_when.met(*t.stop_streak)) return true;
   while (step < c.training.steps) {
     std::vector<Example> examples;
     const Batch batch = t.stream.next(&examples);
@@ -196,7 +199,7 @@ bool train_steps(const ExperimentConfig& c, const TrainOptions& options, Trainin
     const bool stop =
         signals.count() > 0 || (options.stop_after > 0 && step - first_step >= options.stop_after);
     if ((c.training.checkpoint_every > 0 && step % c.training.checkpoint_every == 0) || stop)
-      dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step, t.stop_streak);
+      dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step, t.stop_streak, s.loss);
     if (stop) {
       report.end_bar();
       report.log().warn("stopped at step {} ({}); continue with --resume", step,
@@ -216,9 +219,11 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
   const CheckFiniteScope check_finite(c.training.check_finite);
   Training t(c);
   int64_t step = 0;
+  std::optional<float> loss;  // the last step's
   // Before train.log is opened: a refused checkpoint leaves the run directory as it was.
   if (options.resume)
-    step = dir.restore(*t.model, *t.optimizer, t.stream.rng(), c.training.steps, t.stop_streak);
+    step =
+        dir.restore(*t.model, *t.optimizer, t.stream.rng(), c.training.steps, t.stop_streak, loss);
   Reporter report(c, options);
   if (!options.resume) dir.write_start_files(c);
 
@@ -232,20 +237,21 @@ TrainResult train_run(const ExperimentConfig& c, const TrainOptions& options) {
   }
 
   if (options.init_only) {  // the state step 1 starts from; --resume continues as a fresh run
-    dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step, t.stop_streak);
+    dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step, t.stop_streak, loss);
     return TrainResult{};
   }
 
   report.begin(step);
   const StopSignals signals;  // until the run returns: the final evaluation is not cut short
   TrainResult result;
-  double last_loss = 0;
+  double last_loss = loss.value_or(0);
   result.completed = train_steps(c, options, t, dir, report, signals, step, last_loss);
   result.steps_done = step;
   result.final_loss = last_loss;
   if (!result.completed) return result;
 
-  dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step, t.stop_streak);
+  if (step > 0) loss = static_cast<float>(last_loss);
+  dir.save_checkpoint(*t.model, *t.optimizer, t.stream.rng(), step, t.stop_streak, loss);
   const Evaluation e = evaluate(*t.model, *t.task, c);
   dir.write_results(c, *t.task, *t.model, e, validate(*t.model, *t.task, c), t.stop_streak, step,
                     last_loss);

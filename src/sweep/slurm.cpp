@@ -288,9 +288,15 @@ SweepPlan absolute_plan(SweepPlan plan) {
 
 std::vector<std::string> task_arguments(const SweepPlan& plan, const std::string& executable,
                                         size_t index) {
-  std::vector<std::string> args = {executable, "sweep", plan.config_path};
-  args.insert(args.end(), plan.overrides.begin(), plan.overrides.end());
-  args.insert(args.end(), {"--out", plan.out_dir, "--index", std::to_string(index)});
+  std::vector<std::string> args = {executable};
+  if (plan.task_command.empty()) {
+    args.insert(args.end(), {"sweep", plan.config_path});
+    args.insert(args.end(), plan.overrides.begin(), plan.overrides.end());
+    args.insert(args.end(), {"--out", plan.out_dir});
+  } else {
+    args.insert(args.end(), plan.task_command.begin(), plan.task_command.end());
+  }
+  args.insert(args.end(), {"--index", std::to_string(index)});
   return args;
 }
 
@@ -359,16 +365,25 @@ std::string slurm_compare_script(const SweepPlan& plan, const SlurmLaunch& launc
       fmt::arg("dir", slurm_dir(plan).string()));
   for (const auto& [key, value] : launch.options)
     if (kCompareKeys.count(key)) s += fmt::format("#SBATCH --{}={}\n", key, value);
-  s += "\nexec " +
-       join_command({launch.executable, "compare", plan.out_dir, "--metric", launch.metric}) + "\n";
+  std::vector<std::string> report = {launch.executable};
+  if (plan.report_command.empty())
+    report.insert(report.end(), {"compare", plan.out_dir, "--metric", launch.metric});
+  else
+    report.insert(report.end(), plan.report_command.begin(), plan.report_command.end());
+  s += "\nexec " + join_command(report) + "\n";
   return s;
 }
 
 SlurmSubmission submit_slurm_sweep(const SweepOptions& options, const SlurmLaunch& launch) {
-  const SweepPlan plan = absolute_plan(plan_sweep(options));
+  return submit_slurm_plan(plan_sweep(options), launch);
+}
+
+SlurmSubmission submit_slurm_plan(const SweepPlan& planned, const SlurmLaunch& launch) {
+  const SweepPlan plan = absolute_plan(planned);
   check_path_for_slurm(plan.out_dir, "the sweep directory (--out)");
   check_path_for_slurm(launch.executable, "the pelab executable");
-  check_path_for_slurm(plan.config_path, "the config");
+  for (size_t i = 0; i < plan.runs.size(); ++i)
+    check_path_for_slurm(plan.config_of(i), "the config");
   SlurmSubmission sub;
   sub.out_dir = plan.out_dir;
   sub.total = plan.runs.size();
@@ -471,7 +486,10 @@ int wait_forwarding_signals(pid_t pid, const StopSignals& signals, bool& stoppin
 }  // namespace
 
 int run_sweep_task(const SweepOptions& options, int64_t index) {
-  SweepPlan plan = plan_sweep(options);
+  return run_plan_task(plan_sweep(options), index, options.executable);
+}
+
+int run_plan_task(SweepPlan plan, int64_t index, const std::string& executable) {
   const size_t n = plan.runs.size();
   PELAB_CHECK(index >= 0 && static_cast<size_t>(index) < n,
               "--index {}: the sweep has {} runs (0-{})", index, n, n - 1);
@@ -492,7 +510,7 @@ int run_sweep_task(const SweepOptions& options, int64_t index) {
     fmt::print(stderr, "skip   {} (already completed)\n", p.run.name);
     return 0;
   }
-  const StartedRun r = start_planned_run(plan, i, options.executable);
+  const StartedRun r = start_planned_run(plan, i, executable);
   if (r.pid < 0) {
     fmt::print(stderr, "{}\n", r.failure.line);
     return 1;

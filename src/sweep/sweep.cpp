@@ -219,10 +219,6 @@ std::string SweepResult::tally() const {
   return s;
 }
 
-namespace {
-
-// A directory that holds a completed run of another config would be skipped, and its results
-// reported as this sweep's: refuse, naming the first such directory and how the configs differ.
 void check_completed_runs_match(const SweepPlan& plan) {
   std::vector<const PlannedRun*> mismatched;
   for (const PlannedRun& p : plan.runs)
@@ -238,6 +234,8 @@ void check_completed_runs_match(const SweepPlan& plan) {
       mismatched.size() > 1 ? fmt::format(", and so do {} more run(s)", mismatched.size() - 1)
                             : ""));
 }
+
+namespace {
 
 void write_status(const fs::path& dir, const json& status) {
   write_file_atomic((dir / "status.json").string(), status.dump(2) + "\n");
@@ -285,7 +283,7 @@ SweepPlan plan_sweep(const SweepOptions& o) {
 
 std::vector<std::string> train_arguments(const SweepPlan& plan, size_t i) {
   const PlannedRun& p = plan.runs.at(i);
-  std::vector<std::string> args = {"train", plan.config_path};
+  std::vector<std::string> args = {"train", plan.config_of(i)};
   args.insert(args.end(), p.run.overrides.begin(), p.run.overrides.end());
   args.insert(args.end(), {"--out", p.run.dir, "--no-progress"});
   if (p.plan.action == RunAction::resume) args.push_back("--resume");
@@ -344,6 +342,7 @@ StartedRun start_planned_run(const SweepPlan& plan, size_t i, const std::string&
   child.log = (dir / "stdout.log").string();
   child.append_log = resume;
   child.default_signals = true;  // the sweep forwards its signals itself
+  child.die_with_parent = true;  // a sweep killed outright takes its runs with it
   if (resume) {
     std::ofstream(child.log, std::ios::app) << "---- resumed by pelab sweep ----\n";
   }
@@ -432,6 +431,7 @@ void write_manifest(const SweepPlan& plan) {
     json values = json::object();
     for (const auto& [k, v] : p.run.values) values[k] = v;
     list.push_back({{"name", p.run.name}, {"values", values}, {"overrides", p.run.overrides}});
+    if (!p.config_path.empty()) list.back()["config"] = p.config_path;
   }
   const json manifest = {
       {"name", plan.name}, {"config", plan.config_path}, {"overrides", plan.overrides},
@@ -596,7 +596,10 @@ class LocalSweep {
 }  // namespace
 
 SweepResult run_sweep(const SweepOptions& o) {
-  const SweepPlan plan = plan_sweep(o);
+  return run_sweep_plan(plan_sweep(o), o);
+}
+
+SweepResult run_sweep_plan(const SweepPlan& plan, const SweepOptions& o) {
   SweepResult result;
   result.out_dir = plan.out_dir;
   result.total = static_cast<int64_t>(plan.runs.size());

@@ -207,6 +207,31 @@ TEST_F(ResumeState, StepCountersAreChecked) {
   expect_refused({kCheckpoint, "__metadata__ 'step' is '7'; expected an integer in [0, 6]"});
 }
 
+TEST_F(ResumeState, TheLastLossIsChecked) {
+  for (const std::string bad : {"nan", "inf", "", "1.5x", "one"}) {
+    set_metadata("loss", bad);
+    expect_refused({kCheckpoint, "__metadata__ 'loss' is '" + bad + "'; expected a finite number"});
+  }
+}
+
+// A run stopped after its last step (here by --stop-after) and resumed takes no step more, and
+// its results are the uninterrupted run's: the final loss comes from the checkpoint.
+TEST_F(ResumeState, ResumedAfterItsLastStepTheResultsAreTheUninterruptedRuns) {
+  Outcome o = run_pelab({"train", "tiny.yaml", "--out", "whole", "--no-progress"}, dir_.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o = run_pelab({"train", "tiny.yaml", "--out", "cut", "--stop-after", "6", "--no-progress"},
+                dir_.path());
+  ASSERT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_FALSE(fs::exists(dir_.path() / "cut/summary.json"));
+  o = run_pelab({"train", "tiny.yaml", "--out", "cut", "--resume", "--no-progress"}, dir_.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string whole = read_file(dir_.path() / "whole/summary.json");
+  EXPECT_EQ(read_file(dir_.path() / "cut/summary.json"), whole);
+  EXPECT_EQ(whole.find("\"final_loss\": 0.0"), std::string::npos) << whole;  // the control
+  EXPECT_EQ(read_file(dir_.path() / "cut/checkpoint.safetensors"),
+            read_file(dir_.path() / "whole/checkpoint.safetensors"));
+}
+
 TEST_F(ResumeState, OtherFormatsAndForeignTensorsAreRefused) {
   set_metadata("format", "pelab checkpoint 9");
   expect_refused({kCheckpoint,

@@ -36,6 +36,7 @@ struct CommandGroup {
 // The framework's commands.
 void add_run_commands(CLI::App& app, Action& action);
 void add_sweep_commands(CLI::App& app, Action& action);
+void add_suite_commands(CLI::App& app, Action& action);
 void add_data_commands(CLI::App& app, Action& action);
 void add_dump_command(CLI::App& app, Action& action);
 void add_init_command(CLI::App& app, Action& action);

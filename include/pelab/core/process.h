@@ -34,7 +34,16 @@ struct ChildSpec {
   // SIGINT and SIGTERM at their default actions and no signal blocked in the child, whatever
   // handlers this process installed: a sweep forwards its signals to its runs itself.
   bool default_signals = false;
+  // The child is killed (SIGKILL) when this process dies, however it dies: posix_spawn cannot
+  // set PR_SET_PDEATHSIG itself, so the child is told this process's pid in
+  // PELAB_DIE_WITH_PARENT and a pelab child sets it first thing (die_with_parent_if_asked).
+  bool die_with_parent = false;
 };
+
+// In a child started with die_with_parent: asks the kernel to SIGKILL this process when its
+// parent dies, and exits at once (code 3, interrupted) if the parent is already gone. Removes
+// the variable, so that this process's own children do not read it. Does nothing otherwise.
+void die_with_parent_if_asked();
 
 // Starts the child and returns its pid, or -1 with posix_spawn's error number in `error`.
 pid_t spawn_child(const ChildSpec& spec, int& error);

@@ -44,6 +44,9 @@ struct TrainingState {
   int64_t step = 0;
   Generator::State data_rng{};
   std::optional<int64_t> stop_streak;  // training.stop_when's checks in a row, when it is on
+  // The loss of the last step taken (none before the first): a run resumed after its last
+  // step reports it as its final loss, as the run that took that step would have.
+  std::optional<float> loss;
 };
 
 // The checkpoint of a run at `state`, written by the caller (SafetensorsWriter::write). The

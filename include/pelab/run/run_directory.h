@@ -45,17 +45,18 @@ class RunDirectory {
   // Parameters, optimizer state, the data RNG's state and the step. Parameters are finite
   // (train_step checks them after every update); so must the optimizer state be, or the file
   // would be a checkpoint that restore() refuses, not a good one to go back to.
-  // `stop_streak`: training.stop_when's checks in a row at the threshold, when it is on.
+  // `stop_streak`: training.stop_when's checks in a row at the threshold, when it is on;
+  // `loss`: the last step's loss (none before the first step).
   void save_checkpoint(const Encoder& model, const Optimizer& optimizer, const Generator& data_rng,
-                       int64_t step, std::optional<int64_t> stop_streak);
+                       int64_t step, std::optional<int64_t> stop_streak, std::optional<float> loss);
 
   // Loads what save_checkpoint saved and returns the step to continue from. Every entry is
   // checked before anything in the run directory changes (restore_run_checkpoint). Then
   // metrics logged after the checkpoint are dropped (they will be logged again) and stale
   // temporaries removed. `stop_streak` (when training.stop_when is on) gets the checks in a
-  // row the run had made.
+  // row the run had made; `loss` the last step's loss, when the checkpoint holds it.
   int64_t restore(Encoder& model, Optimizer& optimizer, Generator& data_rng, int64_t max_step,
-                  std::optional<int64_t>& stop_streak);
+                  std::optional<int64_t>& stop_streak, std::optional<float>& loss);
 
   // Where a run that stops on bad numbers can be picked up again: the checkpoint this process
   // saved or restored, checked either way.

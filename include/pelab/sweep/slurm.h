@@ -84,6 +84,9 @@ struct SlurmSubmission {
 // pending or running in an earlier submission (squeue) are not submitted again. Errors: sbatch
 // missing or failing, and plan_sweep's.
 SlurmSubmission submit_slurm_sweep(const SweepOptions& options, const SlurmLaunch& launch);
+// The same for a plan built elsewhere (`pelab suite`): its task_command and report_command
+// say what the array's tasks and the compare job run.
+SlurmSubmission submit_slurm_plan(const SweepPlan& plan, const SlurmLaunch& launch);
 
 // `--launcher print`: writes sweep.json and returns the command of each run to do, one line
 // each (task_arguments, shell-quoted).
@@ -93,6 +96,8 @@ std::vector<std::string> sweep_commands(const SweepOptions& options, const std::
 // forwarding SIGINT/SIGTERM to it so that it saves its checkpoint. Prints its line to stderr;
 // returns the exit code: 0 completed (or already completed), 3 interrupted, 1 failed.
 int run_sweep_task(const SweepOptions& options, int64_t index);
+// The same for run `index` of a plan built elsewhere (`pelab suite ... --index I`).
+int run_plan_task(SweepPlan plan, int64_t index, const std::string& executable);
 
 enum class RunState { done, running, failed, pending };
 

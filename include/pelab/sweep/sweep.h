@@ -103,6 +103,8 @@ struct SweepResult {
 // One run of a planned sweep.
 struct PlannedRun {
   SweepRun run;             // its axis values, name, directory and overrides
+  std::string config_path;  // its own config (absolute); "" = the plan's (a suite's runs have one
+                            // config per task)
   std::string config_yaml;  // its resolved config (to_yaml)
   int64_t steps = 0;        // its training.steps
   RunPlan plan;             // skip, resume or fresh, and why
@@ -121,6 +123,16 @@ struct SweepPlan {
   std::string out_dir;
   int64_t jobs = 1;  // concurrent runs: options.jobs, else sweep.parallel, else default_jobs()
   std::vector<PlannedRun> runs;  // expand_sweep's order
+  // The pelab arguments (after the executable, before `--index I`) that rebuild this plan and
+  // train one of its runs, and those that compare its finished runs: by default `sweep CONFIG
+  // OVERRIDES... --out OUT` and `compare OUT`; a plan built by another command (`pelab suite`)
+  // names that command, so that a Slurm task plans exactly what the submission planned.
+  std::vector<std::string> task_command;
+  std::vector<std::string> report_command;
+  // The config run i trains.
+  const std::string& config_of(size_t i) const {
+    return runs.at(i).config_path.empty() ? config_path : runs.at(i).config_path;
+  }
 };
 
 // Plans the sweep of `options` without writing anything. Errors: no sweep axes, a run whose
@@ -128,8 +140,13 @@ struct SweepPlan {
 // different config.
 SweepPlan plan_sweep(const SweepOptions& options);
 
+// A directory that holds a completed run of another config would be skipped, and its results
+// reported as this sweep's: refuses, naming the first such directory and how the configs
+// differ.
+void check_completed_runs_match(const SweepPlan& plan);
+
 // The arguments of `pelab` that train run i:
-//   train CONFIG OVERRIDES... --out DIR --no-progress [--resume]
+//   train CONFIG OVERRIDES... --out DIR --no-progress [--resume]   (CONFIG = plan.config_of(i))
 std::vector<std::string> train_arguments(const SweepPlan& plan, size_t i);
 
 enum class RunOutcome { completed, interrupted, failed };
@@ -172,6 +189,12 @@ std::string join_command(const std::vector<std::string>& args);
 // Plans the sweep (plan_sweep), then runs the runs to do, `jobs` at a time, in this
 // process's children. Progress and per-run lines go to stderr.
 SweepResult run_sweep(const SweepOptions& options);
+
+// Runs the runs of a plan that are not completed, as run_sweep does (the directory lock,
+// sweep.json, `plan.jobs` at a time); `options` gives the executable and the progress display.
+// A run's child dies with this process: a sweep killed outright (SIGKILL) leaves no run
+// training behind it, and the same command again resumes each from its last checkpoint.
+SweepResult run_sweep_plan(const SweepPlan& plan, const SweepOptions& options);
 
 // The default number of concurrent runs: usable cores / threads per run, at least 1.
 int64_t default_jobs(int64_t threads_per_run);

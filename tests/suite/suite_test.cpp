@@ -1,0 +1,369 @@
+// `pelab suite`: the suite file's errors (file, line, key; exit 2; nothing written), its plan
+// (runs, overrides, columns), the recorded baselines beside a user's own scheme, and a suite
+// killed at any moment finishing bit-identical to an uninterrupted one. The end-to-end tests
+// run the real binary on a tiny suite written into a temporary configs/ tree.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pelab/config/experiment.h"
+#include "pelab/core/error.h"
+#include "pelab/suite/suite.h"
+#include "pelab/suite/suite_report.h"
+#include "pelab_process.h"
+
+namespace pelab::testing {
+namespace {
+
+using json = nlohmann::json;
+
+// A task config of the tiny suite: the end-to-end tests' small model on shift.
+const std::string kTask = tiny_config("tiny-shift", R"(training:
+  steps: 4
+  warmup: 0
+evaluation:
+  lengths: [4]
+  examples: 4
+)");
+
+std::string tiny_suite(const std::string& name, const std::string& budget_steps = "6") {
+  return "suite: " + name + R"(
+description: the tiny test suite
+tasks:
+  shift: ../tasks/shift.yaml
+protocol:
+  model: {d_model: 16, heads: 2, layers: 1}
+  training: {batch_size: 4, warmup: 0, schedule: constant, log_every: 1, checkpoint_every: 1}
+budget:
+  steps: )" +
+         budget_steps +
+         R"(
+  seeds: [0, 1]
+  lrs: [0.003]
+  training_lengths: [1, 6]
+  evaluation_lengths: [4, 8, 12]
+  examples: 6
+schemes: [none, rotary]
+randomized:
+  schemes: [rotary]
+  max_position: 32
+  eval_draws: 1
+cost:
+  seconds_per_token: 1.0e-5
+  measured: a test's guess
+)";
+}
+
+// <dir>/configs/{suites/tiny.yaml, tasks/shift.yaml}; returns the suite file.
+std::string write_tiny(const TempDir& dir, const std::string& suite_text) {
+  fs::create_directories(dir.path() / "configs" / "suites");
+  fs::create_directories(dir.path() / "configs" / "tasks");
+  write_file(dir.path() / "configs" / "tasks" / "shift.yaml", kTask);
+  const fs::path file = dir.path() / "configs" / "suites" / "tiny.yaml";
+  write_file(file, suite_text);
+  return file.string();
+}
+
+std::string error_of(const std::string& path) {
+  try {
+    (void)load_suite(path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// ---- the suite file's errors ---------------------------------------------------------------
+
+TEST(SuiteFile, ReadsTheTinySuite) {
+  TempDir dir;
+  const Suite s = load_suite(write_tiny(dir, tiny_suite("tiny")));
+  EXPECT_EQ(s.name, "tiny");
+  ASSERT_EQ(s.tasks.size(), 1u);
+  EXPECT_EQ(s.budget.steps, 6);
+  EXPECT_EQ(s.schemes, (std::vector<std::string>{"none", "rotary"}));
+  EXPECT_EQ(s.randomized, (std::vector<std::string>{"rotary"}));
+  EXPECT_NE(std::find(s.protocol.begin(), s.protocol.end(), "model.d_model=16"), s.protocol.end());
+}
+
+TEST(SuiteFile, ErrorsNameFileLineAndKey) {
+  TempDir dir;
+  const std::string base = tiny_suite("tiny");
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = base;
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return write_tiny(dir, text.replace(at, from.size(), to));
+  };
+  // Each: the text changed, and what the message must hold.
+  const std::vector<std::tuple<std::string, std::string, std::vector<std::string>>> cases = {
+      {"suite: tiny", "suite: other", {"tiny.yaml:1: suite: 'other' must be the file's stem"}},
+      {"cost:", "costs:", {"tiny.yaml:", "unknown key", "did you mean 'cost'"}},
+      {"  steps: 6", "  steps: 0", {"tiny.yaml:9: budget.steps: must be in [1, 100000000], got 0"}},
+      {"seeds: [0, 1]", "seeds: [0, 0]", {"budget.seeds: '0' is given twice"}},
+      {"seeds: [0, 1]", "seeds: [x]", {"budget.seeds: 'x' is not a seed"}},
+      {"training_lengths: [1, 6]",
+       "training_lengths: [6, 1]",
+       {"budget.training_lengths:", "[MIN, MAX]"}},
+      {"[4, 8, 12]", "[8, 4]", {"budget.evaluation_lengths:", "increasing order"}},
+      {"schemes: [none, rotary]",
+       "schemes: [none, rotory]",
+       {"tiny.yaml:",
+        "schemes: unknown "
+        "scheme 'rotory'",
+        "rotary"}},
+      {"../tasks/shift.yaml",
+       "../tasks/absent.yaml",
+       {"tiny.yaml:4: tasks.shift:",
+        "is not a "
+        "file"}},
+      {"d_model: 16", "d_model: sixteen", {"tiny.yaml:6: protocol: task shift:", "model.d_model"}},
+      {"heads: 2", "heads: 2, hedas: 3", {"tiny.yaml:6: protocol:", "hedas"}},
+      {"  model: {d_model: 16",
+       "  seed: 3\n  model: {d_model: 16",
+       {"tiny.yaml:6: protocol.seed: set by the suite"}},
+      {"  max_position: 32", "  max_position: -1", {"randomized.max_position: must be in"}},
+      {"seconds_per_token: 1.0e-5", "seconds_per_token: 0", {"cost.seconds_per_token: must be"}},
+  };
+  for (const auto& [from, to, parts] : cases) {
+    const std::string message = error_of(with(from, to));
+    ASSERT_FALSE(message.empty()) << to;
+    for (const std::string& part : parts)
+      EXPECT_NE(message.find(part), std::string::npos)
+          << "'" << to << "' gave: " << message << "\nexpected: " << part;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  // The control: the unchanged file loads.
+  EXPECT_EQ(error_of(write_tiny(dir, base)), "");
+}
+
+TEST(SuiteFile, ShippedSuitesLoad) {
+  set_config_search_path({PELAB_SOURCE_DIR "/configs"});
+  for (const std::string name : {"chomsky", "lm", "pelab"}) {
+    const std::string path = std::string(PELAB_SOURCE_DIR "/configs/suites/") + name + ".yaml";
+    EXPECT_EQ(error_of(path), "") << name;
+  }
+  set_config_search_path({});
+}
+
+// ---- the plan --------------------------------------------------------------------------------
+
+TEST(SuitePlan, EveryTaskSchemeLrAndSeedWithItsOverrides) {
+  TempDir dir;
+  const Suite s = load_suite(write_tiny(dir, tiny_suite("tiny")));
+  write_file(dir / "rotary500.yaml", "type: rotary\nbase: 500\n");
+  const std::vector<SuiteScheme> defaults = suite_schemes(s, {});
+  ASSERT_EQ(defaults.size(), 3u);
+  EXPECT_EQ(defaults[2].label, "rotary+randomized");
+  EXPECT_TRUE(defaults[2].shipped);
+  const std::vector<SuiteScheme> mine = suite_schemes(s, {dir / "rotary500.yaml", "none"});
+  ASSERT_EQ(mine.size(), 2u);
+  EXPECT_EQ(mine[0].label, "rotary500");
+  EXPECT_FALSE(mine[0].shipped);
+  EXPECT_EQ(mine[0].overrides, (std::vector<std::string>{"positional={type: rotary, base: 500}"}));
+  const SweepPlan plan = plan_suite(s, mine, dir / "out", {}, {});
+  ASSERT_EQ(plan.runs.size(), 4u);  // 1 task × 2 schemes × 1 lr × 2 seeds
+  EXPECT_EQ(plan.runs[0].run.name, "task=shift/scheme=rotary500/training.lr=0.003/seed=0");
+  EXPECT_EQ(plan.runs[3].run.name, "task=shift/scheme=none/training.lr=0.003/seed=1");
+  EXPECT_NE(plan.runs[0].config_yaml.find("base: 500"), std::string::npos);
+  EXPECT_NE(plan.runs[3].config_yaml.find("type: none"), std::string::npos);
+  // The control: the default rotary keeps its base.
+  const SweepPlan shipped = plan_suite(s, {defaults[1]}, dir / "out2", {}, {});
+  EXPECT_EQ(shipped.runs[0].config_yaml.find("base: 500"), std::string::npos);
+  // The budget reached the runs.
+  EXPECT_NE(plan.runs[0].config_yaml.find("steps: 6"), std::string::npos);
+  EXPECT_NE(plan.runs[0].config_yaml.find("lengths: [4, 8, 12]"), std::string::npos)
+      << plan.runs[0].config_yaml;
+  for (const std::string bad : {"rotory", "rotary+randomised", "none+randomized+randomized"})
+    EXPECT_THROW(suite_schemes(s, {bad}), Error) << bad;
+  EXPECT_THROW(suite_schemes(s, {"none", "none"}), Error);
+}
+
+// ---- the command line ------------------------------------------------------------------------
+
+class SuiteCli : public ::testing::Test {
+ protected:
+  void SetUp() override { suite_ = write_tiny(dir_, tiny_suite("tiny")); }
+  void expect_user_error(const std::vector<std::string>& args,
+                         const std::vector<std::string>& parts) {
+    const std::vector<std::string> before = listing(dir_.path());
+    const Outcome o = run_pelab(args, dir_.path());
+    EXPECT_EQ(user_error_problem(o, parts), "");
+    EXPECT_EQ(listing(dir_.path()), before) << "files were left behind";
+  }
+  TempDir dir_;
+  std::string suite_;
+};
+
+TEST_F(SuiteCli, BadArgumentsAreOneLineExitTwoAndWriteNothing) {
+  expect_user_error({"suite", "run", "no_such_suite"},
+                    {"no suite 'no_such_suite' (valid: ", "chomsky"});
+  expect_user_error({"suite", "run", suite_, "--schemes", "rotory"},
+                    {"--schemes: unknown scheme 'rotory'"});
+  expect_user_error({"suite", "run", suite_, "--schemes", "absent/group.yaml"},
+                    {"absent/group.yaml is not a file"});
+  expect_user_error({"suite", "run", suite_, "--launcher", "slurmm"}, {"--launcher"});
+  expect_user_error({"suite", "run", suite_, "--max-parallel", "2"},
+                    {"--max-parallel", "needs --launcher slurm"});
+  expect_user_error({"suite", "run", suite_, "--dry-run", "--index", "0"},
+                    {"--dry-run", "--index"});
+  expect_user_error({"suite", "record", suite_, "--schemes", "sinusoidal", "--allow-dirty"},
+                    {"not one of the suite's recorded schemes"});
+  write_file(suite_, tiny_suite("tiny") + "extra: 1\n");
+  expect_user_error({"suite", "run", suite_}, {"tiny.yaml:", "extra: unknown key"});
+}
+
+TEST_F(SuiteCli, ListAndDryRun) {
+  Outcome o = run_pelab({"suite", "list"}, dir_.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  for (const std::string name : {"chomsky", "lm", "pelab"})
+    EXPECT_NE(o.out.find(name + " "), std::string::npos) << o.out;
+  const std::vector<std::string> before = listing(dir_.path());
+  o = run_pelab({"suite", "run", suite_, "--dry-run"}, dir_.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(lines_of(o.out).size(), 7u) << o.out;  // 6 runs and the total
+  EXPECT_NE(o.out.find("task=shift/scheme=rotary+randomized/training.lr=0.003/seed=1"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("suite tiny: 6 runs, 6 to do"), std::string::npos) << o.out;
+  EXPECT_EQ(listing(dir_.path()), before) << "--dry-run wrote files";
+}
+
+// ---- end to end ------------------------------------------------------------------------------
+
+json run_summary(const fs::path& dir) {
+  return json::parse(read_file(dir / "summary.json"));
+}
+
+// Everything a run's results are: its summary and evaluation, its final checkpoint, and the
+// loss of every step it logged (a run resumed from a checkpoint logs again the steps after it:
+// each step's last line counts; the speed is left out).
+std::string results_of(const fs::path& run) {
+  std::map<int64_t, std::string> steps;
+  for (const std::string& line : lines_of(read_file(run / "metrics.jsonl"))) {
+    json m = json::parse(line);
+    m.erase("tokens_per_s");
+    if (m.contains("step")) steps[m["step"].get<int64_t>()] = m.dump();
+  }
+  std::string r = run_summary(run).dump() + "\n" + read_file(run / "eval.csv");
+  for (const auto& [step, line] : steps) r += line + "\n";
+  if (fs::exists(run / "checkpoint.safetensors")) r += read_file(run / "checkpoint.safetensors");
+  return r;
+}
+
+std::map<std::string, std::string> suite_results(const fs::path& out) {
+  std::map<std::string, std::string> r;
+  for (const auto& e : fs::recursive_directory_iterator(out))
+    if (e.path().filename() == "summary.json")
+      r[fs::relative(e.path().parent_path(), out).string()] = results_of(e.path().parent_path());
+  return r;
+}
+
+TEST(SuiteSlow, RecordedBaselinesStandBesideTheUsersOwnScheme) {
+  TempDir dir;
+  const std::string suite = write_tiny(dir, tiny_suite("tiny"));
+  // Token accuracy: the tiny model gets some tokens right, so the numbers compared below are
+  // not all zeros.
+  Outcome o = run_pelab({"suite", "run", suite, "--out", dir / "full", "--no-progress",
+                         "--no-plots", "--metric", "token_accuracy"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("| task | none | rotary | rotary+randomized |"), std::string::npos) << o.out;
+  o = run_pelab({"suite", "record", suite, "--out", dir / "full", "--allow-dirty"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const fs::path recorded = dir.path() / "results" / "suites" / "tiny";
+  for (const std::string s : {"none", "rotary", "rotary+randomized"}) {
+    ASSERT_TRUE(fs::exists(recorded / (s + ".json"))) << s;
+    const json j = json::parse(read_file(recorded / (s + ".json")));
+    EXPECT_EQ(j["runs"].size(), 2u);
+    EXPECT_FALSE(j["cpu"].get<std::string>().empty());
+    EXPECT_FALSE(j["commit"].get<std::string>().empty());
+  }
+
+  // The user's own scheme: only it is trained; the recorded ones stand beside it.
+  write_file(dir / "rotary500.yaml", "type: rotary\nbase: 500\n");
+  o = run_pelab({"suite", "run", suite, "--schemes", dir / "rotary500.yaml", "--out", dir / "mine",
+                 "--no-progress", "--no-plots", "--metric", "token_accuracy"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.err.find("sweep suite-tiny: 2 runs"), std::string::npos) << o.err;
+  EXPECT_NE(o.out.find("| task | none (rec.) | rotary (rec.) | rotary+randomized (rec.) | "
+                       "rotary500 |"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("none: recorded at commit "), std::string::npos) << o.out;
+  // The recorded cell shows the same numbers as the full run's table.
+  const std::string full = read_file(dir.path() / "full" / "suite.csv");
+  const std::string mine = read_file(dir.path() / "mine" / "suite.csv");
+  const std::string none_full = full.substr(full.find("shift,none,"));
+  const std::string none_mine = mine.substr(mine.find("shift,none,"));
+  auto numbers = [](const std::string& rest) {  // after the quoted cpu: the cell's statistics
+    const std::string line = rest.substr(0, rest.find('\n'));
+    return line.substr(line.find("\",", line.find(",\"")) + 2);
+  };
+  EXPECT_EQ(numbers(none_mine), numbers(none_full)) << full << mine;
+  auto field = [](const std::string& csv_line, int k) {  // the k-th field, from 0
+    size_t at = 0;
+    for (int i = 0; i < k; ++i) at = csv_line.find(',', at) + 1;
+    return csv_line.substr(at, csv_line.find_first_of(",\n", at) - at);
+  };
+  EXPECT_NE(field(numbers(none_full), 4), "0") << full;  // the max: the tiny model gets tokens
+  EXPECT_NE(numbers(none_full), numbers(full.substr(full.find("shift,rotary+randomized,"))))
+      << full;
+  EXPECT_TRUE(fs::exists(dir.path() / "mine" / "suite.tex"));
+
+  // The control: a recording made under another version of the suite is left out.
+  json none = json::parse(read_file(recorded / "none.json"));
+  none["fingerprint"] = "0123456789abcdef";
+  write_file(recorded / "none.json", none.dump(1));
+  o = run_pelab({"suite", "report", suite, "--schemes", dir / "rotary500.yaml", "--out",
+                 dir / "mine", "--no-plots"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(o.out.find("none (rec.)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("rotary (rec.)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("recorded under another version of the suite"), std::string::npos) << o.out;
+}
+
+TEST(SuiteSlow, KilledAtAnyMomentTheSameCommandFinishesBitIdentical) {
+  TempDir dir;
+  const std::string suite = write_tiny(dir, tiny_suite("tiny", "40"));
+  const std::vector<std::string> base = {"suite",      "run",    suite, "--no-progress",
+                                         "--no-plots", "--jobs", "2"};
+  auto args_for = [&](const std::string& out) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), {"--out", dir / out});
+    return a;
+  };
+  Outcome o = run_pelab(args_for("whole"));
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const std::map<std::string, std::string> whole = suite_results(dir.path() / "whole");
+  ASSERT_EQ(whole.size(), 6u);
+
+  std::mt19937 rng(11);
+  int kills = 0;
+  for (int round = 0; round < 30; ++round) {
+    const pid_t pid = start_pelab(args_for("killed"), dir / "log.txt");
+    const int ms = std::uniform_int_distribution<int>(50, 1500)(rng);
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    if (::kill(pid, SIGKILL) == 0) ++kills;
+    const Outcome k = wait_pelab(pid, dir / "log.txt");
+    if (k.exit_code == 0) break;  // it finished before the kill
+  }
+  EXPECT_GT(kills, 0);
+  // No run outlives its suite: nothing else trains in the directory now.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  o = run_pelab(args_for("killed"));
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(suite_results(dir.path() / "killed"), whole);
+  // The control: another seed's results differ, so the comparison can fail.
+  EXPECT_NE(whole.begin()->second, std::next(whole.begin())->second);
+}
+
+}  // namespace
+}  // namespace pelab::testing
