@@ -135,6 +135,10 @@ std::unique_ptr<Task> make_task(const std::string& name, const TaskParams& param
                 join(valid));
   }
   const TaskParams resolved = with_defaults("task", def.params, params);
+  if (def.check) {
+    const TaskParamProblem problem = def.check(resolved);
+    PELAB_CHECK(problem.keys.empty(), "task.{}: {}", problem.keys.front(), problem.what);
+  }
   std::unique_ptr<Task> task = def.make(resolved);
   PELAB_ASSERT(task && task->info().name == name);
   return task;
@@ -144,6 +148,11 @@ std::vector<std::string> task_names() {
   std::vector<std::string> names;
   for (const TaskDef& def : task_table()) names.push_back(def.name);
   return names;
+}
+
+TaskParamProblem task_param_problem(const std::string& name, const TaskParams& resolved) {
+  const TaskDef& def = find_task(name);
+  return def.check ? def.check(resolved) : TaskParamProblem{};
 }
 
 std::vector<TaskParam> task_params(const std::string& name) {
@@ -159,15 +168,17 @@ std::string task_reference_markdown() {
     out += fmt::format("### {}\n\n", name);
     out += fmt::format("{}\n\n", info.description);
     out += fmt::format("*Position:* {}\n\n", info.position_need);
+    out += fmt::format("*Source:* {}.\n\n", info.source);
     std::string params;
     for (const TaskParam& p : task_params(name))
       params += fmt::format("{}`{}` = {} ({}, in {})", params.empty() ? "" : "; ", p.name,
                             key_value_text(*p.default_value), p.help, key_valid_text(p));
     const int n = std::max(task->min_length(), 8);
     out += fmt::format(
-        "*Layout:* {}; {} input and {} output symbols; problem size n = {} gives {} tokens. "
+        "*Layout:* {}{}; {} input and {} output symbols; problem size n = {} gives {} tokens. "
         "*Parameters:* {}.\n\n",
-        to_string(info.layout), info.vocab_in(), info.vocab_out(), n, task->sequence_length(n),
+        to_string(info.layout), info.causal_only ? " (needs model.causal: true)" : "",
+        info.vocab_in(), info.vocab_out(), n, task->sequence_length(n),
         params.empty() ? "none" : params);
   }
   return out;

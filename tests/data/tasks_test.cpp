@@ -230,6 +230,8 @@ TEST_P(AllTasks, InfoIsComplete) {
   EXPECT_GE(info.vocab_out(), 2);
   EXPECT_FALSE(info.description.empty());
   EXPECT_FALSE(info.position_need.empty());
+  EXPECT_FALSE(info.source.empty()) << "every task says where it comes from";
+  EXPECT_EQ(info.description.find("Source:"), std::string::npos) << "the source is its own field";
   // The description opens with the layout and says what is scored.
   const std::string layout = info.layout == TaskLayout::Tagging           ? "Tagging."
                              : info.layout == TaskLayout::AppendedQueries ? "Appended."
