@@ -291,6 +291,19 @@ void read_task_section(MapReader& task, TaskConfig& c) {
     const std::string problem = key_value_problem(tp, c.params.all().at(tp.name));
     if (!problem.empty()) task.fail(tp.name, fmt::format("{} ({})", problem, tp.help));
   }
+  if (!params.empty()) {  // across parameters: blamed on the first of their keys given
+    const TaskParamProblem across =
+        task_param_problem(c.name, with_defaults("task", params, c.params));
+    if (!across.keys.empty()) {
+      std::string key = across.keys.front();
+      for (const std::string& k : across.keys)
+        if (c.params.has(k)) {
+          key = k;
+          break;
+        }
+      task.fail(key, across.what);
+    }
+  }
   task.finish(valid);
 }
 
@@ -560,6 +573,24 @@ std::unique_ptr<Task> laid_out(std::unique_ptr<Task> native, const ExperimentCon
   return make_lm_task(std::move(native));
 }
 
+// The tasks that need model.causal: true, for messages.
+std::vector<std::string> causal_only_tasks() {
+  std::vector<std::string> names;
+  for (const std::string& name : task_names())
+    if (make_task(name)->info().causal_only) names.push_back(name);
+  return names;
+}
+
+// What the task asks of the model: a causal-only task (flip_flop) needs a causal model.
+void check_task_needs(const ExperimentConfig& c, const Task& task, const KeyPlaces& at) {
+  if (task.info().causal_only && !c.model.causal)
+    throw Error(fmt::format(
+        "{}: task '{}' needs model.causal: true (its targets are the next input tokens, which "
+        "bidirectional attention would read; valid with model.causal: false: any task but {})",
+        at(at.given("model.causal") ? "model.causal" : "task.name"), task.info().name,
+        join(causal_only_tasks())));
+}
+
 // The task itself, with the defaults a file task takes from its files: training sizes =
 // the training file's range, evaluation lengths = every size in the evaluation file.
 std::unique_ptr<Task> resolve_task(ExperimentConfig& c, const std::string& task_source,
@@ -579,6 +610,7 @@ std::unique_ptr<Task> resolve_task(ExperimentConfig& c, const std::string& task_
     }
   }
   task = laid_out(std::move(task), c, at);
+  check_task_needs(c, *task, at);
   // A task with sizes of its own (the file task) gives the defaults: training sizes = the
   // training file's range, evaluation lengths = every size in the evaluation file.
   const std::vector<int> train_sizes = task->train_sizes(), eval_sizes = task->eval_sizes();

@@ -3,7 +3,9 @@
 // their layout (the input, then blanks: BlankAnswerTask), by the paper's level: regular,
 // deterministic context-free, context-sensitive. Where pelab already used a name for its own
 // variant, theirs takes the suffix _deletang; their parity_check and cycle_navigation are
-// pelab's parity and cycle_navigation exactly, so they are not repeated.
+// pelab's parity and cycle_navigation exactly, so they are not repeated. Then the tasks of
+// other papers: Liu et al. 2023's flip-flop language (a causal language model's task) and the
+// reversed decimal addition of Zhou et al. 2024 and McLeish et al. 2024 (for the lm layout).
 //
 // Adding a task means its file under src/data/tasks/ (defining `TaskDef <name>_task_def()`)
 // plus one line here: its declaration and its entry (as src/positional/registry.cpp lists the
@@ -49,6 +51,8 @@ TaskDef compute_sqrt_task_def();
 TaskDef duplicate_string_task_def();
 TaskDef missing_duplicate_string_task_def();
 TaskDef odds_first_deletang_task_def();
+TaskDef flip_flop_task_def();
+TaskDef decimal_addition_task_def();
 }  // namespace tasks
 
 namespace {
@@ -86,6 +90,8 @@ const std::vector<TaskDef>& task_table() {
         tasks::duplicate_string_task_def(),
         tasks::missing_duplicate_string_task_def(),
         tasks::odds_first_deletang_task_def(),
+        tasks::flip_flop_task_def(),
+        tasks::decimal_addition_task_def(),
     };
     std::set<std::string> seen;
     for (const TaskDef& def : defs) PELAB_ASSERT(seen.insert(def.name).second);
