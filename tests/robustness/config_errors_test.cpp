@@ -203,7 +203,7 @@ TEST(ConfigErrors, InconsistentValuesNameBothKeys) {
                  {"positional.max_len: the learned table has 4 rows"});
 }
 
-// The tasks of other papers: every bad value is one line at the
+// The tasks of other papers and positions from the task: every bad value is one line at the
 // line it was written, naming the key and what is valid.
 TEST(ConfigErrors, NewTaskKeysAreRefusedAtTheirKeys) {
   const auto task = [](const std::string& keys) {
@@ -226,6 +226,22 @@ TEST(ConfigErrors, NewTaskKeysAreRefusedAtTheirKeys) {
   // A causal-only task with a bidirectional model (the tiny config's default).
   expect_message(task("  name: flip_flop"),
                  {"x.yaml:10: task.name: task 'flip_flop' needs model.causal: true"});
+  expect_message(task("  name: shift\n  shift: 1\n  position_ids: abacus"),
+                 {"x.yaml:12: task.position_ids: 'abacus' is not valid (valid: index, "
+                  "digit_runs)"});
+  expect_message(task("  name: shift\n  shift: 1\n  position_ids: digit_runs\n  "
+                      "position_offset_max: 10001"),
+                 {"x.yaml:13: task.position_offset_max: must be in [0, 10000], got 10001"});
+  expect_message(task("  name: shift\n  shift: 1\n  position_offset_max: 3"),
+                 {"x.yaml:12: task.position_offset_max: only read with task.position_ids: "
+                  "digit_runs"});
+  expect_message(task("  name: associative_recall\n  position_ids: digit_runs"),
+                 {"task.position_ids: task 'associative_recall' has no digit symbol"});
+  expect_message(
+      config_error(edited("  type: rotary", "  type: rotary\n  randomize:\n    max_position: 64"),
+                   {"task.position_ids=digit_runs"}),
+      {"command line 'task.position_ids=digit_runs': task.position_ids: digit_runs numbers "
+       "tokens by their runs of digits and positional.randomize by a random sample"});
 }
 
 // Rotary's fraction and its nested scaling mapping: every bad value is one line at the line

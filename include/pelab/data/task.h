@@ -114,6 +114,12 @@ struct TaskConfig {
   // How examples are laid out (kTaskLayouts): "native", the task's own layout; "lm", the
   // decoder layout of an appended-queries task (pelab/data/lm_layout.h), for a causal model.
   std::string layout = "native";
+  // How batches number the tokens (pelab/data/position_ids.h, kPositionIds): "index", their
+  // index 0..T-1 (or positional.randomize's sample); "digit_runs", the 1-based index within
+  // runs of digits (McLeish et al. 2024's Abacus), plus in training an offset per example
+  // uniform in [0, position_offset_max].
+  std::string position_ids = "index";
+  int64_t position_offset_max = 0;
 };
 inline const std::vector<std::string> kSizeSamplings = {"sizes", "examples"};
 inline const std::vector<std::string> kTaskLayouts = {"native", "lm"};
