@@ -3,10 +3,12 @@
 // evaluation without an offset, and what the config resolves from them.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "../../src/data/task_base.h"
 #include "data/symbols.h"
+#include "pelab/autograd/autograd.h"
 #include "pelab/config/experiment.h"
 #include "pelab/data/batching.h"
 #include "pelab/data/position_ids.h"
@@ -133,6 +135,33 @@ TEST(DigitRuns, TrainingStreamAndEvaluationSettings) {
   EXPECT_TRUE(offset_seen);
   EXPECT_EQ(evaluation_settings(c).position_ids, "digit_runs");
   EXPECT_EQ(c.task.position_offset_max, 20);
+}
+
+// Evaluation numbers the digit runs without the training offset: its loss is the model's on a
+// batch numbered with offset 0, and (the control) not the loss of one numbered with an offset.
+TEST(DigitRuns, EvaluationHasNoOffset) {
+  const ExperimentConfig c =
+      parse("  name: decimal_addition\n  position_ids: digit_runs\n", "learned", 20);
+  const auto task = make_task(c.task);
+  const std::unique_ptr<Encoder> model = initial_model(c);
+  // Every parameter far from its small initial values, so that positions move the loss (at
+  // initialisation the output is near uniform whatever the input).
+  Generator fill(9);
+  for (Tensor p : model->params().all())
+    for (int64_t i = 0; i < p.numel(); ++i) p.data()[i] = static_cast<float>(fill.normal());
+  EvalSettings settings = evaluation_settings(c, {4});
+  settings.examples = 8;
+  settings.batch_size = 8;  // one batch: its mean loss is the evaluation's
+  const Evaluation e = evaluate(*model, *task, settings);
+  ASSERT_EQ(e.by_length.size(), 1u);
+  const std::vector<Example> examples = evaluation_examples(*task, 4, 8, settings.seed);
+  NoGradGuard no_grad;
+  const DigitRuns plain = digit_runs_of(task->info(), 0), shifted = digit_runs_of(task->info(), 5);
+  const double loss = model->forward(collate(examples, nullptr, nullptr, &plain)).loss.item();
+  EXPECT_NEAR(e.by_length[0].loss, loss, 1e-5);
+  Generator rng(1);
+  const double moved = model->forward(collate(examples, nullptr, &rng, &shifted)).loss.item();
+  EXPECT_GT(std::abs(moved - loss), 1e-3);
 }
 
 // A learned table must hold every position a run uses: with digit runs, up to the longest
