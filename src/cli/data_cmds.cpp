@@ -104,8 +104,9 @@ void add_tasks_command(CLI::App& app, Action& action) {
       }
       const std::unique_ptr<Task> task = make_task(*name);
       const TaskInfo& info = task->info();
-      fmt::print("{} ({} layout)\n\n{}\n\nPosition: {}\n\nParameters:\n", *name,
-                 to_string(info.layout), info.description, info.position_need);
+      fmt::print("{} ({} layout{})\n\n{}\n\nPosition: {}\n\nSource: {}.\n\nParameters:\n", *name,
+                 to_string(info.layout), info.causal_only ? "; needs model.causal: true" : "",
+                 info.description, info.position_need, info.source);
       for (const TaskParam& p : task_params(*name))
         fmt::print("  task.{} = {}  {} (in {})\n", p.name, key_value_text(*p.default_value), p.help,
                    key_valid_text(p));

@@ -16,6 +16,7 @@
 #include "pelab/core/strings.h"
 #include "pelab/data/file_dataset.h"
 #include "pelab/data/lm_layout.h"
+#include "pelab/data/position_ids.h"
 #include "pelab/nn/encoder.h"
 #include "pelab/positional/scheme.h"
 #include "pelab/train/schedule.h"
@@ -30,8 +31,9 @@ const std::vector<std::string> kSections = {"model",    "positional", "task",
                                             "training", "evaluation", "sweep"};
 const std::vector<std::string> kTopKeys = {"name", "seed",     "threads",    "model", "positional",
                                            "task", "training", "evaluation", "sweep"};
-const std::vector<std::string> kTaskKeys = {"name",      "min_length", "max_length", "train_file",
-                                            "eval_file", "sampling",   "layout"};
+const std::vector<std::string> kTaskKeys = {"name",       "min_length",   "max_length",
+                                            "train_file", "eval_file",    "sampling",
+                                            "layout",     "position_ids", "position_offset_max"};
 // Bounds that keep a typo (batch_size: 320000) from exhausting memory, far above real use.
 constexpr int64_t kMaxBatch = 65536;  // sequences per batch
 constexpr int64_t kMaxExamples = kMaxEvalExamples;
@@ -277,6 +279,19 @@ void read_task_section(MapReader& task, TaskConfig& c) {
   task.read("layout", c.layout);
   if (std::find(kTaskLayouts.begin(), kTaskLayouts.end(), c.layout) == kTaskLayouts.end())
     task.fail("layout", fmt::format("'{}' is not valid (valid: {})", c.layout, join(kTaskLayouts)));
+  task.read("position_ids", c.position_ids);
+  if (std::find(kPositionIds.begin(), kPositionIds.end(), c.position_ids) == kPositionIds.end())
+    task.fail("position_ids",
+              fmt::format("'{}' is not valid (valid: {})", c.position_ids, join(kPositionIds)));
+  if (task.read("position_offset_max", c.position_offset_max)) {
+    if (c.position_offset_max < 0 || c.position_offset_max > kMaxPositionOffset)
+      task.fail("position_offset_max", fmt::format("must be in [0, {}], got {}", kMaxPositionOffset,
+                                                   c.position_offset_max));
+    if (c.position_ids != "digit_runs")
+      task.fail("position_offset_max",
+                "only read with task.position_ids: digit_runs (an offset added to the "
+                "positions within digit runs)");
+  }
   std::vector<std::string> valid = kTaskKeys;
   std::vector<TaskParam> params;
   try {
@@ -290,6 +305,19 @@ void read_task_section(MapReader& task, TaskConfig& c) {
     if (!read_key(task, tp, c.params)) continue;
     const std::string problem = key_value_problem(tp, c.params.all().at(tp.name));
     if (!problem.empty()) task.fail(tp.name, fmt::format("{} ({})", problem, tp.help));
+  }
+  if (!params.empty()) {  // across parameters: blamed on the first of their keys given
+    const TaskParamProblem across =
+        task_param_problem(c.name, with_defaults("task", params, c.params));
+    if (!across.keys.empty()) {
+      std::string key = across.keys.front();
+      for (const std::string& k : across.keys)
+        if (c.params.has(k)) {
+          key = k;
+          break;
+        }
+      task.fail(key, across.what);
+    }
   }
   task.finish(valid);
 }
@@ -560,6 +588,39 @@ std::unique_ptr<Task> laid_out(std::unique_ptr<Task> native, const ExperimentCon
   return make_lm_task(std::move(native));
 }
 
+// The tasks that need model.causal: true, for messages.
+std::vector<std::string> causal_only_tasks() {
+  std::vector<std::string> names;
+  for (const std::string& name : task_names())
+    if (make_task(name)->info().causal_only) names.push_back(name);
+  return names;
+}
+
+// What the task asks of the model and of the positions: a causal-only task (flip_flop) needs
+// a causal model; task.position_ids: digit_runs needs digits to number and cannot share the
+// numbering with positional.randomize.
+void check_task_needs(const ExperimentConfig& c, const Task& task, const KeyPlaces& at) {
+  if (task.info().causal_only && !c.model.causal)
+    throw Error(fmt::format(
+        "{}: task '{}' needs model.causal: true (its targets are the next input tokens, which "
+        "bidirectional attention would read; valid with model.causal: false: any task but {})",
+        at(at.given("model.causal") ? "model.causal" : "task.name"), task.info().name,
+        join(causal_only_tasks())));
+  if (c.task.position_ids != "digit_runs") return;
+  if (c.randomize.max_position > 0)
+    throw Error(fmt::format(
+        "{}: digit_runs numbers tokens by their runs of digits and positional.randomize by a "
+        "random sample; a batch has one numbering (use one: positional.randomize.max_position: "
+        "0, or task.position_ids: index)",
+        at("task.position_ids")));
+  const DigitRuns runs = digit_runs_of(task.info(), 0);
+  if (std::find(runs.is_digit.begin(), runs.is_digit.end(), true) == runs.is_digit.end())
+    throw Error(fmt::format(
+        "{}: task '{}' has no digit symbol ('0'..'9'), so digit_runs would number every token "
+        "0 (valid for it: index)",
+        at("task.position_ids"), task.info().name));
+}
+
 // The task itself, with the defaults a file task takes from its files: training sizes =
 // the training file's range, evaluation lengths = every size in the evaluation file.
 std::unique_ptr<Task> resolve_task(ExperimentConfig& c, const std::string& task_source,
@@ -579,6 +640,7 @@ std::unique_ptr<Task> resolve_task(ExperimentConfig& c, const std::string& task_
     }
   }
   task = laid_out(std::move(task), c, at);
+  check_task_needs(c, *task, at);
   // A task with sizes of its own (the file task) gives the defaults: training sizes = the
   // training file's range, evaluation lengths = every size in the evaluation file.
   const std::vector<int> train_sizes = task->train_sizes(), eval_sizes = task->eval_sizes();
@@ -703,8 +765,15 @@ void resolve_model(ExperimentConfig& c, const Task& task, const KeyPlaces& at,
           fmt::format("{}: {} is shorter than the longest sequence it must number ({} tokens)",
                       at("positional.randomize.max_position"), rnd.max_position, needed));
   }
+  // Digit runs number a token at most by its run's length (up to the whole sequence) plus the
+  // training offset, so the table needs one row past that.
+  const int64_t digit_positions =
+      c.task.position_ids == "digit_runs"
+          ? std::max(longest, longest_train + c.task.position_offset_max) + 1
+          : 0;
   try {
-    resolve_run_facts(c.model.positional, {longest, std::max(longest, rnd.max_position)});
+    resolve_run_facts(c.model.positional,
+                      {longest, std::max({longest, rnd.max_position, digit_positions})});
     validate_model_config(c.model);
     const Encoder probe(c.model, make_scheme, 0, ParameterStore::Values::Unset);
   } catch (const Error& e) {
@@ -862,6 +931,10 @@ std::string to_yaml(const ExperimentConfig& c) {
     rest << YAML::Key << "sampling" << YAML::Value << c.task.sampling;
   if (c.task.layout != "native")  // written only when chosen: native configs keep their text
     rest << YAML::Key << "layout" << YAML::Value << c.task.layout;
+  if (c.task.position_ids != "index") {  // likewise
+    rest << YAML::Key << "position_ids" << YAML::Value << c.task.position_ids;
+    rest << YAML::Key << "position_offset_max" << YAML::Value << c.task.position_offset_max;
+  }
   rest << YAML::EndMap;
   const TrainingConfig& t = c.training;
   rest << YAML::Key << "training" << YAML::Value << YAML::BeginMap;

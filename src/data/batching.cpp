@@ -25,7 +25,7 @@ std::vector<int32_t> sorted_sample(int64_t n, int64_t m, Generator& rng) {
 }  // namespace
 
 Batch collate(const std::vector<Example>& examples, const RandomizeConfig* randomize,
-              Generator* rng) {
+              Generator* rng, const DigitRuns* digit_runs) {
   PELAB_CHECK(!examples.empty(), "cannot make a batch of no examples");
   const int64_t B = static_cast<int64_t>(examples.size());
   int64_t T = 0;
@@ -36,6 +36,8 @@ Batch collate(const std::vector<Example>& examples, const RandomizeConfig* rando
   Batch batch = Batch::padding(B, T);
   const bool random_positions = randomize && randomize->max_position > 0;
   PELAB_ASSERT(!random_positions || rng);
+  PELAB_ASSERT(!(random_positions && digit_runs));  // the config refuses the two together
+  PELAB_ASSERT(!digit_runs || digit_runs->offset_max == 0 || rng);
   for (int64_t b = 0; b < B; ++b) {
     const Example& e = examples[b];
     const int64_t n = static_cast<int64_t>(e.tokens.size());
@@ -45,6 +47,10 @@ Batch collate(const std::vector<Example>& examples, const RandomizeConfig* rando
                   "positional.randomize.max_position = {} cannot number a sequence of {} tokens",
                   randomize->max_position, n);
       positions = sorted_sample(n, randomize->max_position, *rng);
+    } else if (digit_runs) {
+      const int64_t offset =
+          digit_runs->offset_max > 0 ? rng->uniform_int(0, digit_runs->offset_max) : 0;
+      positions = digit_run_positions(e.tokens, digit_runs->is_digit, offset);
     }
     for (int64_t t = 0; t < T; ++t) {
       const int64_t k = b * T + t;
@@ -53,7 +59,7 @@ Batch collate(const std::vector<Example>& examples, const RandomizeConfig* rando
       batch.tokens.values[k] = e.tokens[t];
       batch.targets.values[k] = e.targets[t];
       batch.key_mask.values[k] = 1;
-      if (random_positions) batch.positions.values[k] = positions[t];
+      if (!positions.empty()) batch.positions.values[k] = positions[t];
     }
   }
   return batch;

@@ -67,6 +67,7 @@ std::shared_ptr<const FileTaskData> build_file_task_data(const ParsedDataset& tr
       v.output.size());
   info.position_need =
       "Unknown: the examples come from a file, so what position must carry depends on the data.";
+  info.source = "the dataset files task.train_file and task.eval_file";
   return data;
 }
 

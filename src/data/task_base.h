@@ -26,6 +26,9 @@ struct TaskDef {
   std::string name;
   std::vector<TaskParam> params;
   std::function<std::unique_ptr<Task>(const TaskParams&)> make;
+  // What is wrong across the parameters (each already within its range), or no keys; null for
+  // a task whose ranges say everything.
+  std::function<TaskParamProblem(const TaskParams&)> check = nullptr;
 };
 
 // A declared parameter's value as an int (the registry has checked the range).
@@ -44,9 +47,13 @@ class TaskBase : public Task {
   // Draws the tokens of one example; sequence_length(length) of them.
   virtual std::vector<int32_t> draw(Generator& rng, int length) const = 0;
 
+  // False for a task whose examples of one size differ in length (operands of different
+  // widths): sequence_length(n) is then their longest, not every example's length.
+  virtual bool fixed_length() const { return true; }
   // Throws unless min_length() ≤ length.
   void check_length(int length) const;
-  // Throws unless tokens has sequence_length(length) ids, all in [0, vocab_in).
+  // Throws unless tokens has sequence_length(length) ids (at most that many, and at least one,
+  // without fixed_length()), all in [0, vocab_in).
   void check_tokens(const std::vector<int32_t>& tokens, int length) const;
   // Throws unless tokens[pos] == id (a separator or query token where the layout has one).
   void expect_token(const std::vector<int32_t>& tokens, int pos, int32_t id) const;
@@ -78,7 +85,7 @@ class AppendedQueriesTask : public TaskBase {
   // answer is.
   AppendedQueriesTask(std::string name, int symbols, AnswerLength answer_length,
                       std::string queries, Transform transform, std::string what,
-                      std::string position_need);
+                      std::string position_need, std::string source);
 
   int sequence_length(int n) const override { return n + 1 + answer_length_(n); }
   std::vector<int32_t> answer(const std::vector<int32_t>& tokens, int length) const override;
@@ -102,7 +109,7 @@ class StringClassificationTask : public TaskBase {
   // `what` says what the label is; `min_length` is the shortest string.
   StringClassificationTask(std::string name, std::vector<std::string> alphabet,
                            std::vector<std::string> labels, LabelOf label_of, std::string what,
-                           std::string position_need, int min_length = 1);
+                           std::string position_need, std::string source, int min_length = 1);
 
   int min_length() const override { return min_length_; }
   int sequence_length(int n) const override { return n + 1; }
@@ -162,9 +169,9 @@ class BlankStringTask : public BlankAnswerTask {
   using Transform = std::function<std::vector<int32_t>(const std::vector<int32_t>& x)>;
 
   // `blanks` spells answer_length(n) for the description ("n", "2n"); `what` says what the
-  // answer is; `source` names their generator.
+  // answer is; `source` names their generator's file.
   BlankStringTask(std::string name, int symbols, AnswerLength answer_length, std::string blanks,
-                  Transform transform, std::string what, std::string source,
+                  Transform transform, std::string what, const std::string& source,
                   std::string position_need);
 
  protected:
@@ -186,6 +193,11 @@ inline constexpr const char* kTerminatorSymbol = "$";
 // target is scored for both or for neither, and kIgnore keeps their accuracy exact. Asserts
 // that the answer and the terminator fit.
 std::vector<int32_t> terminated(std::vector<int32_t> answer, int32_t terminator, int slots);
+
+// The source of a task that follows one of Delétang et al. 2023's generators: the paper, the
+// generator's file, then `how` (", as their generator draws it" by default).
+std::string deletang_source(const std::string& file,
+                            const std::string& how = ", as their generator draws it");
 
 // The `symbols` parameter of the tasks over an alphabet "0".."k-1".
 TaskParam symbols_param(int64_t default_value = 8);

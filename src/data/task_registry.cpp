@@ -3,7 +3,9 @@
 // their layout (the input, then blanks: BlankAnswerTask), by the paper's level: regular,
 // deterministic context-free, context-sensitive. Where pelab already used a name for its own
 // variant, theirs takes the suffix _deletang; their parity_check and cycle_navigation are
-// pelab's parity and cycle_navigation exactly, so they are not repeated.
+// pelab's parity and cycle_navigation exactly, so they are not repeated. Then the tasks of
+// other papers: Liu et al. 2023's flip-flop language (a causal language model's task) and the
+// reversed decimal addition of Zhou et al. 2024 and McLeish et al. 2024 (for the lm layout).
 //
 // Adding a task means its file under src/data/tasks/ (defining `TaskDef <name>_task_def()`)
 // plus one line here: its declaration and its entry (as src/positional/registry.cpp lists the
@@ -49,6 +51,8 @@ TaskDef compute_sqrt_task_def();
 TaskDef duplicate_string_task_def();
 TaskDef missing_duplicate_string_task_def();
 TaskDef odds_first_deletang_task_def();
+TaskDef flip_flop_task_def();
+TaskDef decimal_addition_task_def();
 }  // namespace tasks
 
 namespace {
@@ -86,6 +90,8 @@ const std::vector<TaskDef>& task_table() {
         tasks::duplicate_string_task_def(),
         tasks::missing_duplicate_string_task_def(),
         tasks::odds_first_deletang_task_def(),
+        tasks::flip_flop_task_def(),
+        tasks::decimal_addition_task_def(),
     };
     std::set<std::string> seen;
     for (const TaskDef& def : defs) PELAB_ASSERT(seen.insert(def.name).second);
@@ -135,6 +141,10 @@ std::unique_ptr<Task> make_task(const std::string& name, const TaskParams& param
                 join(valid));
   }
   const TaskParams resolved = with_defaults("task", def.params, params);
+  if (def.check) {
+    const TaskParamProblem problem = def.check(resolved);
+    PELAB_CHECK(problem.keys.empty(), "task.{}: {}", problem.keys.front(), problem.what);
+  }
   std::unique_ptr<Task> task = def.make(resolved);
   PELAB_ASSERT(task && task->info().name == name);
   return task;
@@ -144,6 +154,11 @@ std::vector<std::string> task_names() {
   std::vector<std::string> names;
   for (const TaskDef& def : task_table()) names.push_back(def.name);
   return names;
+}
+
+TaskParamProblem task_param_problem(const std::string& name, const TaskParams& resolved) {
+  const TaskDef& def = find_task(name);
+  return def.check ? def.check(resolved) : TaskParamProblem{};
 }
 
 std::vector<TaskParam> task_params(const std::string& name) {
@@ -159,15 +174,17 @@ std::string task_reference_markdown() {
     out += fmt::format("### {}\n\n", name);
     out += fmt::format("{}\n\n", info.description);
     out += fmt::format("*Position:* {}\n\n", info.position_need);
+    out += fmt::format("*Source:* {}.\n\n", info.source);
     std::string params;
     for (const TaskParam& p : task_params(name))
       params += fmt::format("{}`{}` = {} ({}, in {})", params.empty() ? "" : "; ", p.name,
                             key_value_text(*p.default_value), p.help, key_valid_text(p));
     const int n = std::max(task->min_length(), 8);
     out += fmt::format(
-        "*Layout:* {}; {} input and {} output symbols; problem size n = {} gives {} tokens. "
+        "*Layout:* {}{}; {} input and {} output symbols; problem size n = {} gives {} tokens. "
         "*Parameters:* {}.\n\n",
-        to_string(info.layout), info.vocab_in(), info.vocab_out(), n, task->sequence_length(n),
+        to_string(info.layout), info.causal_only ? " (needs model.causal: true)" : "",
+        info.vocab_in(), info.vocab_out(), n, task->sequence_length(n),
         params.empty() ? "none" : params);
   }
   return out;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "pelab/autograd/autograd.h"
 #include "pelab/core/error.h"
@@ -26,13 +27,14 @@ struct Tally {
 // Positions are drawn from `position_rng` when `randomize` is given, else 0..T-1.
 Tally score_examples(const Encoder& model, const std::vector<Example>& examples, int64_t n,
                      int64_t batch_size, const RandomizeConfig* randomize, Generator& position_rng,
-                     const LmVocabulary* lm, std::vector<PositionResult>& positions) {
+                     const DigitRuns* digit_runs, const LmVocabulary* lm,
+                     std::vector<PositionResult>& positions) {
   const int64_t V = model.config().vocab_out;
   Tally tally;
   for (size_t start = 0; start < examples.size(); start += batch_size) {
     const size_t end = std::min(examples.size(), start + static_cast<size_t>(batch_size));
     const std::vector<Example> part(examples.begin() + start, examples.begin() + end);
-    const Batch batch = collate(part, randomize, &position_rng);
+    const Batch batch = collate(part, randomize, &position_rng, digit_runs);
     const Tensor logits = model.forward(batch).logits;  // [B, T, V]
     const IntTensor predicted = lm ? greedy_predictions(model, batch, *lm)
                                    : teacher_forced_predictions(logits, batch);  // [B, T]
@@ -79,6 +81,7 @@ EvalSettings evaluation_settings(const ExperimentConfig& config, std::vector<int
   s.train_min_length = config.task.min_length;
   s.train_max_length = config.task.max_length;
   s.randomize = config.randomize;
+  s.position_ids = config.task.position_ids;
   return s;
 }
 
@@ -103,6 +106,9 @@ Evaluation evaluate(const Encoder& model, const Task& task, const EvalSettings& 
   const bool random_positions = rnd.max_position > 0 && rnd.at_eval;
   // Randomized positions: several draws of positions, averaged (each draw's scores kept).
   const int64_t draws = random_positions ? rnd.eval_draws : 1;
+  // Digit runs are evaluated without the training offset (McLeish et al.'s protocol).
+  std::optional<DigitRuns> digit_runs;
+  if (settings.position_ids == "digit_runs") digit_runs = digit_runs_of(task.info(), 0);
   for (int64_t n : settings.lengths) {
     const std::vector<Example> examples =
         evaluation_examples(task, n, settings.examples, settings.seed);
@@ -120,7 +126,7 @@ Evaluation evaluate(const Encoder& model, const Task& task, const EvalSettings& 
                  : derive_seed(mix64(stream) ^ static_cast<uint64_t>(d), "eval-positions-draw"));
       const Tally t =
           score_examples(model, examples, n, settings.batch_size, random_positions ? &rnd : nullptr,
-                         position_rng, lm, positions);
+                         position_rng, digit_runs ? &*digit_runs : nullptr, lm, positions);
       r.scored = t.scored;
       loss_sum += t.scored ? t.loss_sum / static_cast<double>(t.scored) : 0.0;
       r.token_accuracy_draws.push_back(t.scored ? static_cast<double>(t.correct) / t.scored : 0.0);

@@ -74,13 +74,18 @@ class CheckFiniteScope {
 }  // namespace
 
 TrainingStream::TrainingStream(const ExperimentConfig& config, const Task& task)
-    : config_(config), task_(task), rng_(derive_seed(config.seed, "data")) {}
+    : config_(config), task_(task), rng_(derive_seed(config.seed, "data")) {
+  // The training offset is drawn from the data stream, after the examples of its batch.
+  if (config.task.position_ids == "digit_runs")
+    digit_runs_ = digit_runs_of(task.info(), config.task.position_offset_max);
+}
 
 Batch TrainingStream::next(std::vector<Example>* examples) {
   std::vector<Example> drawn = sample_examples(
       task_, config_.training.batch_size, config_.task.min_length, config_.task.max_length, rng_);
   const RandomizeConfig& rnd = config_.randomize;
-  Batch batch = collate(drawn, rnd.max_position > 0 ? &rnd : nullptr, &rng_);
+  Batch batch = collate(drawn, rnd.max_position > 0 ? &rnd : nullptr, &rng_,
+                        digit_runs_ ? &*digit_runs_ : nullptr);
   if (examples) *examples = std::move(drawn);
   return batch;
 }

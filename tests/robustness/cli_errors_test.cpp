@@ -117,6 +117,23 @@ TEST_F(CliErrors, OverrideWrongType) {
                     {"command line 'training.steps=many'", "expected an integer, got 'many'"});
 }
 
+// New task parameters and the task's position keys, out of range: exit 2, one line naming
+// the key and what is valid.
+TEST_F(CliErrors, TaskKeysOutOfRange) {
+  expect_user_error({"train", "tiny.yaml", "task.name=flip_flop", "task.p_r=1.5", "--out", "run"},
+                    {"command line 'task.p_r=1.5'", "task.p_r: must be in [0, 1], got 1.5"});
+  expect_user_error({"train", "tiny.yaml", "task.name=flip_flop", "task.p_i=0.9",
+                     "model.causal=true", "--out", "run"},
+                    {"command line 'task.p_i=0.9'", "task.p_w + task.p_r + task.p_i must be 1"});
+  expect_user_error(
+      {"train", "tiny.yaml", "task.name=decimal_addition", "task.max_digits_b=0", "--out", "run"},
+      {"task.max_digits_b: must be in [1, 1000], got 0"});
+  expect_user_error({"train", "tiny.yaml", "task.position_ids=digit_runs",
+                     "task.position_offset_max=-1", "--out", "run"},
+                    {"command line 'task.position_offset_max=-1'",
+                     "task.position_offset_max: must be in [0, 10000], got -1"});
+}
+
 // ---- dataset files ----------------------------------------------------------------------------
 
 TEST_F(CliErrors, BinaryDatasetFile) {

@@ -203,6 +203,47 @@ TEST(ConfigErrors, InconsistentValuesNameBothKeys) {
                  {"positional.max_len: the learned table has 4 rows"});
 }
 
+// The tasks of other papers and positions from the task: every bad value is one line at the
+// line it was written, naming the key and what is valid.
+TEST(ConfigErrors, NewTaskKeysAreRefusedAtTheirKeys) {
+  const auto task = [](const std::string& keys) {
+    return config_error(edited("  name: shift\n  shift: 1", keys));
+  };
+  expect_message(task("  name: flip_flop\n  p_w: -0.1"),
+                 {"x.yaml:11: task.p_w: must be in [0, 1], got -0.1"});
+  // Across parameters: blamed on the first of them given.
+  expect_message(task("  name: flip_flop\n  p_r: 0.3"),
+                 {"x.yaml:11: task.p_r: task.p_w + task.p_r + task.p_i must be 1, got 0.1 + 0.3 "
+                  "+ 0.8 = 1.2"});
+  expect_message(task("  name: decimal_addition\n  min_digits_a: 5\n  max_digits_a: 3"),
+                 {"x.yaml:12: task.max_digits_a: must be >= task.min_digits_a = 5, got 3"});
+  expect_message(task("  name: decimal_addition\n  max_digits_b: 2000"),
+                 {"x.yaml:11: task.max_digits_b: must be in [1, 1000], got 2000"});
+  // Sizes beyond the longest operand the parameters allow.
+  expect_message(task("  name: decimal_addition\n  max_digits_a: 4\n  max_digits_b: 4"),
+                 {"x.yaml:14: task.max_length: size 8 is above the longest operand "
+                  "task.max_digits_a = 4 and task.max_digits_b = 4 allow"});
+  // A causal-only task with a bidirectional model (the tiny config's default).
+  expect_message(task("  name: flip_flop"),
+                 {"x.yaml:10: task.name: task 'flip_flop' needs model.causal: true"});
+  expect_message(task("  name: shift\n  shift: 1\n  position_ids: abacus"),
+                 {"x.yaml:12: task.position_ids: 'abacus' is not valid (valid: index, "
+                  "digit_runs)"});
+  expect_message(task("  name: shift\n  shift: 1\n  position_ids: digit_runs\n  "
+                      "position_offset_max: 10001"),
+                 {"x.yaml:13: task.position_offset_max: must be in [0, 10000], got 10001"});
+  expect_message(task("  name: shift\n  shift: 1\n  position_offset_max: 3"),
+                 {"x.yaml:12: task.position_offset_max: only read with task.position_ids: "
+                  "digit_runs"});
+  expect_message(task("  name: associative_recall\n  position_ids: digit_runs"),
+                 {"task.position_ids: task 'associative_recall' has no digit symbol"});
+  expect_message(
+      config_error(edited("  type: rotary", "  type: rotary\n  randomize:\n    max_position: 64"),
+                   {"task.position_ids=digit_runs"}),
+      {"command line 'task.position_ids=digit_runs': task.position_ids: digit_runs numbers "
+       "tokens by their runs of digits and positional.randomize by a random sample"});
+}
+
 // Rotary's fraction and its nested scaling mapping: every bad value is one line at the line
 // it was written (d_h = 8 here: 4 pairs), naming the key; a missing required key names it.
 TEST(ConfigErrors, RotaryOptionsAreRefusedAtTheirKeys) {

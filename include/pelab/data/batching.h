@@ -5,6 +5,7 @@
 
 #include "pelab/core/rng.h"
 #include "pelab/data/batch.h"
+#include "pelab/data/position_ids.h"
 #include "pelab/data/randomize.h"
 #include "pelab/data/task.h"
 
@@ -12,10 +13,13 @@ namespace pelab {
 
 // Pads to the longest example (right padding, token 0, target IGNORE). Positions: 0..n−1 for
 // the real tokens; with `randomize` (max_position M > 0) a sorted sample of n distinct
-// integers from [0, M) drawn from `rng` instead (Ruoss et al. 2023). Padded slots carry
-// their index, like any other token.
+// integers from [0, M) drawn from `rng` instead (Ruoss et al. 2023); with `digit_runs` the
+// index within runs of digits (pelab/data/position_ids.h), plus an offset per example uniform
+// in [0, offset_max] drawn from `rng`. Padded slots carry their index, like any other token.
+// This is the one place batches are numbered: training, evaluation and generation (which
+// cuts these positions to its prefix) all read them from here.
 Batch collate(const std::vector<Example>& examples, const RandomizeConfig* randomize = nullptr,
-              Generator* rng = nullptr);
+              Generator* rng = nullptr, const DigitRuns* digit_runs = nullptr);
 
 // A training batch: each example drawn by Task::sample_training in [min_length, max_length]
 // (a generated task: its size uniform in the range).

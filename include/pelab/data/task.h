@@ -40,6 +40,12 @@ struct TaskInfo {
   std::vector<std::string> output_symbols;  // id → printable symbol (vocab_out = size)
   std::string description;                  // input, target, scored positions (one paragraph)
   std::string position_need;  // what the task needs from position, and when a scheme can't
+  // Where the task comes from: the paper and, where it follows a published generator, that
+  // generator's file and how far it follows it; or that it is pelab's own.
+  std::string source;
+  // A scored position would see its own answer through bidirectional attention (a language
+  // model's next token is the next input): the task needs model.causal: true.
+  bool causal_only = false;
   int vocab_in() const { return static_cast<int>(input_symbols.size()); }
   int vocab_out() const { return static_cast<int>(output_symbols.size()); }
 };
@@ -108,13 +114,30 @@ struct TaskConfig {
   // How examples are laid out (kTaskLayouts): "native", the task's own layout; "lm", the
   // decoder layout of an appended-queries task (pelab/data/lm_layout.h), for a causal model.
   std::string layout = "native";
+  // How batches number the tokens (pelab/data/position_ids.h, kPositionIds): "index", their
+  // index 0..T-1 (or positional.randomize's sample); "digit_runs", the 1-based index within
+  // runs of digits (McLeish et al. 2024's Abacus), plus in training an offset per example
+  // uniform in [0, position_offset_max].
+  std::string position_ids = "index";
+  int64_t position_offset_max = 0;
 };
 inline const std::vector<std::string> kSizeSamplings = {"sizes", "examples"};
 inline const std::vector<std::string> kTaskLayouts = {"native", "lm"};
 
+// What is wrong across a task's parameters that their ranges alone cannot say (a minimum above
+// its maximum, probabilities that do not sum to 1): the keys concerned, the first given being
+// the one to blame, and the end of the message ("must be >= task.min_digits_a = 5, got 3").
+struct TaskParamProblem {
+  std::vector<std::string> keys;  // empty: nothing is wrong
+  std::string what;
+};
+// The problem of `resolved` (every parameter of task `name`, each within its range).
+TaskParamProblem task_param_problem(const std::string& name, const TaskParams& resolved);
+
 // Builds a task by name. Unknown names and parameters a task does not take are errors that
 // list what is valid; a value of the wrong type or outside its range is an error naming the
-// parameter and what is valid ("task.shift: must be in [1, 4096], got 5000"). The
+// parameter and what is valid ("task.shift: must be in [1, 4096], got 5000"), and so is a
+// problem across parameters ("task.<first key>: <what>", task_param_problem). The
 // file task is not made by name: it needs its files (make_task(const TaskConfig&)).
 std::unique_ptr<Task> make_task(const std::string& name, const TaskParams& params = {});
 // Builds a run's task: a generated task by name, or the file task from its two files (read

@@ -53,6 +53,8 @@ struct EvalSettings {
   uint64_t seed = 0;
   int64_t train_min_length = 0, train_max_length = 0;  // marks the lengths trained on
   RandomizeConfig randomize;  // positions drawn as in training, where randomize.at_eval
+  // task.position_ids: "digit_runs" numbers tokens by their digit runs, with no offset.
+  std::string position_ids = "index";
 };
 // The evaluation the config states, at `lengths` instead of evaluation.lengths when given.
 EvalSettings evaluation_settings(const ExperimentConfig& config, std::vector<int64_t> lengths = {});

@@ -16,6 +16,7 @@
 #include "pelab/config/experiment.h"
 #include "pelab/core/rng.h"
 #include "pelab/data/batch.h"
+#include "pelab/data/position_ids.h"
 #include "pelab/data/task.h"
 #include "pelab/nn/encoder.h"
 #include "pelab/train/optimizer.h"
@@ -50,6 +51,7 @@ class TrainingStream {
   const ExperimentConfig& config_;
   const Task& task_;
   Generator rng_;
+  std::optional<DigitRuns> digit_runs_;  // task.position_ids: digit_runs
 };
 
 // The model a run starts from: the config's model, initialised from its seed.

@@ -8,6 +8,7 @@ class AssociativeRecallTask : public TaskBase {
  public:
   AssociativeRecallTask(int keys, int values) : keys_(keys), values_(values) {
     info_.name = "associative_recall";
+    info_.source = "pelab's own";
     info_.layout = TaskLayout::Classification;
     info_.input_symbols = numbered_symbols(keys, "k");
     const std::vector<std::string> value_names = numbered_symbols(values, "v");

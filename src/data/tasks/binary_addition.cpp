@@ -10,6 +10,9 @@ class BinaryAdditionTask : public TaskBase {
  public:
   BinaryAdditionTask() {
     info_.name = "binary_addition";
+    info_.source =
+        "pelab's own (two n-bit operands, '+' and '='); Delétang et al. 2023 (Neural Networks and "
+        "the Chomsky Hierarchy)'s is binary_addition_deletang";
     info_.layout = TaskLayout::AppendedQueries;
     info_.input_symbols = {"0", "1", "+", "=", "?"};
     info_.output_symbols = {"0", "1"};

@@ -27,14 +27,15 @@ class BinaryAdditionDeletangTask : public BlankAnswerTask {
             "in [0, 2^n - 2] and no '+'. Then n+1 blank tokens '?' (no separator). Target: "
             "a+b least significant bit first without high zeros ('0' for zero), then the "
             "terminator '$'. Scored: the blanks up to and including '$' (kIgnore on the input "
-            "and on the blanks after '$', as their accuracy mask). Source: Delétang et al. "
-            "2023, tasks/cs/binary_addition.py.",
+            "and on the blanks after '$', as their accuracy mask).",
             "Blank j needs bit j of both operands: a_j at token j, b_j at token |a|+1+j, "
             "where |a| is where '+' falls, different in every example; plus the carry into "
             "bit j, which depends on all lower bits in order. Needs offsets from '+' and from "
             "the first blank (relative offsets up to 2n, or absolute positions plus the "
             "positions of '+' and of the first blank); a relative scheme clipped below n "
-            "cannot align the bits.") {}
+            "cannot align the bits.") {
+    info_.source = deletang_source("tasks/cs/binary_addition.py");
+  }
 
  protected:
   int output_length(int n) const override { return n + 1; }

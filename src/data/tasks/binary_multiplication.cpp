@@ -28,12 +28,14 @@ class BinaryMultiplicationTask : public BlankAnswerTask {
             "least significant bit first without high zeros, then the terminator '$' (for n = "
             "1, 2: n-1 zeros, then '$', whatever the bits). Scored: the blanks up to and "
             "including '$' (kIgnore on the input and on the blanks after '$', as their "
-            "accuracy mask). Source: Delétang et al. 2023, tasks/cs/binary_multiplication.py.",
+            "accuracy mask).",
             "Bit j of the product sums a_i·b_(j-i) over every i, plus carries: each blank "
             "reads pairs of bits at offsets that vary with i, |a| (where '*' falls, different "
             "in every example) and j. Needs offsets from '*' and from the first blank at "
             "every distance up to 2n (relative offsets up to 2n, or absolute positions plus "
-            "the positions of '*' and of the first blank).") {}
+            "the positions of '*' and of the first blank).") {
+    info_.source = deletang_source("tasks/cs/binary_multiplication.py");
+  }
 
  protected:
   int output_length(int n) const override { return n; }

@@ -19,7 +19,8 @@ Example TaskBase::sample(Generator& rng, int length) const {
   Example example;
   example.length = length;
   example.tokens = draw(rng, length);
-  PELAB_ASSERT(static_cast<int64_t>(example.tokens.size()) == sequence_length(length));
+  const auto size = static_cast<int64_t>(example.tokens.size());
+  PELAB_ASSERT(fixed_length() ? size == sequence_length(length) : size <= sequence_length(length));
   example.targets = answer(example.tokens, length);
   return example;
 }
@@ -31,9 +32,15 @@ void TaskBase::check_length(int length) const {
 
 void TaskBase::check_tokens(const std::vector<int32_t>& tokens, int length) const {
   check_length(length);
-  PELAB_CHECK(static_cast<int64_t>(tokens.size()) == sequence_length(length),
-              "task '{}': an example of length {} has {} tokens, got {}", info_.name, length,
-              sequence_length(length), tokens.size());
+  const auto size = static_cast<int64_t>(tokens.size());
+  if (fixed_length())
+    PELAB_CHECK(size == sequence_length(length),
+                "task '{}': an example of length {} has {} tokens, got {}", info_.name, length,
+                sequence_length(length), size);
+  else
+    PELAB_CHECK(size >= 1 && size <= sequence_length(length),
+                "task '{}': an example of length {} has 1 to {} tokens, got {}", info_.name, length,
+                sequence_length(length), size);
   for (size_t i = 0; i < tokens.size(); ++i)
     PELAB_CHECK(tokens[i] >= 0 && tokens[i] < info_.vocab_in(),
                 "task '{}': token {} at position {} is outside the input vocabulary [0, {})",
@@ -79,6 +86,10 @@ std::vector<int32_t> label_at(int size, int pos, int32_t label) {
   return targets;
 }
 
+std::string deletang_source(const std::string& file, const std::string& how) {
+  return "Delétang et al. 2023 (Neural Networks and the Chomsky Hierarchy), " + file + how;
+}
+
 TaskParam symbols_param(int64_t default_value) {
   return integer_key("symbols", default_value, 2, 64,
                      "alphabet size: the input symbols are 0..symbols-1");
@@ -86,7 +97,7 @@ TaskParam symbols_param(int64_t default_value) {
 
 AppendedQueriesTask::AppendedQueriesTask(std::string name, int symbols, AnswerLength answer_length,
                                          std::string queries, Transform transform, std::string what,
-                                         std::string position_need)
+                                         std::string position_need, std::string source)
     : symbols_(symbols),
       answer_length_(std::move(answer_length)),
       transform_(std::move(transform)) {
@@ -102,6 +113,7 @@ AppendedQueriesTask::AppendedQueriesTask(std::string name, int symbols, AnswerLe
       "only (kIgnore on the input and the separator).",
       symbols - 1, queries, what);
   info_.position_need = std::move(position_need);
+  info_.source = std::move(source);
 }
 
 std::vector<int32_t> AppendedQueriesTask::draw(Generator& rng, int length) const {
@@ -130,7 +142,8 @@ StringClassificationTask::StringClassificationTask(std::string name,
                                                    std::vector<std::string> alphabet,
                                                    std::vector<std::string> labels,
                                                    LabelOf label_of, std::string what,
-                                                   std::string position_need, int min_length)
+                                                   std::string position_need, std::string source,
+                                                   int min_length)
     : alphabet_(static_cast<int>(alphabet.size())),
       label_of_(std::move(label_of)),
       min_length_(min_length) {
@@ -145,6 +158,7 @@ StringClassificationTask::StringClassificationTask(std::string name,
       "Target: {}. Scored: the query token only (the last token); every other target is kIgnore.",
       letters, what);
   info_.position_need = std::move(position_need);
+  info_.source = std::move(source);
 }
 
 std::vector<int32_t> StringClassificationTask::draw(Generator& rng, int length) const {
@@ -205,18 +219,20 @@ std::vector<int32_t> terminated(std::vector<int32_t> answer, int32_t terminator,
 
 BlankStringTask::BlankStringTask(std::string name, int symbols, AnswerLength answer_length,
                                  std::string blanks, Transform transform, std::string what,
-                                 std::string source, std::string position_need)
+                                 const std::string& source, std::string position_need)
     : BlankAnswerTask(std::move(name), TaskLayout::AppendedQueries, numbered_symbols(symbols),
                       numbered_symbols(symbols),
                       fmt::format("Appended. Input: n symbols x_1..x_n drawn uniformly from "
                                   "{{0..{}}}, then {} blank tokens '?' (no separator). Target: "
                                   "{}, one symbol per blank. Scored: the blanks only (kIgnore on "
-                                  "the input). Source: Delétang et al. 2023, {}.",
-                                  symbols - 1, blanks, what, source),
+                                  "the input).",
+                                  symbols - 1, blanks, what),
                       std::move(position_need)),
       symbols_(symbols),
       answer_length_(std::move(answer_length)),
-      transform_(std::move(transform)) {}
+      transform_(std::move(transform)) {
+  info_.source = deletang_source(source);
+}
 
 std::vector<int32_t> BlankStringTask::draw_input(Generator& rng, int n) const {
   return random_ids(rng, n, symbols_);

@@ -20,15 +20,16 @@ class ComputeSqrtTask : public BlankAnswerTask {
             "Appended. Input: a number uniform in [1, 2^n - 1] in exactly n bits, most "
             "significant first (leading zeros allowed), then ceil(n/2) blank tokens '?' (no "
             "separator). Target: floor(sqrt(x)) in exactly ceil(n/2) bits, most significant "
-            "first, one bit per blank. Scored: the blanks only (kIgnore on the input). Source: "
-            "Delétang et al. 2023, tasks/cs/compute_sqrt.py.",
+            "first, one bit per blank. Scored: the blanks only (kIgnore on the input).",
             "Bit j of the root (most significant first) is fixed by the input's first "
             "2j+2-(n mod 2) bits, all of them: blank j (token n+j) reads a prefix of the input "
             "whose end advances two tokens per blank, so it needs its rank j among the blanks "
             "and offsets into the input up to n+j. Absolute schemes need positions plus n "
             "(where the blanks begin); relative ones need offsets up to 3n/2, and a relative "
             "scheme clipped at K cannot reach the input's start from blanks more than K past "
-            "it.") {}
+            "it.") {
+    info_.source = deletang_source("tasks/cs/compute_sqrt.py");
+  }
 
  protected:
   int output_length(int n) const override { return (n + 1) / 2; }

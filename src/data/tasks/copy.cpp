@@ -12,7 +12,9 @@ TaskDef copy_task_def() {
                 "for every query but grows with n. Needs relative offsets up to 2n, or absolute "
                 "positions plus the separator's position (j = p - (n+1)); a relative scheme "
                 "clipped below n+1 cannot represent it, and an absolute scheme must cover "
-                "positions up to 2n, beyond those seen when training on shorter sequences.");
+                "positions up to 2n, beyond those seen when training on shorter sequences.",
+                "pelab's own, in its appended layout; with task.layout: lm, the copy setting of "
+                "Kazemnejad et al. 2023");
           }};
 }
 

@@ -17,7 +17,10 @@ TaskDef cycle_navigation_task_def() {
                 "Nothing: the sum does not depend on the order of the moves, so the task is "
                 "permutation invariant; position matters only by how much it disturbs "
                 "content-based counting at unseen lengths. The count must be resolved exactly, "
-                "mod 5.");
+                "mod 5.",
+                "Delétang et al. 2023 (Neural Networks and the Chomsky Hierarchy), "
+                "tasks/regular/cycle_navigation.py: theirs exactly (moves -1, 0, +1 as ids 0, 1, "
+                "2, one blank read for the label, 5 classes, sizes from 1)");
           }};
 }
 

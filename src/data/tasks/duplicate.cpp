@@ -16,7 +16,10 @@ TaskDef duplicate_task_def() {
                 "Query j (token n+1+j, 0-based) reads token j mod n: offset n+1 for the first "
                 "copy, 2n+1 for the second, both growing with n. Needs relative offsets up to "
                 "2n+1, or absolute positions plus the separator's position (and n, to wrap into "
-                "the second copy); a relative scheme clipped below n+1 cannot represent it.");
+                "the second copy); a relative scheme clipped below n+1 cannot represent it.",
+                "pelab's own variant of Delétang et al. 2023 (Neural Networks and the Chomsky "
+                "Hierarchy)'s duplicate_string (a separator, 8 symbols by default); theirs exactly "
+                "is duplicate_string");
           }};
 }
 

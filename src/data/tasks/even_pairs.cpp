@@ -25,6 +25,9 @@ TaskDef even_pairs_task_def() {
                 "scheme clipped below n cannot single out the first token, and a bidirectional "
                 "encoder with no position at all cannot either. Counting pairs instead needs "
                 "offset 1 between neighbours.",
+                "pelab's own variant of Delétang et al. 2023 (Neural Networks and the Chomsky "
+                "Hierarchy)'s even_pairs (its classes the other way round, sizes from 2); theirs "
+                "exactly is even_pairs_deletang",
                 2);
           }};
 }

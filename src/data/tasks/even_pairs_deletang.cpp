@@ -19,14 +19,15 @@ TaskDef even_pairs_deletang_task_def() {
                 },
                 "'even' (class 0) when the number of unequal neighbours (\"01\" and \"10\" "
                 "pairs) is even, equivalently when the first symbol equals the last, else "
-                "'odd' (class 1); the '?' is their blank. Source: Delétang et al. 2023, "
-                "tasks/regular/even_pairs.py",
+                "'odd' (class 1); the '?' is their blank.",
                 "Needs to find the first and the last symbol: the last is at relative offset 1 "
                 "from the blank, the first at absolute position 0 (relative offset n from the "
                 "blank, growing with n). Absolute schemes mark position 0 directly; a relative "
                 "scheme clipped below n cannot single out the first token, and a bidirectional "
                 "encoder with no position at all cannot either. Counting unequal pairs instead "
                 "needs offset 1 between neighbours.",
+                "Delétang et al. 2023 (Neural Networks and the Chomsky Hierarchy), "
+                "tasks/regular/even_pairs.py, as their generator draws it",
                 1);
           }};
 }

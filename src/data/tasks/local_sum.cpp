@@ -17,6 +17,7 @@ class LocalSumTask : public TaskBase {
     }
     for (int k = 0; k <= 2 * window; ++k) weights_[k] = row[k] % symbols;
     info_.name = "local_sum";
+    info_.source = "pelab's own";
     info_.layout = TaskLayout::Tagging;
     info_.input_symbols = numbered_symbols(symbols);
     info_.output_symbols = numbered_symbols(symbols);

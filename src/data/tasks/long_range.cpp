@@ -8,6 +8,7 @@ class LongRangeTask : public TaskBase {
  public:
   LongRangeTask(int symbols, int distance) : symbols_(symbols), distance_(distance) {
     info_.name = "long_range";
+    info_.source = "pelab's own";
     info_.layout = TaskLayout::Classification;
     info_.input_symbols = numbered_symbols(symbols);
     info_.input_symbols.push_back("#");  // the marker, id symbols

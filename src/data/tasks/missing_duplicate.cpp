@@ -8,6 +8,10 @@ class MissingDuplicateTask : public TaskBase {
  public:
   explicit MissingDuplicateTask(int symbols) : symbols_(symbols) {
     info_.name = "missing_duplicate";
+    info_.source =
+        "pelab's own variant of Delétang et al. 2023 (Neural Networks and the Chomsky Hierarchy)'s "
+        "missing_duplicate_string (n counts the word, 8 symbols by default); theirs exactly is "
+        "missing_duplicate_string";
     info_.layout = TaskLayout::Classification;
     info_.input_symbols = numbered_symbols(symbols);
     info_.input_symbols.push_back("_");  // the blanked symbol, id symbols

@@ -22,13 +22,14 @@ class MissingDuplicateStringTask : public BlankAnswerTask {
             "written twice (w w), one of those 2 floor(n/2) tokens (uniform) replaced by the "
             "placeholder '_', then 'pad' when n is odd; n = 1 is the fixed input '1' with label "
             "1, as their generator has it. Then one blank token '?'. Target: the replaced bit. "
-            "Scored: the blank only (the last token); every other target is kIgnore. Source: "
-            "Delétang et al. 2023, tasks/cs/missing_duplicate_string.py.",
+            "Scored: the blank only (the last token); every other target is kIgnore.",
             "The placeholder at token b has its twin at token b+m or b-m, m = floor(n/2) (the "
             "same place in the other copy): an offset of exactly m, which grows with n. Needs "
             "relative offsets of exactly m (a relative scheme clipped below m cannot represent "
             "it), or absolute positions plus m (half the blank's position, rounded down); the "
-            "blank itself finds the placeholder by content.") {}
+            "blank itself finds the placeholder by content.") {
+    info_.source = deletang_source("tasks/cs/missing_duplicate_string.py");
+  }
 
  protected:
   int output_length(int /*n*/) const override { return 1; }

@@ -13,6 +13,10 @@ class ModularArithmeticTask : public TaskBase {
  public:
   explicit ModularArithmeticTask(bool precedence) : precedence_(precedence) {
     info_.name = "modular_arithmetic";
+    info_.source =
+        "pelab's own variant of Delétang et al. 2023 (Neural Networks and the Chomsky Hierarchy)'s "
+        "modular_arithmetic (n counts the numbers, not the tokens; a separator); theirs exactly is "
+        "modular_arithmetic_deletang";
     info_.layout = TaskLayout::Classification;
     info_.input_symbols = numbered_symbols(kModulus);
     info_.input_symbols.insert(info_.input_symbols.end(), {"+", "-", "*", "?"});

@@ -27,14 +27,16 @@ class ModularArithmeticBracketsTask : public BlankAnswerTask {
             "(d), (-d); n >= 5: (L op R) with |L| uniform in [1, n-4], op uniform over "
             "{+, -, *}, every digit uniform; 'x' is in the vocabulary, never drawn), then one "
             "blank token '?'. Target: the value of the expression mod 5. Scored: the blank "
-            "only (the last token); every other target is kIgnore. Source: Delétang et al. "
-            "2023, tasks/dcf/modular_arithmetic_brackets.py (mult=True, as their task table "
-            "builds it).",
+            "only (the last token); every other target is kIgnore.",
             "Evaluating nested brackets is a stack computation: which operands an operator "
             "joins depends on the bracket depth, not on a fixed offset, so the model must "
             "match each '(' with its ')' at distances up to n and order the tokens at every "
             "distance. Needs the relative order of tokens at all offsets up to n; a "
-            "relative scheme clipped at K cannot order tokens further apart than K.") {}
+            "relative scheme clipped at K cannot order tokens further apart than K.") {
+    info_.source = deletang_source(
+        "tasks/dcf/modular_arithmetic_brackets.py",
+        ", with mult=True as their task table builds it, as their generator draws it");
+  }
 
  protected:
   int output_length(int /*n*/) const override { return 1; }

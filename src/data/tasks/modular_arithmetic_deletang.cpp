@@ -34,12 +34,18 @@ class ModularArithmeticDeletangTask : public BlankAnswerTask {
             "between them, all drawn uniformly ('_' is in the vocabulary, never drawn), then "
             "one blank token '?'. Target: the value of the expression mod 5, with '*' before "
             "'+' and '-'. Scored: the blank only (the last token); every other target is "
-            "kIgnore. Source: Delétang et al. 2023, tasks/regular/modular_arithmetic.py.",
+            "kIgnore.",
             "Each operator binds the numbers at offsets -1 and +1, and products group runs "
             "joined by '*': local structure at exact offsets of 1 (any relative scheme that "
             "tells offset 1 from 2, or absolute positions, which must also tell even "
             "positions from odd ones). The signed products are then summed, which does not "
-            "depend on their order; no long offset is needed.") {}
+            "depend on their order; no long offset is needed.") {
+    info_.source =
+        deletang_source("tasks/regular/modular_arithmetic.py",
+                        ", as their paper describes it: all three operators at every size (their "
+                        "released constructor keeps them in a Python generator that the first size "
+                        "uses up; Ruoss et al. 2023's copy keeps a list)");
+  }
 
  protected:
   int input_length(int n) const override { return n % 2 == 1 ? n : n - 1; }

@@ -18,7 +18,10 @@ TaskDef odds_first_task_def() {
                 "2(j - ceil(n/2)) + 1: position arithmetic (doubling an index measured from the "
                 "separator), with offsets that differ per query and grow with n. Needs absolute "
                 "positions fine enough to compute 2j plus the separator's position, or relative "
-                "offsets up to 2n; a relative scheme clipped at K fails once offsets exceed K.");
+                "offsets up to 2n; a relative scheme clipped at K fails once offsets exceed K.",
+                "pelab's own variant of Delétang et al. 2023 (Neural Networks and the Chomsky "
+                "Hierarchy)'s odds_first, in the order of their docstring (a separator, 8 symbols "
+                "by default); their code's order, exactly, is odds_first_deletang");
           }};
 }
 

@@ -19,7 +19,10 @@ TaskDef parity_task_def() {
                 "can in principle solve it. Position only matters by how much it disturbs "
                 "content-based counting at lengths not seen in training (e.g. absolute "
                 "embeddings of unseen positions). Parity is hard for transformers regardless of "
-                "the encoding: the count must be resolved exactly, mod 2.");
+                "the encoding: the count must be resolved exactly, mod 2.",
+                "Delétang et al. 2023 (Neural Networks and the Chomsky Hierarchy), "
+                "tasks/regular/parity_check.py: their parity_check exactly (alphabet and ids, one "
+                "blank read for the label, classes 0 = even and 1 = odd, sizes from 1)");
           }};
 }
 

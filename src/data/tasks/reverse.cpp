@@ -15,7 +15,10 @@ TaskDef reverse_task_def() {
                 "different for every query and ranges over 2..2n; source and query mirror "
                 "around the separator (their positions sum to 2n). Needs absolute positions "
                 "plus the separator's position, or relative offsets up to 2n; a relative scheme "
-                "clipped at K cannot serve queries whose offset exceeds K.");
+                "clipped at K cannot serve queries whose offset exceeds K.",
+                "pelab's own variant of Delétang et al. 2023 (Neural Networks and the Chomsky "
+                "Hierarchy)'s reverse_string (a separator, 8 symbols by default); theirs exactly "
+                "is reverse_string");
           }};
 }
 

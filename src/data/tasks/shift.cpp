@@ -8,6 +8,7 @@ class ShiftTask : public TaskBase {
  public:
   ShiftTask(int symbols, int shift) : symbols_(symbols), shift_(shift) {
     info_.name = "shift";
+    info_.source = "pelab's own";
     info_.layout = TaskLayout::Tagging;
     info_.input_symbols = numbered_symbols(symbols);
     info_.output_symbols = numbered_symbols(symbols);

@@ -33,13 +33,14 @@ class SolveEquationTask : public BlankAnswerTask {
             "for n = 1, 2, n tokens '0' (their generator's fixed input). Then one blank "
             "token '?'. Target: the replaced digit, the one value of x in 0..4 that solves "
             "the equation mod 5 (0 for n = 1, 2). Scored: the blank only (the last token); "
-            "every other target is kIgnore. Source: Delétang et al. 2023, "
-            "tasks/dcf/solve_equation.py.",
+            "every other target is kIgnore.",
             "As modular_arithmetic_brackets, the expression must be read through its bracket "
             "structure (matching brackets at distances up to n), and then inverted: whether x "
             "counts with sign + or - depends on the '-' operators enclosing it, at any "
             "distance. Needs the order of tokens at all offsets up to n; the value after "
-            "'=' is at fixed offset 2 from the blank.") {}
+            "'=' is at fixed offset 2 from the blank.") {
+    info_.source = deletang_source("tasks/dcf/solve_equation.py");
+  }
 
  protected:
   int output_length(int /*n*/) const override { return 1; }

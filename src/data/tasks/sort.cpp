@@ -20,7 +20,10 @@ TaskDef sort_task_def() {
                 "own rank j = p - (n+1) after the separator: absolute positions plus the "
                 "separator's position, or relative offsets from the separator up to n (a "
                 "relative scheme clipped at K cannot tell queries past the K-th apart). No "
-                "offset to a source token is needed.");
+                "offset to a source token is needed.",
+                "pelab's own variant of Delétang et al. 2023 (Neural Networks and the Chomsky "
+                "Hierarchy)'s bucket_sort (a separator, 8 symbols by default); theirs exactly is "
+                "bucket_sort");
           }};
 }
 

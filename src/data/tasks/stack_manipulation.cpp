@@ -25,14 +25,15 @@ class StackManipulationTask : public BlankAnswerTask {
             "action), then n+1 blank tokens '?' (no separator). Target: the stack after the "
             "actions, top to bottom (a pop on an empty stack does nothing), then the "
             "terminator '$'. Scored: the blanks up to and including '$' (kIgnore on the input "
-            "and on the blanks after '$', as their accuracy mask). Source: Delétang et al. "
-            "2023, tasks/dcf/stack_manipulation.py.",
+            "and on the blanks after '$', as their accuracy mask).",
             "Blank j holds the j-th element from the top of the final stack, whose position "
             "in the input depends on every action after it (each pop uncovers an element "
             "pushed earlier, at any distance): the model must order all tokens at offsets up "
             "to 2n and count from where the blanks begin. A relative scheme clipped at K "
             "cannot order tokens more than K apart; absolute schemes need positions up to 2n "
-            "plus n.") {}
+            "plus n.") {
+    info_.source = deletang_source("tasks/dcf/stack_manipulation.py");
+  }
 
  protected:
   int output_length(int n) const override { return n + 1; }
