@@ -26,6 +26,9 @@ namespace pelab {
 Tensor AttentionTerms::composed_bias(const Tensor&) const {
   throw Error("internal error: these attention terms have no composed bias");
 }
+Tensor AttentionTerms::composed_bias_with_keys(const Tensor&, const Tensor&, const Tensor&) const {
+  throw Error("internal error: these attention terms have no composed bias with keys");
+}
 Tensor AttentionTerms::composed_values(const Tensor&) const {
   throw Error("internal error: these attention terms have no composed values");
 }
@@ -126,6 +129,8 @@ void attention_forward_kernel(const Dims& n, int64_t R, const float* qp, const f
         const float* q_blk = qp + (b * n.T + i0) * n.d + h * n.dh;
         float* S = save ? alpha + (w * n.T + i0) * n.T : scores.data();
         gemm(false, true, rows, n.T, n.dh, n.scale, q_blk, n.d, k_h, n.d, 0.0f, S, n.T);
+        if (terms && terms->bias_reads_keys())
+          terms->add_bias_with_keys(b, h, i0, i1, n.T, q_blk, n.d, k_h, n.d, S, n.T);
         if (terms && terms->has_bias()) terms->add_bias(b, h, i0, i1, n.T, q_blk, n.d, S, n.T);
         masked_softmax_rows(n, i0, i1, mask, options.causal, S);
         const float* A = S;
@@ -188,6 +193,9 @@ void attention_backward_head(const AttentionSaved& s, int64_t w, const float* dz
     float* dq_blk = dq_h + i0 * n.d;
     if (t && t->has_bias())
       t->bias_backward(b, h, i0, i1, n.T, q_blk, n.d, dA.data(), n.T, dq_blk, n.d, grads);
+    if (t && t->bias_reads_keys())
+      t->bias_backward_with_keys(b, h, i0, i1, n.T, q_blk, n.d, k_h, n.d, dA.data(), n.T, dq_blk,
+                                 n.d, dk_h, n.d, grads);
     gemm(false, false, rows, n.dh, n.T, n.scale, dA.data(), n.T, k_h, n.d, 1.0f, dq_blk, n.d);
     gemm(true, false, n.T, n.dh, rows, n.scale, dA.data(), n.T, q_blk, n.d, 1.0f, dk_h, n.d);
   }
@@ -276,7 +284,10 @@ Tensor attention_weights(const Tensor& q, const Tensor& k, const IntTensor& key_
     return permute(reshape(x, {n.B, n.T, n.H, n.dh}), {0, 2, 1, 3});
   };
   const Tensor qh = heads_first(q), kh = heads_first(k);
-  Tensor S = mul_scalar(matmul(qh, transpose(kh, -1, -2)), n.scale);
+  const Tensor content = mul_scalar(matmul(qh, transpose(kh, -1, -2)), n.scale);
+  Tensor S = content;
+  if (terms && terms->bias_reads_keys())
+    S = add(S, terms->composed_bias_with_keys(qh, kh, content));
   if (terms && terms->has_bias()) S = add(S, terms->composed_bias(qh));
   // masked[b, 0, i, j] = 1 where key j is padding or (causal) j > i.
   std::vector<float> masked(static_cast<size_t>(n.B * n.T * n.T));
