@@ -28,6 +28,8 @@ AttentionCase make_setup(const std::string& scheme, int64_t T, bool left_pad, ui
     config.positional.keys.set("max_distance", int64_t{5});
   }
   if (scheme == "fire") config.positional.keys.set("mlp_width", int64_t{3});  // placed below
+  // CoPE's counts of up to T gates: npos = 3 takes some past the cap npos − 1, some not.
+  if (scheme == "cope") config.positional.keys.set("max_position", int64_t{3});
   s.model = std::make_unique<Encoder>(config, make_scheme, seed);
   randomize_parameters(*s.model, seed + 1);
   keep_inside_projections(*s.model);
