@@ -28,7 +28,9 @@ names instead of writing them.  --selftest checks all cases, old and new.
 --pelab BIN takes the list of schemes from pelab's own registry (`BIN schemes --json`):
 the script refuses a registered scheme it has no reference for, or whose facts (input
 side, causal only) it reads differently, and, without --only, writes the cases of every
-scheme and option pelab registers, the newer ones included once pelab has them.
+scheme and option pelab registers, the newer ones included once pelab has them; with
+--only, it writes the cases selected, and refuses one whose scheme or option pelab does
+not register.
 
 Everything is computed in float64 and stored as F32 (integers as I64).  Output is
 deterministic: seeded generators, tensors and JSON keys sorted.
@@ -1612,8 +1614,15 @@ def main():
     args = ap.parse_args()
     if args.selftest:
         sys.exit(0 if selftest() else 1)
-    cases = registered_cases(args.pelab) if args.pelab and args.only is None \
-        else select_cases(args.only)
+    cases = select_cases(args.only)
+    if args.pelab:  # the registry's facts are checked with --only too
+        registered = registered_cases(args.pelab)
+        missing = [n for n in cases if n not in registered]
+        if args.only is None:
+            cases = registered
+        elif missing:
+            sys.exit("--only: %s: pelab does not register the scheme or option of %s"
+                     % (args.pelab, ", ".join(missing)))
     if args.list:
         print("\n".join(cases))
         return

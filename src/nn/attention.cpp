@@ -32,6 +32,9 @@ namespace pelab {
 Tensor AttentionTerms::composed_bias(const Tensor&) const {
   throw Error("internal error: these attention terms have no composed bias");
 }
+Tensor AttentionTerms::composed_bias_with_keys(const Tensor&, const Tensor&, const Tensor&) const {
+  throw Error("internal error: these attention terms have no composed bias with keys");
+}
 Tensor AttentionTerms::composed_values(const Tensor&) const {
   throw Error("internal error: these attention terms have no composed values");
 }
@@ -110,7 +113,10 @@ struct KeyRange {
     return o.skip_padded_queries ? real_end : T;
   }
 };
-KeyRange key_range(const int32_t* mask, int64_t T) {
+// Terms whose bias reads the keys' scores (CoPE's gates count over whole rows) keep every key
+// and every row, padding included, as the composed definition does.
+KeyRange key_range(const int32_t* mask, int64_t T, const AttentionTerms* terms) {
+  if (terms && terms->bias_reads_keys()) return {T};
   int64_t end = T;
   while (end > 0 && !mask[end - 1]) --end;
   return {end};
@@ -153,7 +159,7 @@ void attention_forward_kernel(const Dims& n, int64_t R, const float* qp, const f
     for (int64_t w = lo; w < hi; ++w) {
       const int64_t b = w / n.H, h = w % n.H;
       const int32_t* mask = key_mask.data() + b * n.T;
-      const KeyRange range = key_range(mask, n.T);
+      const KeyRange range = key_range(mask, n.T, terms);
       const int64_t rows_end = range.rows_end(options, n.T);
       const float* k_h = kp + b * n.T * n.d + h * n.dh;
       const float* v_h = vp + b * n.T * n.d + h * n.dh;
@@ -168,6 +174,8 @@ void attention_forward_kernel(const Dims& n, int64_t R, const float* qp, const f
         if (rows == 0) continue;
         const float* q_blk = qp + (b * n.T + i0) * n.d + h * n.dh;
         gemm(false, true, rows, kc, n.dh, n.scale, q_blk, n.d, k_h, n.d, 0.0f, S, n.T);
+        if (terms && terms->bias_reads_keys())
+          terms->add_bias_with_keys(b, h, i0, i1, n.T, q_blk, n.d, k_h, n.d, S, n.T);
         if (terms && terms->has_bias()) terms->add_bias(b, h, i0, i1, n.T, q_blk, n.d, S, n.T);
         masked_softmax_rows(n, i0, i1, kc, mask, options.causal, width, S);
         const float* A = S;
@@ -203,7 +211,7 @@ void attention_backward_head(const AttentionSaved& s, int64_t w, const float* dz
   float* dq_h = dq + head;
   float* dk_h = dk + head;
   float* dv_h = dv + head;
-  const KeyRange range = key_range(s.key_mask.data() + b * n.T, n.T);
+  const KeyRange range = key_range(s.key_mask.data() + b * n.T, n.T, t);
   const int64_t rows_end = range.rows_end(s.options, n.T);
   const int64_t row_width = t ? n.T : 0;  // hooks read rows of T columns; else kc do
   for (int64_t i0 = 0; i0 < rows_end; i0 += R) {
@@ -249,6 +257,9 @@ void attention_backward_head(const AttentionSaved& s, int64_t w, const float* dz
     float* dq_blk = dq_h + i0 * n.d;
     if (t && t->has_bias())
       t->bias_backward(b, h, i0, i1, n.T, q_blk, n.d, dA.data(), n.T, dq_blk, n.d, grads);
+    if (t && t->bias_reads_keys())
+      t->bias_backward_with_keys(b, h, i0, i1, n.T, q_blk, n.d, k_h, n.d, dA.data(), n.T, dq_blk,
+                                 n.d, dk_h, n.d, grads);
     gemm(false, false, rows, n.dh, kc, n.scale, dA.data(), n.T, k_h, n.d, 1.0f, dq_blk, n.d);
     gemm(true, false, kc, n.dh, rows, n.scale, dA.data(), n.T, q_blk, n.d, 1.0f, dk_h, n.d);
   }
@@ -339,7 +350,10 @@ Tensor attention_weights(const Tensor& q, const Tensor& k, const IntTensor& key_
     return permute(reshape(x, {n.B, n.T, n.H, n.dh}), {0, 2, 1, 3});
   };
   const Tensor qh = heads_first(q), kh = heads_first(k);
-  Tensor S = mul_scalar(matmul(qh, transpose(kh, -1, -2)), n.scale);
+  const Tensor content = mul_scalar(matmul(qh, transpose(kh, -1, -2)), n.scale);
+  Tensor S = content;
+  if (terms && terms->bias_reads_keys())
+    S = add(S, terms->composed_bias_with_keys(qh, kh, content));
   if (terms && terms->has_bias()) S = add(S, terms->composed_bias(qh));
   // masked[b, 0, i, j] = 1 where key j is padding or (causal) j > i.
   std::vector<float> masked(static_cast<size_t>(n.B * n.T * n.T));

@@ -21,12 +21,16 @@ SchemeInfo binary_scheme();
 SchemeInfo fire_scheme();
 SchemeInfo kerple_scheme();
 SchemeInfo sandwich_scheme();
+SchemeInfo xl_relative_scheme();
+SchemeInfo xpos_scheme();
+SchemeInfo cope_scheme();
 
 const std::vector<SchemeInfo>& scheme_table() {
   static const std::vector<SchemeInfo> table = {
-      none_scheme(),  sinusoidal_scheme(), learned_scheme(),  relative_scheme(),   rotary_scheme(),
-      alibi_scheme(), t5_scheme(),         index_scheme(),    normalized_scheme(), binary_scheme(),
-      fire_scheme(),  kerple_scheme(),     sandwich_scheme(),
+      none_scheme(),       sinusoidal_scheme(),  learned_scheme(), relative_scheme(),
+      rotary_scheme(),     alibi_scheme(),       t5_scheme(),      index_scheme(),
+      normalized_scheme(), binary_scheme(),      fire_scheme(),    kerple_scheme(),
+      sandwich_scheme(),   xl_relative_scheme(), xpos_scheme(),    cope_scheme(),
   };
   return table;
 }

@@ -87,10 +87,10 @@ std::string case_name(const ::testing::TestParamInfo<std::string>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ModelFixture, ::testing::ValuesIn(fixture_cases()), case_name);
 
-// Every scheme has a pre-LN case and a post-LN causal one: `<scheme>_pre` and
-// `<scheme>_post_causal`, or, for a scheme whose cases are named by the value of a key with
-// choices (kerple's `kernel`), `<scheme>_<value>_pre` and `<scheme>_<value>_post_causal` for
-// every value.
+// Every scheme has a pre-LN case and a post-LN causal one: `<scheme>_pre` (`<scheme>_causal_pre`
+// for a causal-only scheme) and `<scheme>_post_causal`, or, for a scheme whose cases are named by
+// the value of a key with choices (kerple's `kernel`), `<scheme>_<value>_pre` and
+// `<scheme>_<value>_post_causal` for every value.
 TEST(ModelFixtureSet, CoversEverySchemeAndBothNorms) {
   const std::vector<std::string> cases = fixture_cases();
   auto has = [&](const std::string& name) {
@@ -104,8 +104,10 @@ TEST(ModelFixtureSet, CoversEverySchemeAndBothNorms) {
         stems.clear();
         for (const std::string& value : key.choices) stems.push_back(info.name + "_" + value);
       }
+    // A causal-only scheme's pre-LN case is causal too: `<scheme>_causal_pre`.
+    const std::string pre = info.causal_only ? "_causal_pre" : "_pre";
     for (const std::string& stem : stems) {
-      EXPECT_TRUE(has(stem + "_pre")) << stem;
+      EXPECT_TRUE(has(stem + pre)) << stem;
       EXPECT_TRUE(has(stem + "_post_causal")) << stem;
     }
   }

@@ -15,7 +15,7 @@ void expect_gradient_matches(const std::string& scheme, const KeyValues& keys) {
   for (const std::string norm : {"pre", "post"}) {
     ModelConfig config = tiny_config(scheme, 8, 2, 1);
     config.norm = norm;
-    config.causal = norm == "post";
+    config.causal = norm == "post" || scheme_info(scheme).causal_only;
     config.dropout = 0.1;
     config.d_ff = 12;
     for (const auto& [key, value] : keys.all()) config.positional.keys.set(key, value);
@@ -40,12 +40,17 @@ TEST_P(ModelGradient, MatchesFiniteDifferences) {
 }
 
 // The options whose gradients the defaults do not reach: KERPLE's power kernel (its ∂/∂r2 is
-// d^r2·ln d), and FIRE with a threshold L below most positions (the default's L = |ℓ|·512 is
-// above every position of these batches, so ∂/∂ℓ never meets the p_i > L branch).
+// d^r2·ln d), CoPE's clamp, and FIRE with a threshold L below most positions (the default's L =
+// |ℓ|·512 is above every position of these batches, so ∂/∂ℓ never meets the p_i > L branch).
 TEST(ModelGradientOptions, MatchFiniteDifferences) {
   expect_gradient_matches("kerple", {{"kernel", std::string("power")}});
   expect_gradient_matches("fire", {{"threshold", 2.0}, {"mlp_width", int64_t{6}}});
   expect_gradient_matches("alibi", {{"bidirectional", std::string("deepmind")}});
+  // CoPE with counts past npos − 1 (clamped, no derivative through ν) and below it; xpos with
+  // a decay that matters over these few positions; xl_relative's angles at a small base.
+  expect_gradient_matches("cope", {{"max_position", int64_t{3}}});
+  expect_gradient_matches("xpos", {{"scale_base", 4.0}});
+  expect_gradient_matches("xl_relative", {{"base", 10.0}});
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, ModelGradient, ::testing::ValuesIn(scheme_names()),

@@ -13,6 +13,7 @@
 #include "pelab/data/batching.h"
 #include "pelab/data/file_dataset.h"
 #include "pelab/io/safetensors.h"
+#include "pelab/positional/scheme.h"
 #include "pelab/run/evaluate.h"
 #include "pelab/run/run_checkpoint.h"
 #include "pelab/run/trainer.h"
@@ -214,6 +215,33 @@ TEST(Dump, AttentionRowsSumToOneAndRespectTheMask) {
     const SafetensorsFile d =
         dump(run, from_file(batch), options, dir / fmt::format("d{}.safetensors", causal));
     expect_attention_respects_the_mask(d, causal);
+  }
+}
+
+// The same for every scheme that acts inside attention (a causal-only one causal), with its
+// padding on the left and randomized positions: the weights dumped come through each scheme's
+// own terms.
+TEST(Dump, EverySchemeInAttentionDumpsWeightsThatRespectTheMask) {
+  TempDir dir;
+  for (const SchemeInfo& info : scheme_table()) {
+    if (info.acts == SchemeInfo::Acts::Nowhere || info.acts == SchemeInfo::Acts::Input) continue;
+    SCOPED_TRACE(info.name);
+    const ExperimentConfig c =
+        config("training:\n  steps: 2\n  warmup: 1\n",
+               {"positional={type: " + info.name + ", randomize: {max_position: 40}}",
+                fmt::format("model.causal={}", info.causal_only)});
+    const std::string run = dir / info.name;
+    train(c, run);
+    const std::unique_ptr<Task> task = make_task(c.task);
+    Generator rng(7);
+    const std::vector<Example> examples = sample_examples(*task, 6, 1, 8, rng);
+    const std::string batch = write_examples(dir, info.name + ".tsv", *task, examples);
+    DumpOptions options;
+    options.attention = true;
+    options.padding = Padding::Left;
+    const SafetensorsFile d =
+        dump(run, from_file(batch), options, dir / (info.name + ".safetensors"));
+    expect_attention_respects_the_mask(d, info.causal_only);
   }
 }
 

@@ -52,9 +52,30 @@ class AttentionTerms {
                                const float* /*dz*/, int64_t /*lddz*/, float* /*dalpha*/,
                                int64_t /*ldda*/, const GradBuffers& /*grads*/) const {}
 
+  // ---- fused hooks for an R that reads the keys (xl_relative's u·k_j, CoPE's gates) -----
+  virtual bool bias_reads_keys() const { return false; }
+  // S[r, j] += R[h, i0 + r, j]; k: the head's T key rows, row stride ldk. Called before
+  // add_bias, so S holds the content scores scale·q_r·k_j on entry (CoPE's S⁰).
+  virtual void add_bias_with_keys(int64_t /*b*/, int64_t /*h*/, int64_t /*i0*/, int64_t /*i1*/,
+                                  int64_t /*T*/, const float* /*q*/, int64_t /*ldq*/,
+                                  const float* /*k*/, int64_t /*ldk*/, float* /*S*/,
+                                  int64_t /*lds*/) const {}
+  // Its backward, given dS for the block (called after bias_backward): adds R's direct parts
+  // to dq, dk and the parameter gradients, then adds to dS, in place, what flows through the
+  // content scores (∂R/∂S⁰), which the kernel takes on to q and k with the rest of dS.
+  virtual void bias_backward_with_keys(int64_t /*b*/, int64_t /*h*/, int64_t /*i0*/, int64_t /*i1*/,
+                                       int64_t /*T*/, const float* /*q*/, int64_t /*ldq*/,
+                                       const float* /*k*/, int64_t /*ldk*/, float* /*dS*/,
+                                       int64_t /*lds*/, float* /*dq*/, int64_t /*lddq*/,
+                                       float* /*dk*/, int64_t /*lddk*/,
+                                       const GradBuffers& /*grads*/) const {}
+
   // ---- composed oracle, from differentiable ops ------------------------------------------
   // q: [B, H, T, d_h] → R: [B, H, T, T].
   virtual Tensor composed_bias(const Tensor& q) const;
+  // q, k: [B, H, T, d_h], scores: the content scores S⁰ [B, H, T, T] → R: [B, H, T, T].
+  virtual Tensor composed_bias_with_keys(const Tensor& q, const Tensor& k,
+                                         const Tensor& scores) const;
   // α: [B, H, T, T] → Σ_j α[b,h,i,j] U[b,i,j,:]: [B, H, T, d_h].
   virtual Tensor composed_values(const Tensor& alpha) const;
 };

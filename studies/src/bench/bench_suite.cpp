@@ -168,7 +168,7 @@ int run_long_bench(const TrainBenchOptions& a, const std::vector<std::string>& s
       "pelab bench --long: one forward pass without gradients on one sequence of each "
       "length; attention in blocks of query rows\n");
   print_gemm_choice(a);
-  fmt::print("{:<7} {:<10} {:>6} {:>2} {:>9} {:>8}  {:>22}\n", "config", "scheme", "T", "th", "ms",
+  fmt::print("{:<7} {:<11} {:>6} {:>2} {:>9} {:>8}  {:>22}\n", "config", "scheme", "T", "th", "ms",
              "RSS MB", "one layer's [H,T,T], MB");
   json rows = json::array();
   for (const std::string& config : a.configs)
@@ -181,7 +181,7 @@ int run_long_bench(const TrainBenchOptions& a, const std::vector<std::string>& s
           const std::optional<json> j = last_json_line(out);
           PELAB_CHECK(status == 0 && j, "bench: the evaluation {} {} T={} failed (exit status {})",
                       config, scheme, length, status);
-          fmt::print("{:<7} {:<10} {:>6} {:>2} {:>9.1f} {:>8.0f}  {:>22.0f}\n", config, scheme,
+          fmt::print("{:<7} {:<11} {:>6} {:>2} {:>9.1f} {:>8.0f}  {:>22.0f}\n", config, scheme,
                      length, threads, (*j)["ms"].get<double>(), (*j)["peak_rss_mb"].get<double>(),
                      (*j)["full_scores_mb"].get<double>());
           std::fflush(stdout);
@@ -325,7 +325,7 @@ class TrainBench {
           "experiments: pelab train's step (batch drawn, forward, backward, clipping, update) on "
           "the experiment's own batches; tokens are means over the timed steps\n");
     std::string header =
-        fmt::format("{:<10} {:<10} {:>2} {:>9} {:>9} {:>9} {:>7} {:>6} {:>7}", "config", "scheme",
+        fmt::format("{:<10} {:<11} {:>2} {:>9} {:>9} {:>9} {:>7} {:>6} {:>7}", "config", "scheme",
                     "th", "ms/step", "tok/s", "real t/s", "GFLOP/s", "%peak", "RSS MB");
     if (a_.vs_torch)
       header +=
@@ -394,7 +394,7 @@ class TrainBench {
                 {"final_loss", s.last["final_loss"]}};
     speed_[{config, shown, threads}] = s.tokens_per_s;
     std::string line = fmt::format(
-        "{:<10} {:<10} {:>2} {:>9.2f} {:>9.0f} {:>9.0f} {:>7.1f} {:>5.1f}% "
+        "{:<10} {:<11} {:>2} {:>9.2f} {:>9.0f} {:>9.0f} {:>7.1f} {:>5.1f}% "
         "{:>7.0f}",
         config, shown, threads, med, tokens / (med * 1e-3), real_tokens / (med * 1e-3), gflops, pct,
         row["peak_rss_mb"].get<double>());

@@ -37,23 +37,43 @@ const BenchConfig& bench_config(const std::string& name) {
   throw Error(fmt::format("unknown bench config '{}' (valid: tiny, small, medium)", name));
 }
 
+// Every registered scheme, in the registry's order: a scheme added to the table is benched
+// without a line here.
 const std::vector<std::string>& bench_schemes() {
-  static const std::vector<std::string> schemes = {"none",     "sinusoidal", "learned", "rotary",
-                                                   "relative", "alibi",      "t5",      "fire",
-                                                   "kerple",   "sandwich"};
+  static const std::vector<std::string> schemes = scheme_names();
   return schemes;
 }
 
-// The reference script has no T5, FIRE, KERPLE or sandwich: each is compared with its ALiBi,
-// the other per-head bias added to the logits.
+namespace {
+// The schemes the PyTorch reference script implements itself (rotary as "rope").
+bool torch_has(const std::string& scheme) {
+  return scheme == "none" || scheme == "sinusoidal" || scheme == "learned" || scheme == "rotary" ||
+         scheme == "relative" || scheme == "alibi";
+}
+}  // namespace
+
+// Where the reference script has no implementation, a scheme is compared with the reference's
+// scheme that acts where it does (its facts in the registry): an input table with sinusoidal,
+// queries and keys with rope, a logit bias with ALiBi, logits and values with Shaw's.
 bool torch_scheme_is_stand_in(const std::string& scheme) {
-  return scheme == "t5" || scheme == "fire" || scheme == "kerple" || scheme == "sandwich";
+  return !torch_has(scheme);
 }
 
 std::string torch_scheme_name(const std::string& scheme) {
-  if (scheme == "rotary") return "rope";
-  if (torch_scheme_is_stand_in(scheme)) return "alibi";
-  return scheme;
+  if (torch_has(scheme)) return scheme == "rotary" ? "rope" : scheme;
+  switch (scheme_info(scheme).acts) {
+    case SchemeInfo::Acts::Input:
+      return "sinusoidal";
+    case SchemeInfo::Acts::QueriesAndKeys:
+      return "rope";
+    case SchemeInfo::Acts::LogitsAndValues:
+      return "relative";
+    case SchemeInfo::Acts::Logits:
+      return "alibi";
+    case SchemeInfo::Acts::Nowhere:
+      break;
+  }
+  return "none";
 }
 
 ModelConfig bench_model_config(const BenchConfig& c, const std::string& scheme) {
@@ -69,7 +89,7 @@ ModelConfig bench_model_config(const BenchConfig& c, const std::string& scheme) 
   m.d_ff = 4 * c.d_model;
   m.dropout = 0.0;
   m.norm = "pre";
-  m.causal = false;
+  m.causal = scheme_info(scheme).causal_only;  // xpos, cope; the reference stays bidirectional
   m.activation = "gelu";
   m.positional.type = scheme;
   if (scheme == "learned") m.positional.keys.set("max_len", c.T);

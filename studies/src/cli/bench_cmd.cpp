@@ -25,8 +25,8 @@ void add_train_bench_options(CLI::App* bench, TrainBenchOptions* ta) {
                 "task.symbols=2: R1's run)"
                 ", or an experiment's .yaml path");
   add_name_list(bench, "--scheme", ta->schemes,
-                "schemes (reference configs: default all of none sinusoidal learned rotary "
-                "relative alibi t5; experiments: default their own, others as the positional "
+                "schemes (reference configs: default every registered scheme, as `pelab "
+                "schemes` lists them; experiments: default their own, others as the positional "
                 "group)");
   add_integer_list(bench, "--threads", ta->threads, range_of<int>(1, kMaxThreads),
                    "thread counts, e.g. 1,2");

@@ -18,33 +18,37 @@ using testing::make_batch;
 using testing::randomize_parameters;
 using testing::tiny_config;
 
+// For every scheme that acts inside attention: the maps come through each one's own terms.
 TEST(AttentionMaps, RowsAreDistributionsOverRealKeys) {
-  for (const bool causal : {false, true}) {
-    ModelConfig c = tiny_config("alibi", 16, 2, 2);
-    c.causal = causal;
-    Encoder model(c, make_scheme, 1);
-    randomize_parameters(model, 2);
-    const Batch batch = make_batch({7, 4}, 7, 3);
-    const std::vector<Tensor> maps = model.attention_maps(batch);
-    ASSERT_EQ(maps.size(), 2u);
-    for (const Tensor& alpha : maps) {
-      ASSERT_EQ(alpha.shape(), (Shape{2, 2, 7, 7}));
-      for (int64_t b = 0; b < 2; ++b)
-        for (int64_t h = 0; h < 2; ++h)
-          for (int64_t i = 0; i < 7; ++i) {
-            double sum = 0;
-            for (int64_t j = 0; j < 7; ++j) {
-              const float w = alpha.at({b, h, i, j});
-              const bool allowed = batch.key_mask.values[b * 7 + j] && (!causal || j <= i);
-              if (!allowed) {
-                EXPECT_EQ(w, 0.0f) << b << h << i << j;
+  for (const std::string& scheme : testing::schemes_where(testing::acts_in_attention))
+    for (const bool causal : {false, true}) {
+      if (!causal && scheme_info(scheme).causal_only) continue;
+      SCOPED_TRACE(scheme);
+      ModelConfig c = tiny_config(scheme, 16, 2, 2);
+      c.causal = causal;
+      Encoder model(c, make_scheme, 1);
+      randomize_parameters(model, 2);
+      const Batch batch = make_batch({7, 4}, 7, 3);
+      const std::vector<Tensor> maps = model.attention_maps(batch);
+      ASSERT_EQ(maps.size(), 2u);
+      for (const Tensor& alpha : maps) {
+        ASSERT_EQ(alpha.shape(), (Shape{2, 2, 7, 7}));
+        for (int64_t b = 0; b < 2; ++b)
+          for (int64_t h = 0; h < 2; ++h)
+            for (int64_t i = 0; i < 7; ++i) {
+              double sum = 0;
+              for (int64_t j = 0; j < 7; ++j) {
+                const float w = alpha.at({b, h, i, j});
+                const bool allowed = batch.key_mask.values[b * 7 + j] && (!causal || j <= i);
+                if (!allowed) {
+                  EXPECT_EQ(w, 0.0f) << b << h << i << j;
+                }
+                sum += w;
               }
-              sum += w;
+              EXPECT_NEAR(sum, 1.0, 1e-5);
             }
-            EXPECT_NEAR(sum, 1.0, 1e-5);
-          }
+      }
     }
-  }
 }
 
 TEST(AttentionWeights, AreWhatTheFusedOpAppliesToTheValues) {

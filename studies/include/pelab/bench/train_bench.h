@@ -27,12 +27,13 @@ struct BenchConfig {
 // The three reference configs, smallest first.
 const std::vector<BenchConfig>& bench_configs();
 const BenchConfig& bench_config(const std::string& name);  // error listing the valid names
-// Every scheme the benchmark covers (pelab's names): those of the reference script
-// (rotary is its "rope") and t5.
+// Every scheme the benchmark covers (pelab's names): every registered scheme, in the
+// registry's order.
 const std::vector<std::string>& bench_schemes();
 // The reference script's scheme to compare a pelab scheme with: the same scheme under its
-// name there (rotary is "rope"), or for t5, which the script lacks, "alibi" — the nearest
-// thing it has, a fixed per-head bias added to the logits (t5's is a learned one).
+// name there (rotary is "rope"), or, for one the script lacks, the scheme it has that acts
+// where this one does (SchemeInfo::acts): sinusoidal for an input table, rope for queries and
+// keys, alibi for a logit bias, relative for logits and values.
 std::string torch_scheme_name(const std::string& scheme);
 // True when torch_scheme_name(scheme) is a stand-in rather than the same scheme.
 bool torch_scheme_is_stand_in(const std::string& scheme);
