@@ -208,6 +208,13 @@ Overrides parse_overrides(const std::vector<OverrideText>& texts) {
     const size_t eq = o.find('=');
     PELAB_CHECK(eq != std::string::npos && eq > 0,
                 "override '{}': expected key=value, e.g. model.heads=8", message_text(o));
+    // Whole, as given: a sweep writes it into its runs' command lines and batch scripts, and
+    // YAML would fold a line break inside a quoted value into a space the check below it
+    // never sees.
+    PELAB_CHECK(printable_text(o),
+                "override '{}': holds a control character or bytes that are not UTF-8; an "
+                "override is one line of printable text",
+                message_text(o));
     const std::string key = o.substr(0, eq), value = o.substr(eq + 1);
     const YAML::Node node = load_yaml_value(value, origin);
     const std::string top = key_path(key, origin).front();
@@ -265,16 +272,18 @@ SectionSources apply_groups(YAML::Node root, const Overrides& overrides, const s
 // The task section: the task's name, its lengths and files, and the parameters that task
 // takes (each checked against its range).
 void read_task_section(MapReader& task, TaskConfig& c) {
-  task.read("name", c.name);
+  std::vector<std::string> tasks = task_names();
+  tasks.push_back(kFileTaskName);
+  task.read("name", c.name, tasks);
   task.read("min_length", c.min_length);
   task.read("max_length", c.max_length);
   task.read("train_file", c.train_file);
   task.read("eval_file", c.eval_file);
-  task.read("sampling", c.sampling);
+  task.read("sampling", c.sampling, kSizeSamplings);
   if (std::find(kSizeSamplings.begin(), kSizeSamplings.end(), c.sampling) == kSizeSamplings.end())
     task.fail("sampling",
               fmt::format("'{}' is not valid (valid: {})", c.sampling, join(kSizeSamplings)));
-  task.read("layout", c.layout);
+  task.read("layout", c.layout, kTaskLayouts);
   if (std::find(kTaskLayouts.begin(), kTaskLayouts.end(), c.layout) == kTaskLayouts.end())
     task.fail("layout", fmt::format("'{}' is not valid (valid: {})", c.layout, join(kTaskLayouts)));
   std::vector<std::string> valid = kTaskKeys;
@@ -329,7 +338,7 @@ void read_stop_when(MapReader& s, StopWhen& stop) {
   if (s.keys_present().empty()) return;
   if (!s.read("accuracy", stop.accuracy))
     s.fail("accuracy", "training.stop_when needs a threshold in (0, 1], e.g. accuracy: 0.99");
-  s.read("metric", stop.metric);
+  s.read("metric", stop.metric, {"token_accuracy", "sequence_accuracy"});
   s.read("patience", stop.patience);
   s.read("every", stop.every);
   s.read("examples", stop.examples);
@@ -349,7 +358,7 @@ void read_stop_when(MapReader& s, StopWhen& stop) {
 void read_training_section(MapReader& t, TrainingConfig& tr) {
   t.read("steps", tr.steps);
   t.read("batch_size", tr.batch_size);
-  t.read("optimizer", tr.optimizer);
+  t.read("optimizer", tr.optimizer, {"sgd", "adam", "adamw"});
   t.read("lr", tr.lr);
   t.read("weight_decay", tr.weight_decay);
   t.read("beta1", tr.beta1);
@@ -357,7 +366,7 @@ void read_training_section(MapReader& t, TrainingConfig& tr) {
   t.read("eps", tr.eps);
   t.read("momentum", tr.momentum);
   t.read("warmup", tr.warmup);
-  t.read("schedule", tr.schedule);
+  t.read("schedule", tr.schedule, {"constant", "linear", "cosine"});
   t.read("min_lr", tr.min_lr);
   t.read("clip_norm", tr.clip_norm);
   t.read("log_every", tr.log_every);
@@ -393,7 +402,6 @@ void read_evaluation_section(MapReader& e, EvaluationConfig& ev) {
 void read_sweep_section(MapReader& s, SweepConfig& sweep) {
   s.read("parallel", sweep.parallel);
   if (sweep.parallel < 0) s.fail("parallel", "must be >= 0 (0 = as many as cores allow)");
-  s.read("select", sweep.select);
   int64_t runs = 1;
   for (const std::string& key : s.keys_in_file_order()) {
     if (key == "parallel" || key == "select") continue;
@@ -413,6 +421,9 @@ void read_sweep_section(MapReader& s, SweepConfig& sweep) {
                               kMaxSweepRuns));
     sweep.axes.emplace_back(key, values);
   }
+  std::vector<std::string> axes;
+  for (const auto& axis : sweep.axes) axes.push_back(axis.first);
+  s.read("select", sweep.select, axes);
   if (!sweep.select.empty() &&
       std::none_of(sweep.axes.begin(), sweep.axes.end(),
                    [&](const auto& axis) { return axis.first == sweep.select; }))
