@@ -737,11 +737,13 @@ namespace {
 // are applied, the sections are read into typed structs, and what depends on several keys
 // (the task, the lengths, the model) is resolved and checked. `locations` receives where
 // each key was given; `derived_must_match` refuses a value the task determines given otherwise.
+// `parsed`, if given, is load_yaml_string(text, source), which parse_one then need not repeat
+// (it works on a copy: groups and overrides change the tree).
 ExperimentConfig parse_one(const std::string& text, const std::string& source,
                            const std::vector<OverrideText>& given, const std::string& configs_dir,
                            const std::shared_ptr<KeyLocations>& locations,
-                           bool derived_must_match = true) {
-  YAML::Node root = load_yaml_string(text, source);
+                           bool derived_must_match = true, const YAML::Node* parsed = nullptr) {
+  YAML::Node root = parsed ? YAML::Clone(*parsed) : load_yaml_string(text, source);
   // An empty file (or one of comments only) is most likely a mistake, not a wish for every
   // default; `{}` says that.
   PELAB_CHECK(root.IsDefined() && !root.IsNull(),
@@ -768,11 +770,14 @@ ExperimentConfig parse_one(const std::string& text, const std::string& source,
 // sweep.h): the given overrides, then the run's axis values, then no sweep section. So every
 // command that reads a config checks its sweep too, and an error names the line of the axis
 // (or the command-line override that set it) and the value.
+// The configs are kept in `runs`, if given: a sweep plans its runs with them.
 void check_sweep_runs(const ExperimentConfig& c, const KeyLocations& locations,
                       const std::string& text, const std::vector<OverrideText>& given,
-                      const std::string& configs_dir) {
+                      const std::string& configs_dir, std::vector<ExperimentConfig>* runs) {
   const auto& axes = c.sweep.axes;
   if (axes.empty()) return;
+  // Parsed once for all runs: a sweep may have thousands.
+  const YAML::Node parsed = load_yaml_string(text, c.source);
   std::vector<size_t> index(axes.size(), 0);  // the run: one value of each axis
   while (true) {
     std::vector<OverrideText> run = given;
@@ -785,7 +790,9 @@ void check_sweep_runs(const ExperimentConfig& c, const KeyLocations& locations,
            fmt::format("{}: sweep value '{}={}'", axis_at, key, message_text(values[index[a]]))});
     }
     run.push_back({"sweep={}", c.source + ": sweep"});
-    parse_one(text, c.source, run, configs_dir, std::make_shared<KeyLocations>());
+    ExperimentConfig loaded = parse_one(text, c.source, run, configs_dir,
+                                        std::make_shared<KeyLocations>(), true, &parsed);
+    if (runs) runs->push_back(std::move(loaded));
     size_t a = axes.size();  // the next run, the last axis fastest (expand_sweep's order)
     for (; a > 0; --a) {
       if (++index[a - 1] < axes[a - 1].second.size()) break;
@@ -797,14 +804,23 @@ void check_sweep_runs(const ExperimentConfig& c, const KeyLocations& locations,
 
 }  // namespace
 
-ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
-                                  const std::vector<std::string>& override_texts,
-                                  const std::string& configs_dir) {
+namespace {
+ExperimentConfig parse_with_runs(const std::string& text, const std::string& source,
+                                 const std::vector<std::string>& override_texts,
+                                 const std::string& configs_dir,
+                                 std::vector<ExperimentConfig>* runs) {
   const std::vector<OverrideText> given = from_command_line(override_texts);
   const auto locations = std::make_shared<KeyLocations>();
   ExperimentConfig c = parse_one(text, source, given, configs_dir, locations);
-  check_sweep_runs(c, *locations, text, given, configs_dir);
+  check_sweep_runs(c, *locations, text, given, configs_dir, runs);
   return c;
+}
+}  // namespace
+
+ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
+                                  const std::vector<std::string>& override_texts,
+                                  const std::string& configs_dir) {
+  return parse_with_runs(text, source, override_texts, configs_dir, nullptr);
 }
 
 namespace {
@@ -842,6 +858,13 @@ std::vector<std::string> config_search_path(const std::string& configs_dir) {
 ExperimentConfig load_experiment(const std::string& path,
                                  const std::vector<std::string>& overrides) {
   return parse_experiment(read_yaml_file_text(path), path, overrides, configs_dir_of(path));
+}
+
+ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& overrides,
+                                 std::vector<ExperimentConfig>& sweep_runs) {
+  sweep_runs.clear();
+  return parse_with_runs(read_yaml_file_text(path), path, overrides, configs_dir_of(path),
+                         &sweep_runs);
 }
 
 ExperimentConfig load_run_config(const std::string& path) {
