@@ -202,7 +202,11 @@ struct Overrides {
   std::shared_ptr<KeyLocations> origins = std::make_shared<KeyLocations>();
 };
 
-Overrides parse_overrides(const std::vector<OverrideText>& texts) {
+// The parsed values of override texts, by text: the runs of a sweep repeat theirs (each axis
+// value is in many runs, `sweep={}` in every one), and each is parsed once for them all.
+using ParsedValues = std::map<std::string, YAML::Node>;
+
+Overrides parse_overrides(const std::vector<OverrideText>& texts, ParsedValues* cache) {
   Overrides parsed;
   for (const auto& [o, origin] : texts) {
     const size_t eq = o.find('=');
@@ -216,7 +220,14 @@ Overrides parse_overrides(const std::vector<OverrideText>& texts) {
                 "override is one line of printable text",
                 message_text(o));
     const std::string key = o.substr(0, eq), value = o.substr(eq + 1);
-    const YAML::Node node = load_yaml_value(value, origin);
+    YAML::Node node;
+    if (const auto it = cache ? cache->find(value) : ParsedValues::iterator{};
+        cache && it != cache->end()) {
+      node = YAML::Clone(it->second);  // the tree takes it in: a copy of its own
+    } else {
+      node = load_yaml_value(value, origin);
+      if (cache) cache->emplace(value, YAML::Clone(node));
+    }
     const std::string top = key_path(key, origin).front();
     if (std::find(kTopKeys.begin(), kTopKeys.end(), top) == kTopKeys.end()) {
       const std::string near = nearest_name(top, kTopKeys);
@@ -737,19 +748,25 @@ namespace {
 // are applied, the sections are read into typed structs, and what depends on several keys
 // (the task, the lengths, the model) is resolved and checked. `locations` receives where
 // each key was given; `derived_must_match` refuses a value the task determines given otherwise.
-// `parsed`, if given, is load_yaml_string(text, source), which parse_one then need not repeat
-// (it works on a copy: groups and overrides change the tree).
+// What the loads of a sweep's runs share: the config's text parsed once (parse_one works on a
+// copy: groups and overrides change the tree), and the override values parsed so far.
+struct SharedParse {
+  YAML::Node text;
+  ParsedValues values;
+};
+
+// `shared`, if given, holds load_yaml_string(text, source), which parse_one need not repeat.
 ExperimentConfig parse_one(const std::string& text, const std::string& source,
                            const std::vector<OverrideText>& given, const std::string& configs_dir,
                            const std::shared_ptr<KeyLocations>& locations,
-                           bool derived_must_match = true, const YAML::Node* parsed = nullptr) {
-  YAML::Node root = parsed ? YAML::Clone(*parsed) : load_yaml_string(text, source);
+                           bool derived_must_match = true, SharedParse* shared = nullptr) {
+  YAML::Node root = shared ? YAML::Clone(shared->text) : load_yaml_string(text, source);
   // An empty file (or one of comments only) is most likely a mistake, not a wish for every
   // default; `{}` says that.
   PELAB_CHECK(root.IsDefined() && !root.IsNull(),
               "{}: the config is empty (a config that takes every default is `{{}}`)", source);
   PELAB_CHECK(root.IsMap(), "{}: a config is a mapping of sections ({})", source, join(kTopKeys));
-  const Overrides overrides = parse_overrides(given);
+  const Overrides overrides = parse_overrides(given, shared ? &shared->values : nullptr);
   const SectionSources sources = apply_groups(root, overrides, source, configs_dir);
   apply_overrides(root, overrides);
 
@@ -777,7 +794,7 @@ void check_sweep_runs(const ExperimentConfig& c, const KeyLocations& locations,
   const auto& axes = c.sweep.axes;
   if (axes.empty()) return;
   // Parsed once for all runs: a sweep may have thousands.
-  const YAML::Node parsed = load_yaml_string(text, c.source);
+  SharedParse shared{load_yaml_string(text, c.source), {}};
   std::vector<size_t> index(axes.size(), 0);  // the run: one value of each axis
   while (true) {
     std::vector<OverrideText> run = given;
@@ -791,7 +808,7 @@ void check_sweep_runs(const ExperimentConfig& c, const KeyLocations& locations,
     }
     run.push_back({"sweep={}", c.source + ": sweep"});
     ExperimentConfig loaded = parse_one(text, c.source, run, configs_dir,
-                                        std::make_shared<KeyLocations>(), true, &parsed);
+                                        std::make_shared<KeyLocations>(), true, &shared);
     if (runs) runs->push_back(std::move(loaded));
     size_t a = axes.size();  // the next run, the last axis fastest (expand_sweep's order)
     for (; a > 0; --a) {
