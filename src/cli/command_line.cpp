@@ -44,12 +44,36 @@ std::string shipped_configs_dir() {
   return !built.empty() && fs::is_directory(built, ec) ? built.string() : "";
 }
 
-// The one line an error prints, whatever its message holds.
+// An empty value names nothing: `--status ''` would reach the command as "not given",
+// `--config-path ''` as the current directory, a positional '' as a missing argument, and
+// fail later with a message that does not name it. Every option and positional that takes a
+// value refuses '' at parse time, naming itself (the message is "NAME: " and this).
+void refuse_empty_values(CLI::App* app) {
+  for (CLI::Option* option : app->get_options({})) {
+    if (option->get_expected_max() == 0) continue;  // a flag
+    const bool positional = !option->nonpositional();
+    // First, before any check of the option's own that would misname '' (transform()
+    // puts it at the front; it changes nothing).
+    option->transform(CLI::Validator(
+        [positional](const std::string& value) {
+          return !value.empty() ? std::string()
+                 : positional
+                     ? std::string("an empty argument (''); give a value")
+                     : std::string("an empty value (''); give one, or leave the option out");
+        },
+        "", "non-empty"));
+  }
+  for (CLI::App* sub : app->get_subcommands({})) refuse_empty_values(sub);
+}
+
+// The one line an error prints, whatever its message holds: a value a message quotes
+// unescaped (a path, a file's text) cannot move the cursor, colour the terminal or break
+// the line.
 int report_error(const std::string& message, int exit_code = 2) {
   std::string line = message;
   for (char& ch : line)
     if (ch == '\n' || ch == '\r') ch = ' ';
-  std::fprintf(stderr, "pelab: error: %s\n", line.c_str());
+  std::fprintf(stderr, "pelab: error: %s\n", escape_unprintable(line).c_str());
   return exit_code;
 }
 
@@ -66,13 +90,25 @@ void use_gemm_backend(const std::string& option) {
 }
 
 void use_config_search_path(const std::vector<std::string>& config_path) {
+  // The runs a sweep starts find these directories through PELAB_CONFIG_PATH, where ':'
+  // separates them: one holding ':' (or relative to a working directory that does) is
+  // refused here, before any command has written anything.
+  const auto absolute = [](const std::string& d, const std::string& given_as) {
+    std::string a = fs::absolute(d).string();
+    PELAB_CHECK(a.find(':') == std::string::npos,
+                "{} {}: the directory {} holds ':', which separates the directories of "
+                "PELAB_CONFIG_PATH (through which a sweep's runs find it); rename it or give a "
+                "link to it",
+                given_as, message_text(d), message_text(a));
+    return a;
+  };
   std::vector<std::string> dirs;
-  for (const std::string& d : config_path) dirs.push_back(fs::absolute(d).string());
+  for (const std::string& d : config_path) dirs.push_back(absolute(d, "--config-path"));
   const char* env = std::getenv("PELAB_CONFIG_PATH");
   for (std::string rest = env ? env : ""; !rest.empty();) {
     const size_t colon = rest.find(':');
     const std::string d = rest.substr(0, colon);
-    if (!d.empty()) dirs.push_back(fs::absolute(d).string());
+    if (!d.empty()) dirs.push_back(absolute(d, "PELAB_CONFIG_PATH"));
     rest = colon == std::string::npos ? "" : rest.substr(colon + 1);
   }
   // The runs a sweep starts (pelab processes) look where this one looks.
@@ -104,6 +140,7 @@ CommandLine::CommandLine(const std::vector<CommandGroup>& groups)
     }
   }
   add_gemm_option(&app_);
+  refuse_empty_values(&app_);
 }
 
 // --gemm on pelab itself and every command (bench has its own, with the same values).

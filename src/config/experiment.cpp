@@ -204,14 +204,32 @@ struct Overrides {
   std::shared_ptr<KeyLocations> origins = std::make_shared<KeyLocations>();
 };
 
-Overrides parse_overrides(const std::vector<OverrideText>& texts) {
+// The parsed values of override texts, by text: the runs of a sweep repeat theirs (each axis
+// value is in many runs, `sweep={}` in every one), and each is parsed once for them all.
+using ParsedValues = std::map<std::string, YAML::Node>;
+
+Overrides parse_overrides(const std::vector<OverrideText>& texts, ParsedValues* cache) {
   Overrides parsed;
   for (const auto& [o, origin] : texts) {
     const size_t eq = o.find('=');
     PELAB_CHECK(eq != std::string::npos && eq > 0,
                 "override '{}': expected key=value, e.g. model.heads=8", message_text(o));
+    // Whole, as given: a sweep writes it into its runs' command lines and batch scripts, and
+    // YAML would fold a line break inside a quoted value into a space the check below it
+    // never sees.
+    PELAB_CHECK(printable_text(o),
+                "override '{}': holds a control character or bytes that are not UTF-8; an "
+                "override is one line of printable text",
+                message_text(o));
     const std::string key = o.substr(0, eq), value = o.substr(eq + 1);
-    const YAML::Node node = load_yaml_value(value, origin);
+    YAML::Node node;
+    if (const auto it = cache ? cache->find(value) : ParsedValues::iterator{};
+        cache && it != cache->end()) {
+      node = YAML::Clone(it->second);  // the tree takes it in: a copy of its own
+    } else {
+      node = load_yaml_value(value, origin);
+      if (cache) cache->emplace(value, YAML::Clone(node));
+    }
     const std::string top = key_path(key, origin).front();
     if (std::find(kTopKeys.begin(), kTopKeys.end(), top) == kTopKeys.end()) {
       const std::string near = nearest_name(top, kTopKeys);
@@ -267,16 +285,18 @@ SectionSources apply_groups(YAML::Node root, const Overrides& overrides, const s
 // The task section: the task's name, its lengths and files, and the parameters that task
 // takes (each checked against its range).
 void read_task_section(MapReader& task, TaskConfig& c) {
-  task.read("name", c.name);
+  std::vector<std::string> tasks = task_names();
+  tasks.push_back(kFileTaskName);
+  task.read("name", c.name, tasks);
   task.read("min_length", c.min_length);
   task.read("max_length", c.max_length);
   task.read("train_file", c.train_file);
   task.read("eval_file", c.eval_file);
-  task.read("sampling", c.sampling);
+  task.read("sampling", c.sampling, kSizeSamplings);
   if (std::find(kSizeSamplings.begin(), kSizeSamplings.end(), c.sampling) == kSizeSamplings.end())
     task.fail("sampling",
               fmt::format("'{}' is not valid (valid: {})", c.sampling, join(kSizeSamplings)));
-  task.read("layout", c.layout);
+  task.read("layout", c.layout, kTaskLayouts);
   if (std::find(kTaskLayouts.begin(), kTaskLayouts.end(), c.layout) == kTaskLayouts.end())
     task.fail("layout", fmt::format("'{}' is not valid (valid: {})", c.layout, join(kTaskLayouts)));
   task.read("position_ids", c.position_ids);
@@ -357,7 +377,7 @@ void read_stop_when(MapReader& s, StopWhen& stop) {
   if (s.keys_present().empty()) return;
   if (!s.read("accuracy", stop.accuracy))
     s.fail("accuracy", "training.stop_when needs a threshold in (0, 1], e.g. accuracy: 0.99");
-  s.read("metric", stop.metric);
+  s.read("metric", stop.metric, {"token_accuracy", "sequence_accuracy"});
   s.read("patience", stop.patience);
   s.read("every", stop.every);
   s.read("examples", stop.examples);
@@ -377,7 +397,7 @@ void read_stop_when(MapReader& s, StopWhen& stop) {
 void read_training_section(MapReader& t, TrainingConfig& tr) {
   t.read("steps", tr.steps);
   t.read("batch_size", tr.batch_size);
-  t.read("optimizer", tr.optimizer);
+  t.read("optimizer", tr.optimizer, {"sgd", "adam", "adamw"});
   t.read("lr", tr.lr);
   t.read("weight_decay", tr.weight_decay);
   t.read("beta1", tr.beta1);
@@ -385,7 +405,7 @@ void read_training_section(MapReader& t, TrainingConfig& tr) {
   t.read("eps", tr.eps);
   t.read("momentum", tr.momentum);
   t.read("warmup", tr.warmup);
-  t.read("schedule", tr.schedule);
+  t.read("schedule", tr.schedule, {"constant", "linear", "cosine"});
   t.read("min_lr", tr.min_lr);
   t.read("clip_norm", tr.clip_norm);
   t.read("log_every", tr.log_every);
@@ -421,7 +441,6 @@ void read_evaluation_section(MapReader& e, EvaluationConfig& ev) {
 void read_sweep_section(MapReader& s, SweepConfig& sweep) {
   s.read("parallel", sweep.parallel);
   if (sweep.parallel < 0) s.fail("parallel", "must be >= 0 (0 = as many as cores allow)");
-  s.read("select", sweep.select);
   int64_t runs = 1;
   for (const std::string& key : s.keys_in_file_order()) {
     if (key == "parallel" || key == "select") continue;
@@ -441,6 +460,9 @@ void read_sweep_section(MapReader& s, SweepConfig& sweep) {
                               kMaxSweepRuns));
     sweep.axes.emplace_back(key, values);
   }
+  std::vector<std::string> axes;
+  for (const auto& axis : sweep.axes) axes.push_back(axis.first);
+  s.read("select", sweep.select, axes);
   if (!sweep.select.empty() &&
       std::none_of(sweep.axes.begin(), sweep.axes.end(),
                    [&](const auto& axis) { return axis.first == sweep.select; }))
@@ -795,17 +817,25 @@ namespace {
 // are applied, the sections are read into typed structs, and what depends on several keys
 // (the task, the lengths, the model) is resolved and checked. `locations` receives where
 // each key was given; `derived_must_match` refuses a value the task determines given otherwise.
+// What the loads of a sweep's runs share: the config's text parsed once (parse_one works on a
+// copy: groups and overrides change the tree), and the override values parsed so far.
+struct SharedParse {
+  YAML::Node text;
+  ParsedValues values;
+};
+
+// `shared`, if given, holds load_yaml_string(text, source), which parse_one need not repeat.
 ExperimentConfig parse_one(const std::string& text, const std::string& source,
                            const std::vector<OverrideText>& given, const std::string& configs_dir,
                            const std::shared_ptr<KeyLocations>& locations,
-                           bool derived_must_match = true) {
-  YAML::Node root = load_yaml_string(text, source);
+                           bool derived_must_match = true, SharedParse* shared = nullptr) {
+  YAML::Node root = shared ? YAML::Clone(shared->text) : load_yaml_string(text, source);
   // An empty file (or one of comments only) is most likely a mistake, not a wish for every
   // default; `{}` says that.
   PELAB_CHECK(root.IsDefined() && !root.IsNull(),
               "{}: the config is empty (a config that takes every default is `{{}}`)", source);
   PELAB_CHECK(root.IsMap(), "{}: a config is a mapping of sections ({})", source, join(kTopKeys));
-  const Overrides overrides = parse_overrides(given);
+  const Overrides overrides = parse_overrides(given, shared ? &shared->values : nullptr);
   const SectionSources sources = apply_groups(root, overrides, source, configs_dir);
   apply_overrides(root, overrides);
 
@@ -826,11 +856,14 @@ ExperimentConfig parse_one(const std::string& text, const std::string& source,
 // sweep.h): the given overrides, then the run's axis values, then no sweep section. So every
 // command that reads a config checks its sweep too, and an error names the line of the axis
 // (or the command-line override that set it) and the value.
+// The configs are kept in `runs`, if given: a sweep plans its runs with them.
 void check_sweep_runs(const ExperimentConfig& c, const KeyLocations& locations,
                       const std::string& text, const std::vector<OverrideText>& given,
-                      const std::string& configs_dir) {
+                      const std::string& configs_dir, std::vector<ExperimentConfig>* runs) {
   const auto& axes = c.sweep.axes;
   if (axes.empty()) return;
+  // Parsed once for all runs: a sweep may have thousands.
+  SharedParse shared{load_yaml_string(text, c.source), {}};
   std::vector<size_t> index(axes.size(), 0);  // the run: one value of each axis
   while (true) {
     std::vector<OverrideText> run = given;
@@ -843,7 +876,9 @@ void check_sweep_runs(const ExperimentConfig& c, const KeyLocations& locations,
            fmt::format("{}: sweep value '{}={}'", axis_at, key, message_text(values[index[a]]))});
     }
     run.push_back({"sweep={}", c.source + ": sweep"});
-    parse_one(text, c.source, run, configs_dir, std::make_shared<KeyLocations>());
+    ExperimentConfig loaded = parse_one(text, c.source, run, configs_dir,
+                                        std::make_shared<KeyLocations>(), true, &shared);
+    if (runs) runs->push_back(std::move(loaded));
     size_t a = axes.size();  // the next run, the last axis fastest (expand_sweep's order)
     for (; a > 0; --a) {
       if (++index[a - 1] < axes[a - 1].second.size()) break;
@@ -855,14 +890,23 @@ void check_sweep_runs(const ExperimentConfig& c, const KeyLocations& locations,
 
 }  // namespace
 
-ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
-                                  const std::vector<std::string>& override_texts,
-                                  const std::string& configs_dir) {
+namespace {
+ExperimentConfig parse_with_runs(const std::string& text, const std::string& source,
+                                 const std::vector<std::string>& override_texts,
+                                 const std::string& configs_dir,
+                                 std::vector<ExperimentConfig>* runs) {
   const std::vector<OverrideText> given = from_command_line(override_texts);
   const auto locations = std::make_shared<KeyLocations>();
   ExperimentConfig c = parse_one(text, source, given, configs_dir, locations);
-  check_sweep_runs(c, *locations, text, given, configs_dir);
+  check_sweep_runs(c, *locations, text, given, configs_dir, runs);
   return c;
+}
+}  // namespace
+
+ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
+                                  const std::vector<std::string>& override_texts,
+                                  const std::string& configs_dir) {
+  return parse_with_runs(text, source, override_texts, configs_dir, nullptr);
 }
 
 namespace {
@@ -900,6 +944,13 @@ std::vector<std::string> config_search_path(const std::string& configs_dir) {
 ExperimentConfig load_experiment(const std::string& path,
                                  const std::vector<std::string>& overrides) {
   return parse_experiment(read_yaml_file_text(path), path, overrides, configs_dir_of(path));
+}
+
+ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& overrides,
+                                 std::vector<ExperimentConfig>& sweep_runs) {
+  sweep_runs.clear();
+  return parse_with_runs(read_yaml_file_text(path), path, overrides, configs_dir_of(path),
+                         &sweep_runs);
 }
 
 ExperimentConfig load_run_config(const std::string& path) {

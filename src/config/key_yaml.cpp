@@ -20,7 +20,7 @@ bool read_key(MapReader& section, const KeySpec& spec, KeyValues& values) {
     }
     case KeySpec::Type::Text: {
       std::string v;
-      if (!section.read(spec.name, v)) return false;
+      if (!section.read(spec.name, v, spec.choices)) return false;
       values.set(spec.name, v);
       return true;
     }

@@ -20,9 +20,9 @@ void read_model_section(MapReader& m, ModelConfig& c) {
   m.read("layers", c.layers);
   m.read("d_ff", c.d_ff);
   m.read("dropout", c.dropout);
-  m.read("norm", c.norm);
+  m.read("norm", c.norm, {"pre", "post"});
   m.read("causal", c.causal);
-  m.read("activation", c.activation);
+  m.read("activation", c.activation, {"gelu", "relu"});
   double scale = 0.0;
   if (m.read("embed_scale", scale)) c.embed_scale = scale;
   m.finish({"vocab_in", "vocab_out", "d_model", "heads", "layers", "d_ff", "dropout", "norm",
@@ -71,7 +71,7 @@ bool takes_group(const SchemeInfo& info, const std::string& group) {
 }  // namespace
 
 void read_positional_section(MapReader& r, PositionalConfig& p, RandomizeConfig* randomize) {
-  r.read("type", p.type);
+  r.read("type", p.type, scheme_names());
   const SchemeInfo* info = is_scheme(p.type) ? &scheme_info(p.type) : nullptr;
   // The keys the scheme takes, typed by its table; keys of other schemes are errors below,
   // after unknown keys (a typo is told as such, with the nearest key).

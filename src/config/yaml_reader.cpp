@@ -104,6 +104,11 @@ class DocumentStarts : public YAML::EventHandler {
 // place on some malformed texts (',' is one), which LoadAll never leaves; a document that
 // starts where the previous one did is that, not a second document.
 int second_document_at(const std::string& text) {
+  // A second document starts after a marker, '---' or '...', at the start of a line: a text
+  // with neither anywhere (every config pelab writes) has one, and the second parse that
+  // would say so is skipped (it doubled the cost of reading the thousands of configs of a
+  // sweep or a comparison).
+  if (text.find("---") == std::string::npos && text.find("...") == std::string::npos) return 0;
   std::stringstream in(text);
   YAML::Parser parser(in);
   DocumentStarts documents;
@@ -138,10 +143,10 @@ YAML::Node parse_checked(const std::string& text, const Place& place, const char
 }
 
 // Text without control characters (names, types, paths: what config strings are).
+// The terminal's whitelist (pelab/core/strings.h): a value reaches messages, run directory
+// names, progress lines and generated scripts.
 bool plain(const std::string& s) {
-  return std::none_of(s.begin(), s.end(), [](char c) {
-    return static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7f;
-  });
+  return printable_text(s);
 }
 
 std::string describe(const YAML::Node& n) {
@@ -183,17 +188,12 @@ YAML::Node load_yaml_value(const std::string& text, const std::string& origin) {
 
 std::string message_text(const std::string& text) {
   constexpr size_t kMaxBytes = 80;
-  std::string out;
-  for (size_t i = 0; i < text.size() && i < kMaxBytes; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
+  // Cut at a character's start, so that a cut never splits a UTF-8 sequence into bytes that
+  // get escaped.
+  size_t cut = std::min(text.size(), kMaxBytes);
+  while (cut > 0 && cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80)
+    --cut;
+  std::string out = escape_unprintable(text.substr(0, cut));
   if (text.size() > kMaxBytes) out += fmt::format("... ({} bytes)", text.size());
   return out;
 }
@@ -270,6 +270,13 @@ std::string MapReader::where(const std::string& key) const {
   int line = node_ ? line_of(node_) : 1;
   for (const Entry& e : entries_)
     if (e.key == key) line = e.line;
+  // A mapping an override made by setting a key inside it (`positional.scaling.factor=2`
+  // where the file has no `scaling`) has no line: it was written where that override was.
+  if (line < 1 && origins_) {
+    const auto it = origins_->lower_bound(dotted + ".");
+    if (it != origins_->end() && it->first.rfind(dotted + ".", 0) == 0)
+      return fmt::format("{}: {}", it->second, dotted);
+  }
   return fmt::format("{}:{}: {}", source_, line, dotted);
 }
 
@@ -323,12 +330,17 @@ bool MapReader::read(const std::string& key, bool& out) {
   return true;
 }
 
-bool MapReader::read(const std::string& key, std::string& out) {
+bool MapReader::read(const std::string& key, std::string& out,
+                     const std::vector<std::string>& valid) {
   const std::optional<YAML::Node> found = take(key);
   if (!found) return false;
   const YAML::Node& n = *found;
   if (!n.IsScalar() || !plain(n.Scalar()))
     fail(key, "expected a text value (one line), got " + describe(n));
+  // '' names nothing; taken, it would read as "not given" and pick a default silently.
+  if (n.Scalar().empty())
+    fail(key, valid.empty() ? "an empty value (''); give one, or leave the key out"
+                            : fmt::format("an empty value (''); valid: {}", join(valid)));
   out = n.Scalar();
   return true;
 }
@@ -339,6 +351,7 @@ bool MapReader::read(const std::string& key, std::vector<std::string>& out) {
   const YAML::Node& n = *found;
   out.clear();
   if (n.IsScalar() && plain(n.Scalar())) {
+    if (n.Scalar().empty()) fail(key, "an empty value (''); give one, or leave the key out");
     out.push_back(n.Scalar());
     return true;
   }
@@ -346,6 +359,7 @@ bool MapReader::read(const std::string& key, std::vector<std::string>& out) {
   for (const auto& item : n) {
     if (!item.IsScalar() || !plain(item.Scalar()))
       fail(key, "expected a list of plain values, got " + describe(item));
+    if (item.Scalar().empty()) fail(key, "an empty item (''); each item is a value");
     out.push_back(item.Scalar());
   }
   return true;

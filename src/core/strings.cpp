@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <sstream>
 
 namespace pelab {
@@ -13,7 +14,57 @@ std::string without_leading_spaces(const std::string& line) {
   return first == std::string::npos ? "" : line.substr(first);
 }
 
+// The length of the printable character that starts text[i] (1 to 4 bytes), or 0 if the
+// bytes there are not one (see printable_text).
+size_t printable_at(const std::string& text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  if (c >= 0x20 && c < 0x7f) return 1;
+  const size_t n = c >= 0xc2 && c <= 0xdf   ? 2
+                   : c >= 0xe0 && c <= 0xef ? 3
+                   : c >= 0xf0 && c <= 0xf4 ? 4
+                                            : 0;
+  if (n == 0 || i + n > text.size()) return 0;
+  uint32_t cp = c & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3f);
+  }
+  const bool overlong = (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
+  const bool surrogate = cp >= 0xd800 && cp <= 0xdfff;
+  const bool control = cp >= 0x80 && cp <= 0x9f;
+  const bool separator = cp == 0x2028 || cp == 0x2029;
+  const bool bidi = (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+  if (overlong || surrogate || control || separator || bidi || cp > 0x10ffff) return 0;
+  return n;
+}
+
 }  // namespace
+
+bool printable_text(const std::string& text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = printable_at(text, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string escape_unprintable(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = printable_at(text, i);
+    if (n > 0) {
+      out.append(text, i, n);
+      i += n;
+    } else {
+      out += text[i] == '\n' ? std::string("\\n")
+                             : fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
+      ++i;
+    }
+  }
+  return out;
+}
 
 std::string first_difference(const std::string& a, const std::string& b) {
   std::stringstream sa(a), sb(b);

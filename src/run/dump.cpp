@@ -70,13 +70,23 @@ ParsedDataset generated_examples(const DumpSource& source, const TaskConfig& run
 }
 
 // The run's vocabulary as a dataset header in `layout`, for the file reader to encode with.
-ParsedDataset run_vocabulary(const TaskInfo& info, TaskLayout layout, const std::string& name) {
+// An lm run's output symbols end with the '<end>' that the layout adds to its task's: a batch
+// is a file of the task, so it is read against the task's own symbols, those `pelab gen`
+// writes in its header, and to_lm_example adds '<end>' after the answer. Read against the
+// run's, a header of the task would differ from it, and an answer holding '<end>' would be
+// taken for a symbol the layout can feed back.
+ParsedDataset run_vocabulary(const Task& run_task, TaskLayout layout, const std::string& name) {
+  const TaskInfo& info = run_task.info();
   ParsedDataset vocabulary;
   vocabulary.source = name;
   vocabulary.layout = layout;
   vocabulary.vocabulary_declared = true;
   vocabulary.input_symbols = info.input_symbols;
   vocabulary.output_symbols = info.output_symbols;
+  if (run_task.lm_vocabulary() != nullptr) {
+    PELAB_ASSERT(!info.output_symbols.empty() && info.output_symbols.back() == kEndSymbol);
+    vocabulary.output_symbols.pop_back();
+  }
   return vocabulary;
 }
 
@@ -163,7 +173,7 @@ DumpExamples read_dump_examples(const DumpSource& source, const Task& run_task,
       source.file.empty() ? generated_examples(source, run_task_config)
                           : read_dataset_file(source.file, DatasetDefaults{.layout = info.layout});
   const std::shared_ptr<const FileTaskData> data =
-      build_file_task_data(run_vocabulary(info, batch_file.layout, run_name), batch_file);
+      build_file_task_data(run_vocabulary(run_task, batch_file.layout, run_name), batch_file);
   const LmVocabulary* lm =
       batch_file.layout == TaskLayout::AppendedQueries ? run_task.lm_vocabulary() : nullptr;
   DumpExamples out;

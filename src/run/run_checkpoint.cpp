@@ -215,12 +215,17 @@ const std::vector<std::string>& evaluation_set_keys() {
 void set_for_evaluation(RunCheckpoint& run, const std::vector<std::string>& settings) {
   if (settings.empty()) return;
   const std::vector<std::string>& keys = evaluation_set_keys();
+  std::vector<std::string> given;
   for (const std::string& setting : settings) {
     const size_t eq = setting.find('=');
     const std::string key = setting.substr(0, eq);
     PELAB_CHECK(eq != std::string::npos && std::find(keys.begin(), keys.end(), key) != keys.end(),
                 "--set {}: an evaluation can set only keys that change no parameter (valid: {})",
                 message_text(setting), join(keys));
+    // Two values of one key would be one evaluation labelled with both.
+    PELAB_CHECK(std::find(given.begin(), given.end(), key) == given.end(),
+                "--set {}: {} is set twice; give each key once", message_text(setting), key);
+    given.push_back(key);
   }
   // The run's config text (open_run_checkpoint has checked it is config.yaml's) with the
   // settings as overrides: every check of a config applies, and a message names the setting.

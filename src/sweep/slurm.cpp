@@ -27,7 +27,6 @@
 #include "pelab/core/strings.h"
 #include "pelab/io/atomic_file.h"
 #include "run/run_files.h"
-#include "yaml-cpp/yaml.h"
 
 namespace pelab {
 
@@ -302,10 +301,7 @@ std::vector<std::string> task_arguments(const SweepPlan& plan, const std::string
 
 int64_t plan_threads(const SweepPlan& plan) {
   int64_t threads = 1;
-  for (const PlannedRun& p : plan.runs) {
-    const YAML::Node node = YAML::Load(p.config_yaml)["threads"];
-    if (node) threads = std::max(threads, node.as<int64_t>());
-  }
+  for (const PlannedRun& p : plan.runs) threads = std::max(threads, p.threads);
   return threads;
 }
 

@@ -246,7 +246,9 @@ void write_status(const fs::path& dir, const json& status) {
 SweepPlan plan_sweep(const SweepOptions& o) {
   SweepPlan plan;
   plan.config_path = fs::absolute(o.config_path).lexically_normal().string();
-  const ExperimentConfig base = load_experiment(plan.config_path, o.overrides);
+  // Loading the config loads every run of its sweep to check it; those are the runs' configs.
+  std::vector<ExperimentConfig> configs;
+  const ExperimentConfig base = load_experiment(plan.config_path, o.overrides, configs);
   PELAB_CHECK(!base.sweep.axes.empty(),
               "{}: no sweep axes (add a section like `sweep: {{positional.type: [none, rotary], "
               "seed: [0, 1, 2]}}`, or override e.g. 'sweep.seed=[0,1,2]')",
@@ -257,19 +259,16 @@ SweepPlan plan_sweep(const SweepOptions& o) {
   plan.select = base.sweep.select;
   plan.out_dir = o.out_dir.empty() ? (fs::path("runs") / base.name).string() : o.out_dir;
 
-  // Validate every run before starting any.
   int64_t max_threads = 1;
-  for (SweepRun& run : expand_sweep(plan.axes, plan.out_dir, o.overrides)) {
-    ExperimentConfig c;
-    try {
-      c = load_experiment(plan.config_path, run.overrides);
-    } catch (const Error& e) {
-      throw Error(fmt::format("sweep run {}: {}", run.name, e.what()));
-    }
+  std::vector<SweepRun> runs = expand_sweep(plan.axes, plan.out_dir, o.overrides);
+  PELAB_ASSERT(runs.size() == configs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const ExperimentConfig& c = configs[i];
     PlannedRun p;
-    p.run = std::move(run);
+    p.run = std::move(runs[i]);
     p.config_yaml = to_yaml(c);
     p.steps = c.training.steps;
+    p.threads = c.threads;
     max_threads = std::max(max_threads, c.threads);
     plan.runs.push_back(std::move(p));
   }

@@ -131,5 +131,32 @@ TEST_F(ConfigPath, ASweepsRunsUseTheSweepsSearchPath) {
             std::string::npos);
 }
 
+// A sweep's runs find the directories through PELAB_CONFIG_PATH, where ':' separates them: a
+// directory holding ':' passed the sweep's own check, then every run failed. Refused first,
+// naming the option, before anything is written; whether the ':' is in the argument or in
+// the working directory a relative one is resolved against.
+TEST_F(ConfigPath, ADirectoryWithAColonIsRefusedBeforeAnythingIsWritten) {
+  write_file(dir_.path() / "away.yaml", away("mine") + "sweep:\n  seed: [0, 1]\n");
+  write_file(dir_.path() / "my:groups/positional/mine.yaml", "type: alibi\n");
+  write_file(dir_.path() / "a:b/away.yaml", away("mine") + "sweep:\n  seed: [0, 1]\n");
+  write_file(dir_.path() / "a:b/mine/positional/mine.yaml", "type: alibi\n");
+  for (const auto& [cwd, args] :
+       {std::pair{dir_.path(), std::vector<std::string>{"sweep", "away.yaml", "--config-path",
+                                                        "my:groups", "--out", "runs"}},
+        std::pair{dir_.path() / "a:b",
+                  std::vector<std::string>{"sweep", "away.yaml", "--config-path", "mine"}},
+        std::pair{dir_.path(), std::vector<std::string>{"print-config", "away.yaml",
+                                                        "--config-path", "my:groups"}}}) {
+    const std::vector<std::string> before = listing(dir_.path());
+    const Outcome o = run_pelab(args, cwd);
+    EXPECT_EQ(user_error_problem(o, {"--config-path ",
+                                     "holds ':', which separates the "
+                                     "directories of PELAB_CONFIG_PATH"}),
+              "")
+        << args[3];
+    EXPECT_EQ(listing(dir_.path()), before) << "files were left behind";
+  }
+}
+
 }  // namespace
 }  // namespace pelab::testing

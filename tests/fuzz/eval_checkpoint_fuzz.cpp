@@ -7,6 +7,7 @@
 // build writes. corpus/eval_checkpoint/ holds checkpoints of the same run; with
 // PELAB_FUZZ_SEED=FILE the target first writes its own fresh checkpoint to FILE (tools/fuzz.sh
 // adds one to the working corpus that way, so the seeds never go stale when defaults change).
+// The input's last byte chooses `pelab eval --set` settings to apply to the opened run.
 #include <fmt/format.h>
 #include <stdlib.h>
 
@@ -17,6 +18,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "fuzz_util.h"
 #include "pelab/config/experiment.h"
@@ -52,6 +54,13 @@ evaluation:
   lengths: [3, 6]
   examples: 2
 )";
+// `pelab eval --set` settings, a subset of which each input applies: each key that may be set,
+// one value out of range, one key that may not be set, and one key given twice.
+const std::vector<std::string> kSettings = {
+    "positional.scaling.type=yarn",         "positional.scaling.factor=4",
+    "positional.scaling.original_length=4", "positional.scaling.type=dynamic_ntk",
+    "positional.scaling.factor=0.5",        "model.d_model=4",
+    "positional.scaling.factor=2",          "positional.scaling.type=pi"};
 // The run directory, removed at exit.
 fs::path g_run;
 
@@ -101,7 +110,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!out.flush()) std::abort();
   }
   try {
-    const pelab::RunCheckpoint run = pelab::open_run_checkpoint(path);
+    pelab::RunCheckpoint run = pelab::open_run_checkpoint(path);
+    // `pelab eval --set`: the settings (good and bad) chosen by the input's last byte; they
+    // read the checkpoint again with the config they give.
+    std::vector<std::string> settings;
+    for (size_t i = 0; i < kSettings.size(); ++i)
+      if (size > 0 && (data[size - 1] >> i) & 1) settings.push_back(kSettings[i]);
+    pelab::set_for_evaluation(run, settings);
     const std::unique_ptr<pelab::Task> task = pelab::make_task(run.config.task);
     const pelab::Evaluation e = pelab::evaluate(*run.model, *task, run.config);
     std::string table;

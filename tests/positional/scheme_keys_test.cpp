@@ -5,11 +5,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "pelab/config/experiment.h"
 #include "pelab/config/model_config_yaml.h"
 #include "pelab/core/error.h"
 #include "pelab/positional/scheme.h"
@@ -125,6 +129,89 @@ TEST(SchemeKeys, ValuesAreCheckedAgainstTheTable) {
             "positional.scaling.type: 'yarm' is not valid (valid: none, pi, ntk, dynamic_ntk, "
             "yarn)");
   EXPECT_EQ(message("learned", "max_len", 2.5), "positional.max_len: must be an integer");
+}
+
+// A config with `positional:` holding type `scheme` and `key` (a nested `group.key` as its
+// mapping; none if "") set to `value`, the rest a small causal model (every scheme takes one).
+std::string config_with(const std::string& scheme, const std::string& key,
+                        const std::string& value) {
+  const size_t dot = key.find('.');
+  const std::string entry =
+      key.empty() ? ""
+      : dot == std::string::npos
+          ? "  " + key + ": " + value + "\n"
+          : "  " + key.substr(0, dot) + ":\n    " + key.substr(dot + 1) + ": " + value + "\n";
+  return "model:\n  d_model: 16\n  heads: 2\n  layers: 1\n  causal: true\npositional:\n  type: " +
+         scheme + "\n" + entry +
+         "task:\n  name: shift\n  max_length: 8\ntraining:\n  steps: 2\n  warmup: 1\n";
+}
+
+std::string config_error(const std::string& text) {
+  try {
+    parse_experiment(text, "x.yaml", {}, PELAB_SOURCE_DIR "/configs");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// A number as the range message prints it.
+std::string shown(double v) {
+  return fmt::format("{}", v);
+}
+
+// Every key of every scheme (fire's, kerple's, sandwich's, alibi's bidirectional, rotary's
+// fraction and scaling.* included, and any added later): a value below its range, above it,
+// or (a text) outside its choices is refused from a config file at the key's line, naming
+// the range. Then the checks a key's table cannot state, which each scheme makes itself.
+TEST(SchemeKeys, EveryOutOfRangeValueOfEveryKeyIsABadConfig) {
+  int checked = 0;
+  for (const std::string& scheme : scheme_names())
+    for (const SchemeKey& k : scheme_info(scheme).keys) {
+      const std::string line = k.name.find('.') == std::string::npos ? "x.yaml:8: " : "x.yaml:9: ";
+      std::vector<std::pair<std::string, std::string>> bad;  // value, what the message says
+      if (k.type == SchemeKey::Type::Text) {
+        if (!k.choices.empty()) bad.push_back({"bogus", "'bogus' is not valid (valid: "});
+      } else {
+        const bool integer = k.type == SchemeKey::Type::Integer;
+        if (std::isfinite(k.min)) {
+          const double below = integer ? k.min - 1 : k.min - 0.5;
+          bad.push_back({shown(below), "must be in [" + shown(k.min) + ", "});
+        }
+        if (std::isfinite(k.max)) {
+          const double above = integer ? k.max + 1 : k.max + 0.5;
+          bad.push_back({shown(above), ", got " + shown(above)});
+        }
+      }
+      for (const auto& [value, says] : bad) {
+        ++checked;
+        const std::string message = config_error(config_with(scheme, k.name, value));
+        SCOPED_TRACE(scheme + " " + k.name + "=" + value);
+        EXPECT_EQ(message.rfind(line + "positional." + k.name + ": ", 0), 0u) << message;
+        // The range, or (a key its scheme resolves from the run, learned's max_len) the value
+        // and why it cannot be.
+        EXPECT_TRUE(message.find(says) != std::string::npos ||
+                    message.find(" " + value + " ") != std::string::npos)
+            << message;
+      }
+    }
+  EXPECT_GE(checked, 20);
+  // The controls: each scheme with its keys at their defaults loads.
+  for (const std::string& scheme : scheme_names())
+    EXPECT_EQ(config_error(config_with(scheme, "", "")), "no error") << scheme;
+
+  // The checks of the schemes themselves, at the key's line too.
+  EXPECT_EQ(config_error(config_with("fire", "threshold", "0")),
+            "x.yaml:8: positional.threshold: must be > 0, got 0");
+  EXPECT_EQ(config_error(config_with("sandwich", "base", "-1")),
+            "x.yaml:8: positional.base: must be > 0, got -1");
+  EXPECT_NE(
+      config_error(config_with("rotary", "fraction", "0.2"))
+          .find("x.yaml:8: positional.fraction: 0.2 of d_h / 2 = 4 pairs leaves none to rotate"),
+      std::string::npos);
+  EXPECT_NE(config_error(config_with("rotary", "scaling.type", "yarn"))
+                .find("positional.scaling.type: yarn needs positional.scaling.original_length"),
+            std::string::npos);
 }
 
 TEST(SchemeKeys, LearnedResolvesItsTableFromTheRun) {

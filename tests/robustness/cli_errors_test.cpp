@@ -2,11 +2,14 @@
 // YAML config, key=value overrides, dataset files, checkpoints): exit code 2, exactly one
 // line on stderr starting "pelab: error: " that names the culprit, nothing on stdout, and no
 // run directory or partial file left behind.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "pelab/config/yaml_reader.h"
+#include "pelab/core/strings.h"
 #include "pelab_process.h"
 
 namespace pelab::testing {
@@ -201,6 +204,46 @@ TEST_F(CliCheckpointErrors, CheckpointOfAnotherModel) {
   expect_user_error(
       {"train", "tiny.yaml", "--out", "run", "--resume"},
       {"run/checkpoint.safetensors: the checkpoint was written by a different config"});
+}
+
+// ---- what reaches the terminal ------------------------------------------------------------
+
+TEST(PrintableText, IsAWhitelistOfPrintableUtf8) {
+  for (const std::string ok :
+       {"", "seed=0", "positional.type=rotary", "d_h × 2 — é ü 位置", "\xf0\x9f\x98\x80"})
+    EXPECT_TRUE(printable_text(ok)) << ok;
+  for (const std::string& bad : std::vector<std::string>{
+           "a\nb", "tab\there", std::string("nul\0x", 5), "\x1b[31mred", "del\x7f",
+           "c1 csi \xc2\x9b"
+           "31m",
+           "rlo \xe2\x80\xae", "isolate \xe2\x81\xa6", "line \xe2\x80\xa8", "latin1 \xe9",
+           "cut \xc3", "overlong \xc0\xaf", "surrogate \xed\xa0\x80", "beyond \xf4\x90\x80\x80"})
+    EXPECT_FALSE(printable_text(bad)) << escape_unprintable(bad);
+  EXPECT_EQ(escape_unprintable("a\x1b[31m\n\xc2\x9b é"), "a\\x1b[31m\\n\\xc2\\x9b é");
+  EXPECT_TRUE(printable_text(escape_unprintable("\xe2\x80\xae\xff\x01")));
+  // A message cut at 80 bytes never splits a character into escaped bytes.
+  const std::string as(79, 'a');
+  EXPECT_EQ(message_text(fmt::format("{}é", as)), fmt::format("{}... (81 bytes)", as));
+}
+
+// A value that reaches the terminal or a sweep's scripts is held to that whitelist: config
+// text and overrides are refused with the value escaped, and an error line escapes whatever a
+// message quotes as given (a path).
+TEST_F(CliErrors, NothingUnprintableReachesTheTerminal) {
+  write_file(dir_ / "c1.yaml",
+             "name: a\xc2\x9b"
+             "b\n" +
+                 kTiny.substr(kTiny.find('\n') + 1));
+  expect_user_error({"train", "c1.yaml"},
+                    {"c1.yaml:1: name: expected a text value (one line), got 'a\\xc2\\x9bb'"});
+  expect_user_error({"print-config", "tiny.yaml", "name='a\nb'"},
+                    {"override 'name='a\\nb'': holds a control character"});
+  // YAML's escape gives the right-to-left override that the text itself does not hold.
+  expect_user_error({"print-config", "tiny.yaml", "sweep.seed=[0, \"\\u202E\"]"},
+                    {"sweep.seed: expected a list of plain values, got '\\xe2\\x80\\xae'"});
+  const Outcome o = run_pelab({"eval", "run\x1b[31m"}, dir_.path());
+  EXPECT_EQ(user_error_problem(o, {"run\\x1b[31m: no such run directory"}), "");
+  EXPECT_EQ(o.err.find('\x1b'), std::string::npos);
 }
 
 }  // namespace

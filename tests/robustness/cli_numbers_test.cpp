@@ -200,6 +200,72 @@ TEST_F(CliNumbers, EveryNumericAndListOptionOfEveryCommandIsChecked) {
     EXPECT_TRUE(seen.count(name)) << name;
 }
 
+// The options of `command` that take a value (every option its help shows with a type; flags
+// have none), and its positionals, in order.
+struct ValueArguments {
+  std::vector<std::string> options, positionals;
+};
+ValueArguments value_arguments(const std::vector<std::string>& command, const fs::path& cwd) {
+  std::vector<std::string> args = command;
+  args.push_back("--help");
+  const Outcome o = run_pelab(args, cwd);
+  const std::regex option(R"(^  (?:-\w,)?(--[a-z-]+) [A-Z])");
+  const std::regex positional(R"(^  ([a-z][a-z_-]*) [A-Z])");
+  ValueArguments found;
+  std::string section;
+  for (const std::string& l : lines_of(o.out)) {
+    if (!l.empty() && l[0] != ' ') section = l;
+    std::smatch m;
+    if (section == "Positionals:" && std::regex_search(l, m, positional))
+      found.positionals.push_back(m[1]);
+    else if (section == "Options:" && std::regex_search(l, m, option))
+      found.options.push_back(m[1]);
+  }
+  return found;
+}
+
+// '' names nothing: as an option's value it read as "not given" (`sweep --status ''` said
+// the config was required; `dump --batch ''` said "not both" of two things neither given),
+// or as the current directory (`--config-path ''`). Every option and positional of every
+// command refuses it at parse time, naming itself; the trailing unknown option makes sure
+// nothing runs even if the value were taken.
+TEST_F(CliNumbers, EveryOptionAndPositionalOfEveryCommandRefusesAnEmptyValue) {
+  std::set<std::string> seen;
+  for (const std::vector<std::string>& command : all_commands(dir_.path())) {
+    const ValueArguments found = value_arguments(command, dir_.path());
+    for (const std::string& name : found.options) {
+      seen.insert(name);
+      // (`--out=` is not one: CLI11 then takes the next argument as the value.)
+      std::vector<std::string> args = command;
+      args.insert(args.end(), {name, "", "--no-such-option"});
+      expect_user_error(args, {name + ": an empty value ('')"});
+    }
+    // Positional k: k placeholders before it.
+    for (size_t k = 0; k < found.positionals.size(); ++k) {
+      seen.insert(found.positionals[k]);
+      std::vector<std::string> args = command;
+      args.insert(args.end(), k, "x");
+      args.insert(args.end(), {"", "--no-such-option"});
+      expect_user_error(args, {found.positionals[k] + ": an empty argument ('')"});
+    }
+  }
+  for (const char* name : {"--config-path", "--batch", "--status", "--out", "--set", "--metric",
+                           "--slurm-opt", "config", "overrides", "run", "dirs"})
+    EXPECT_TRUE(seen.count(name)) << name;
+  // The control: the same commands with a value get past the check (to the unknown option).
+  const Outcome o = run_pelab({"sweep", "--status", "x", "--no-such-option"}, dir_.path());
+  EXPECT_EQ(user_error_problem(o, {"--no-such-option"}), "");
+}
+
+TEST_F(CliNumbers, EmptyValuesOfTheIssueNameTheirOption) {
+  expect_user_error({"print-config", "tiny.yaml", "--config-path", ""},
+                    {"--config-path: an empty value ('')"});
+  expect_user_error({"dump", "run", "--batch", "", "--out", "d.safetensors"},
+                    {"--batch: an empty value ('')"});
+  expect_user_error({"sweep", "--status", ""}, {"--status: an empty value ('')"});
+  expect_user_error({"train", ""}, {"config: an empty argument ('')"});
+}
+
 // ---- the cases of the issue --------------------------------------------------------------------
 
 TEST_F(CliNumbers, EvalExamplesIsHeldToTheConfigsBound) {

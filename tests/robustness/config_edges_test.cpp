@@ -99,9 +99,9 @@ TEST(ConfigEdges, ASecondYamlDocumentIsRefusedWherever) {
                  {"x.yaml:21: a second YAML document ('---'); a config file holds one document"});
   // An empty second document too: what follows '---' is never silently dropped.
   expect_message(config_error(kTiny + "---\n"), {"x.yaml:21: a second YAML document"});
+  // An override is one line, so a second document there is refused as a line break first.
   expect_message(config_error(kTiny, {"seed=1\n---\n2"}),
-                 {"command line 'seed=1\\n---\\n2': a second YAML document ('---'); a value "
-                  "holds one document"});
+                 {"override 'seed=1\\n---\\n2': holds a control character"});
   TempDir dir;
   write_file(dir / "configs/positional/two.yaml", "type: rotary\n---\ntype: alibi\n");
   write_file(dir / "configs/x.yaml", edited("positional:\n  type: rotary\n", "positional: two\n"));
@@ -178,8 +178,53 @@ TEST(ConfigEdges, AnEmptyConfigIsRefused) {
   EXPECT_EQ(listing(dir.path()), before) << "files were left behind";
 }
 
+// '' names nothing, in any text key: taken, it read as "not given" (`sweep.select: ""` chose
+// nothing and ran) or failed later naming something else. Refused at its line, naming the key
+// and, where the key has a list of valid values, the list.
+TEST(ConfigEdges, AnEmptyTextValueIsRefusedNamingTheKey) {
+  const std::string swept = kTiny + "sweep:\n  seed: [0, 1]\n  training.lr: [0.01, 0.001]\n";
+  expect_message(config_error(swept + "  select: \"\"\n"),
+                 {"x.yaml:24: sweep.select: an empty value (''); valid: seed, training.lr"});
+  expect_message(config_error(swept + "  select: ''\n"), {"x.yaml:24: sweep.select: an empty"});
+  expect_message(config_error(edited("name: tiny", "name: ''")),
+                 {"x.yaml:1: name: an empty value (''); give one, or leave the key out"});
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"task.name", "valid: "},
+      {"task.layout", "valid: native, lm"},
+      {"task.sampling", "valid: sizes, examples"},
+      {"task.train_file", "give one, or leave the key out"},
+      {"model.norm", "valid: pre, post"},
+      {"model.activation", "valid: gelu, relu"},
+      {"training.optimizer", "valid: sgd, adam, adamw"},
+      {"training.schedule", "valid: constant, linear, cosine"},
+      {"positional.type", "valid: "},
+      {"positional.scaling.type", "valid: none, pi, ntk, dynamic_ntk, yarn"},
+      {"positional.combine", "valid: add, concat"},
+  };
+  for (const auto& [key, valid] : cases) {
+    const std::vector<std::string> overrides = {
+        key == "positional.combine" ? "positional.type=sinusoidal" : "seed=0", key + "=''"};
+    expect_message(config_error(kTiny, overrides),
+                   {"command line '" + key + "='''", key + ": an empty value ('')", valid});
+  }
+  // In a list (a sweep axis: each value is a run), an empty item too.
+  expect_message(config_error(kTiny + "sweep:\n  positional.type: [none, '']\n"),
+                 {"x.yaml:22: sweep.positional.type: an empty item ('')"});
+  // The controls: a select that names an axis, and the same keys with a value.
+  EXPECT_EQ(parsed(swept + "  select: training.lr\n").sweep.select, "training.lr");
+  EXPECT_EQ(parsed(kTiny, {"training.optimizer=sgd"}).training.optimizer, "sgd");
+
+  // From the command line, `pelab sweep` refuses before anything is written.
+  TempDir dir;
+  write_file(dir / "s.yaml", swept + "  select: \"\"\n");
+  const std::vector<std::string> before = listing(dir.path());
+  const Outcome o = run_pelab({"sweep", "s.yaml", "--no-progress"}, dir.path());
+  EXPECT_EQ(user_error_problem(o, {"s.yaml:24: sweep.select: an empty value"}), "");
+  EXPECT_EQ(listing(dir.path()), before) << "files were left behind";
+}
+
 TEST(ConfigEdges, ARunNameIsOnePathComponent) {
-  for (const std::string name : {"''", "../x", "a/b", ".", "..", ".hidden", "/abs"})
+  for (const std::string name : {"../x", "a/b", ".", "..", ".hidden", "/abs"})
     expect_message(config_error(edited("name: tiny", "name: " + name)),
                    {"x.yaml:1: name: '", "' is not a run name: it names the run's directory"});
   expect_message(config_error(kTiny, {"name=../x"}),
@@ -191,10 +236,11 @@ TEST(ConfigEdges, ARunNameIsOnePathComponent) {
 TEST(ConfigEdges, ARefusedRunNameWritesNothing) {
   TempDir dir;
   write_file(dir / "tiny.yaml", kTiny);
-  for (const std::string name : {"name=''", "name=../escaped"}) {
+  for (const auto& [name, part] : {std::pair{"name=''", "name: an empty value ('')"},
+                                   std::pair{"name=../escaped", "is not a run name"}}) {
     const std::vector<std::string> before = listing(dir.path());
     const Outcome o = run_pelab({"train", "tiny.yaml", name, "--no-progress"}, dir.path());
-    EXPECT_EQ(user_error_problem(o, {"is not a run name"}), "");
+    EXPECT_EQ(user_error_problem(o, {part}), "");
     EXPECT_EQ(listing(dir.path()), before) << "files were left behind";
   }
   EXPECT_FALSE(testing::fs::exists(dir.path() / "escaped"));

@@ -280,5 +280,49 @@ TEST_F(EvalTrust, EvalSetRefusesKeysThatChangeTheModel) {
                     {"positional.scaling.type: yarn needs positional.scaling.original_length"});
 }
 
+// Every wrong --set is one line naming the key, exit code 2, and nothing written (--out
+// included): a key of another scheme's run, a key given twice, a value of the wrong shape or
+// out of range, a setting without a value. The controls: each key with a good value.
+TEST_F(EvalTrust, EvalSetRefusesEveryWrongCaseNamingTheKey) {
+  ASSERT_EQ(
+      run_pelab({"init", "run/config.yaml", "positional=alibi", "--out", "alibi"}, dir_.path())
+          .exit_code,
+      0);
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
+      {{"alibi", "--set", "positional.scaling.type=pi"},
+       {"command line 'positional.scaling.type=pi': positional.scaling: the 'alibi' scheme "
+        "does not take this key"}},
+      {{"run", "--set", "positional.scaling.factor=2", "--set", "positional.scaling.factor=4"},
+       {"--set positional.scaling.factor=4: positional.scaling.factor is set twice"}},
+      {{"run", "--set", "positional.scaling.factor=[2]"},
+       {"positional.scaling.factor: expected a number"}},
+      {{"run", "--set", "positional.scaling.factor=nan"}, {"positional.scaling.factor: "}},
+      {{"run", "--set", "positional.scaling.factor=1e39"},
+       {"positional.scaling.factor: 1e39 is out of range"}},
+      {{"run", "--set", "positional.scaling.original_length=0"},
+       {"positional.scaling.original_length: must be in ["}},
+      {{"run", "--set", "positional.scaling.original_length=2.5"},
+       {"positional.scaling.original_length: "}},
+      {{"run", "--set", "positional.scaling.type=yarm"},
+       {"positional.scaling.type: 'yarm' is not valid (valid: none, pi, ntk, dynamic_ntk, yarn)"}},
+      {{"run", "--set", "positional.scaling.type="}, {"positional.scaling.type="}},
+      {{"run", "--set", "positional.scaling.factor"},
+       {"--set positional.scaling.factor: an evaluation can set only keys"}},
+      {{"run", "--set", "positional.scaling.type={a: 1}"}, {"positional.scaling.type: expected"}},
+  };
+  for (const auto& [args, parts] : cases) {
+    std::vector<std::string> command = {"eval"};
+    command.insert(command.end(), args.begin(), args.end());
+    command.insert(command.end(), {"--out", "out"});
+    SCOPED_TRACE(args.back());
+    expect_user_error(command, parts);
+  }
+  for (const char* good : {"positional.scaling.type=pi", "positional.scaling.factor=2",
+                           "positional.scaling.original_length=8"}) {
+    const Outcome o = run_pelab({"eval", "run", "--set", good}, dir_.path());
+    EXPECT_EQ(o.exit_code, 0) << good << ": " << o.err;
+  }
+}
+
 }  // namespace
 }  // namespace pelab::testing

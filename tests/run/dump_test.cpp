@@ -302,6 +302,57 @@ TEST(Dump, AGeneratedTaskGivesTheBatchOfTheFileGenWrites) {
   EXPECT_EQ(a.int_tensor("input.tokens").shape, (Shape{4, 6}));
 }
 
+// An lm run's batch is a file of its task: the file `pelab gen` writes for the task, header
+// included, is taken (the run's output vocabulary adds '<end>' to the task's, which no file
+// of the task lists), and an answer holding '<end>', which the layout adds itself and cannot
+// feed back, is one line naming the file, the line and the symbol (it was an internal error).
+TEST(Dump, AnLmRunTakesItsTasksFilesAndRefusesEndInAnAnswer) {
+  TempDir dir;
+  const std::string yaml = dir / "c.yaml";
+  testing::write_file(yaml, R"(name: lm
+seed: 1
+model: {d_model: 16, heads: 2, layers: 1, causal: true}
+positional: {type: rotary}
+task: {name: copy, min_length: 1, max_length: 4, layout: lm}
+training: {steps: 2, warmup: 1}
+evaluation: {lengths: [4], examples: 4}
+)");
+  const std::string run = dir / "run";
+  ASSERT_EQ(testing::run_pelab({"init", yaml, "--out", run}).exit_code, 0);
+  for (const char* format : {"jsonl", "tsv"}) {
+    const std::string gen = dir / fmt::format("gen.{}", format);
+    ASSERT_EQ(testing::run_pelab({"gen", "copy", "--lengths", "3", "--count", "2", "--out", gen})
+                  .exit_code,
+              0);
+    const testing::Outcome o = testing::run_pelab(
+        {"dump", run, "--batch", gen, "--out", dir / "d.safetensors", "--overwrite"});
+    EXPECT_EQ(o.exit_code, 0) << o.err;
+    // The same examples as the task drawn by name: '<end>' comes from the layout alone.
+    const SafetensorsFile from_file = read_safetensors(dir / "d.safetensors");
+    DumpSource generated;
+    generated.task = "copy";
+    generated.lengths = {3};
+    generated.count = 2;
+    const SafetensorsFile by_name =
+        dump(run, generated, DumpOptions{}, dir / fmt::format("n-{}.safetensors", format));
+    EXPECT_EQ(from_file.int_tensor("input.targets").values,
+              by_name.int_tensor("input.targets").values);
+  }
+  testing::write_file(dir / "end.jsonl",
+                      "{\"input\":[\"1\",\"4\",\"3\"],\"target\":[\"1\",\"<end>\",\"3\"]}\n");
+  testing::write_file(dir / "end.tsv", "1 2 3\t1 2 3\n1 4 3\t1 <end> 3\n");
+  for (const auto& [file, line] : {std::pair{"end.jsonl", 1}, std::pair{"end.tsv", 2}}) {
+    const std::vector<std::string> before = testing::listing(dir.path());
+    const testing::Outcome o =
+        testing::run_pelab({"dump", run, "--batch", dir / file, "--out", dir / "e.safetensors"});
+    EXPECT_EQ(testing::user_error_problem(
+                  o, {fmt::format("{}:{}: unknown output symbol '<end>'", file, line)}),
+              "");
+    EXPECT_EQ(o.err.find("internal error"), std::string::npos) << o.err;
+    EXPECT_EQ(testing::listing(dir.path()), before) << file;
+  }
+}
+
 // Each refusal: one line, exit code 2, and no dump written.
 TEST(Dump, BadInputIsOneErrorAndWritesNothing) {
   TempDir dir;

@@ -106,6 +106,11 @@ struct ExperimentConfig {
 // is validated, the sweep's too: each of its runs is loaded as `pelab sweep` will load it.
 ExperimentConfig load_experiment(const std::string& path,
                                  const std::vector<std::string>& overrides = {});
+// As load_experiment, and `sweep_runs` receives the configs of the sweep's runs loaded to
+// check them, in expand_sweep's order (pelab/sweep/sweep.h): each is what load_experiment of
+// the file with the overrides, then that run's axis values, then `sweep={}` gives.
+ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& overrides,
+                                 std::vector<ExperimentConfig>& sweep_runs);
 // A run's config.yaml, to check the run's checkpoint against (pelab/run/
 // run_checkpoint.h): as load_experiment, except that the values the task determines are taken
 // from the task even where the file gives others, so that a task edited since training shows

@@ -56,7 +56,8 @@ class MapReader {
   bool read(const std::string& key, int64_t& out);
   bool read(const std::string& key, double& out);
   bool read(const std::string& key, bool& out);
-  bool read(const std::string& key, std::string& out);
+  // Text is one line and never empty; `valid`, if given, is listed when it is empty.
+  bool read(const std::string& key, std::string& out, const std::vector<std::string>& valid = {});
   bool read(const std::string& key, std::vector<std::string>& out);
   bool read(const std::string& key, std::vector<int64_t>& out);
   // A nested mapping (an empty one if absent).

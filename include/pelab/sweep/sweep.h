@@ -107,6 +107,7 @@ struct PlannedRun {
                             // config per task)
   std::string config_yaml;  // its resolved config (to_yaml)
   int64_t steps = 0;        // its training.steps
+  int64_t threads = 1;      // its threads
   RunPlan plan;             // skip, resume or fresh, and why
 };
 
