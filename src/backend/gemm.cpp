@@ -86,14 +86,20 @@ void openblas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alph
 }
 }  // namespace
 
+constexpr int64_t kSmallWeightGradient = 64 * 256;  // M·N: output elements
+
 GemmBackend auto_gemm_backend(bool ta, bool tb, int64_t M, int64_t N, int64_t K) {
   // Small products (attention's per head: 16×16×8 in the default experiment, thousands a step)
   // cost a library call's fixed overhead more than their arithmetic; pelab's own kernel has
   // none (docs/performance.md).
   if (M * N * K <= kSmallGemmMax) return GemmBackend::Packed;
   // The weight-gradient layout with a long reduction: oneDNN's sgemm is well below OpenBLAS's
-  // rate there (`pelab bench gemm --config medium`, docs/performance.md).
-  return ta && !tb && K >= 512 ? GemmBackend::OpenBlas : GemmBackend::OneDnn;
+  // rate there (`pelab bench gemm --config medium`, docs/performance.md). A small weight's
+  // gradient (at most 64 × 256, R1's model) goes to pelab's kernel, as fast there: OpenBLAS's
+  // first call maps a 128 MiB buffer and touches a quarter of it, a small model's whole size.
+  if (ta && !tb && K >= 512)
+    return M * N <= kSmallWeightGradient ? GemmBackend::Packed : GemmBackend::OpenBlas;
+  return GemmBackend::OneDnn;
 }
 
 GemmBackend gemm_backend() {
