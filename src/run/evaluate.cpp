@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -13,6 +14,8 @@
 namespace pelab {
 
 namespace {
+
+constexpr int64_t kEvalBatchTokens = 8192;
 
 // The counts of one pass over a length's examples (one draw of positions).
 struct Tally {
@@ -30,6 +33,12 @@ Tally score_examples(const Encoder& model, const std::vector<Example>& examples,
                      const DigitRuns* digit_runs, const LmVocabulary* lm,
                      std::vector<PositionResult>& positions) {
   const int64_t V = model.config().vocab_out;
+  // Long sequences go in fewer per batch: an evaluation's memory then stays that of a batch of
+  // kEvalBatchTokens, whatever the length (at most batch_size examples still).
+  int64_t longest = 1;
+  for (const Example& e : examples)
+    longest = std::max<int64_t>(longest, static_cast<int64_t>(e.tokens.size()));
+  batch_size = std::clamp<int64_t>(kEvalBatchTokens / longest, 1, batch_size);
   Tally tally;
   for (size_t start = 0; start < examples.size(); start += batch_size) {
     const size_t end = std::min(examples.size(), start + static_cast<size_t>(batch_size));
