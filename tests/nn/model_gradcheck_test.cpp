@@ -25,6 +25,9 @@ void expect_gradient_matches(const std::string& scheme, const KeyValues& keys) {
     const Batch batch = make_batch({5, 3}, 5, 5);
     GradCheckOptions options;
     options.max_elements_per_input = 12;
+    // fire's ReLU units have kinks, where finite differences average two slopes: a smaller
+    // step (still far above float32's rounding here) keeps clear of them.
+    if (scheme == "fire") options.epsilon = 1e-3;
     const GradCheckResult r = gradcheck(
         [&](const TensorList&) { return model.forward(batch, /*training=*/true, 17).loss; },
         model.params().all(), options);

@@ -348,14 +348,14 @@ TEST(Reproduce, R1ProbesAnUnlearnedTaskWithTheLargerBudgetAndSweepsItIfItLearns)
 }
 
 // R2 compares each task at the budget R1 settled on for it. Here R1's first budget (160 steps,
-// a check every 25) learns cycle_navigation but not parity, whose probe then learns it at the
+// a check every 20) learns cycle_navigation but not parity, whose probe then learns it at the
 // larger budget (300 steps): parity's learned and randomized runs are at 300 steps, and the
 // first budget's randomized sweep is narrowed to cycle_navigation.
 TEST(Reproduce, R2ComparesATaskAtTheBudgetR1SettledOn) {
   ASSERT_TRUE(fs::exists(testing::pelab_binary())) << "pelab is not built";
   const testing::TempDir tmp;
   write_narrow_r1(tmp, "0.001", "[training.steps=300]", "parity, cycle_navigation",
-                  "training.steps=160, training.stop_when.every=25");
+                  "training.steps=160, training.stop_when.every=20");
   fs::copy_file(PELAB_SOURCE_DIR "/studies/configs/claims/r02.yaml",
                 tmp / "studies/configs/claims/r02.yaml");
   auto [code, output] = reproduce_narrow_r1(tmp, "R1,R2");
