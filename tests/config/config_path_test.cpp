@@ -73,7 +73,10 @@ TEST_F(ConfigPath, AMissingGroupListsTheGroupsOnThePath) {
                      dir_ / "own" + ", " + dir_ / "a" + ", "),
               std::string::npos)
         << m;
-    EXPECT_NE(m.find("valid: alibi, alibi_deepmind, binary, cope, fire, index, kerple, learned, mine, none,"), std::string::npos) << m;
+    EXPECT_NE(m.find("valid: alibi, alibi_deepmind, binary, cope, fire, index, kerple, learned, "
+                     "mine, none,"),
+              std::string::npos)
+        << m;
   }
 }
 
