@@ -9,6 +9,7 @@
 #include "pelab/core/error.h"
 #include "pelab/positional/scheme.h"
 #include "pelab_process.h"
+#include "positional/scheme_errors.h"
 
 namespace pelab::testing {
 namespace {
@@ -107,26 +108,6 @@ TEST(Kerple, InitialisationIsTheSourcesDrawProjected) {
     EXPECT_EQ(a.params().get("kerple.r1").to_vector(), b.params().get("kerple.r1").to_vector());
     EXPECT_NE(a.params().get("kerple.r1").to_vector(), c.params().get("kerple.r1").to_vector());
   }
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-std::string key_error(const std::string& type, const std::string& key, const KeyValue& value) {
-  PositionalConfig p;
-  p.type = type;
-  p.keys.set(key, value);
-  return error_of([&] { resolve_defaults(p); });
-}
-
-std::string build_error(ModelConfig config) {
-  return error_of([&] { const Encoder model(config, make_scheme, 1); });
 }
 
 TEST(BiasSchemeKeys, EachBadValueIsOneLineNamingTheKey) {

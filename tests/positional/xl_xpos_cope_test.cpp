@@ -16,6 +16,7 @@
 #include "pelab/positional/functions.h"
 #include "pelab/positional/scheme.h"
 #include "pelab_process.h"
+#include "positional/scheme_errors.h"
 
 namespace pelab::testing {
 namespace {
@@ -198,26 +199,6 @@ TEST(XlRelative, ShiftInvariantAtLargeOffsets) {
 }
 
 // ---- errors --------------------------------------------------------------------------------
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-std::string key_error(const std::string& type, const std::string& key, const KeyValue& value) {
-  PositionalConfig p;
-  p.type = type;
-  p.keys.set(key, value);
-  return error_of([&] { resolve_defaults(p); });
-}
-
-std::string build_error(const ModelConfig& config) {
-  return error_of([&] { const Encoder model(config, make_scheme, 1); });
-}
 
 TEST(XlXposCopeKeys, EachBadValueIsOneLineNamingTheKey) {
   EXPECT_EQ(key_error("cope", "max_position", int64_t{0}),
