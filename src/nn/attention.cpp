@@ -154,6 +154,7 @@ void attention_forward_kernel(const Dims& n, int64_t R, const float* qp, const f
   const bool save = alpha != nullptr;
   const bool use_dropout = options.dropout > 0.0f;
   const int64_t row_width = terms ? n.T : 0;  // hooks read rows of T columns; else kc do
+  if (terms) terms->prepare();
   parallel_for(0, n.B * n.H, 1, [&](int64_t lo, int64_t hi) {
     std::vector<float> scores(save ? 0 : R * n.T), dropped(use_dropout ? R * n.T : 0);
     for (int64_t w = lo; w < hi; ++w) {

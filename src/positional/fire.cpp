@@ -10,6 +10,7 @@
 // Dividing by ψ(max(p_i, L)) maps the keys at or before a query (0 ≤ δ ≤ p_i) into [0, 1], so
 // longer sequences do not reach unseen inputs of f; while p_i ≤ L the divisor is ψ(L), fixed,
 // and the bias depends on δ alone.
+#include <algorithm>
 #include <cmath>
 
 #include "pelab/core/error.h"
@@ -32,25 +33,76 @@ struct FireParams {
 // The normalised distance of one query row: u(δ) = sign(δ)·ψ(|δ|)/D with D = ψ(m) + ε, and
 // what the backward needs of D.
 struct FireRow {
-  FireRow(int32_t p_i, float c_magnitude, float L) : c_abs(c_magnitude) {
-    above = L > static_cast<float>(p_i);  // then m = L, and ℓ moves the divisor
-    m = above ? L : static_cast<float>(p_i);
+  FireRow(int32_t p_i, float c_magnitude, float L)
+      : FireRow(c_magnitude, std::max(L, static_cast<float>(p_i)), L > static_cast<float>(p_i)) {}
+  // A row with m given: every row with p_i < L shares m = L (above).
+  FireRow(float c_magnitude, float m_value, bool above_threshold)
+      : c_abs(c_magnitude), m(m_value), above(above_threshold) {
     D = std::log1p(c_abs * m) + kEpsilon;
   }
   float u(int64_t delta) const { return sgn(static_cast<float>(delta)) * psi(delta) / D; }
   float psi(int64_t delta) const { return std::log1p(c_abs * static_cast<float>(std::abs(delta))); }
 
-  float c_abs, m, D;
-  bool above;
+  float c_abs, m;
+  bool above;  // L > p_i: then m = L, and ℓ moves the divisor
+  float D = 0.0f;
+};
+
+// A work item's parameter gradients, summed in double and added once.
+struct FireGrad {
+  explicit FireGrad(int64_t W) : w1(W), b1(W), w2(W) {}
+  std::vector<double> w1, b1, w2;
+  double b2 = 0.0, c = 0.0, l = 0.0;
 };
 
 class FireTerms : public AttentionTerms {
  public:
+  // Rows with p_i < L share one divisor, so their bias depends on δ alone: prepare() tabulates
+  // f for every δ of a sequence once, for all heads, instead of per (head, query, key). A
+  // sequence whose positions spread so far that the table would be larger than its [T, T]
+  // pairs (few tokens at large random positions) is left to the direct path.
   FireTerms(const IntTensor& positions, FireParams f, float threshold)
-      : positions_(positions), f_(std::move(f)), threshold_(threshold) {}
+      : positions_(positions), f_(std::move(f)), threshold_(threshold) {
+    const int64_t B = positions.shape[0], T = positions.shape[1];
+    table_start_.assign(static_cast<size_t>(B), -1);
+    span_.assign(static_cast<size_t>(B), 0);
+    int64_t size = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      const int32_t* p = positions.data() + b * T;
+      const auto [lo, hi] = std::minmax_element(p, p + T);
+      span_[b] = static_cast<int64_t>(*hi) - *lo;
+      if (2 * span_[b] + 1 > T * T) continue;
+      table_start_[b] = size;
+      size += (2 * span_[b] + 1) * f_.w2.size(0);
+    }
+    table_.resize(static_cast<size_t>(size));
+    prepare();  // for callers of the hooks outside the fused op, which would not call it
+  }
 
   TensorList parameters() const override { return {f_.w1, f_.b1, f_.w2, f_.b2, f_.c, f_.l}; }
   bool has_bias() const override { return true; }
+
+  // table_[start_b + h·(2·span_b + 1) + δ + span_b] = f(u(δ))_h for the rows with m = L.
+  void prepare() const override {
+    const int64_t B = positions_.shape[0], W = f_.w1.size(0), H = f_.w2.size(0);
+    prepared_L_ = L();
+    const FireRow r(std::fabs(f_.c.data()[0]), prepared_L_, true);
+    const float *w1 = f_.w1.data(), *b1 = f_.b1.data(), *w2 = f_.w2.data(), *b2 = f_.b2.data();
+    std::vector<float> hidden(static_cast<size_t>(W));
+    for (int64_t b = 0; b < B; ++b) {
+      if (table_start_[b] < 0) continue;
+      const int64_t span = span_[b], n = 2 * span + 1;
+      for (int64_t delta = -span; delta <= span; ++delta) {
+        const float u = r.u(delta);
+        for (int64_t k = 0; k < W; ++k) hidden[k] = std::max(0.0f, w1[k] * u + b1[k]);
+        for (int64_t h = 0; h < H; ++h) {
+          float out = b2[h];
+          for (int64_t k = 0; k < W; ++k) out += w2[h * W + k] * hidden[k];
+          table_[table_start_[b] + h * n + delta + span] = out;
+        }
+      }
+    }
+  }
 
   void add_bias(int64_t b, int64_t h, int64_t i0, int64_t i1, int64_t T, const float*, int64_t,
                 float* S, int64_t lds) const override {
@@ -59,8 +111,12 @@ class FireTerms : public AttentionTerms {
     const float *w1 = f_.w1.data(), *b1 = f_.b1.data(), *w2 = f_.w2.data() + h * W;
     const float b2 = f_.b2.data()[h];
     for (int64_t i = i0; i < i1; ++i) {
-      const FireRow row_u(p[i], std::fabs(f_.c.data()[0]), L());
       float* row = S + (i - i0) * lds;
+      if (const float* f = tabulated(b, h, p[i])) {
+        for (int64_t j = 0; j < T; ++j) row[j] += f[p[i] - p[j]];
+        continue;
+      }
+      const FireRow row_u(p[i], std::fabs(f_.c.data()[0]), prepared_L_);
       for (int64_t j = 0; j < T; ++j) {
         const float u = row_u.u(p[i] - p[j]);
         float out = b2;
@@ -70,54 +126,42 @@ class FireTerms : public AttentionTerms {
     }
   }
 
-  // Back through f (ReLU passes where its input is > 0), then through u to c and ℓ:
-  //   ∂u/∂c = sign(δ)·(ψ_c(|δ|)·D − ψ(|δ|)·ψ_c(m)) / D²,  ψ_c(x) = sgn(c)·x / (|c|x + 1)
-  //   ∂u/∂ℓ = −sign(δ)·ψ(|δ|)/D² · |c|/(|c|m + 1) · sgn(ℓ)·L₀   where L > p_i, else 0.
-  // Sums are kept in double over the block and added once.
+  // Back through f (ReLU passes where its input is > 0), then through u to c and ℓ. The rows
+  // of the table first sum dS per δ, then pass each δ's sum through f once.
   void bias_backward(int64_t b, int64_t h, int64_t i0, int64_t i1, int64_t T, const float*, int64_t,
                      const float* dS, int64_t lds, float*, int64_t,
                      const GradBuffers& grads) const override {
     const int32_t* p = positions_.data() + b * T;
     const int64_t W = f_.w1.size(0);
-    const float *w1 = f_.w1.data(), *b1 = f_.b1.data(), *w2 = f_.w2.data() + h * W;
-    const float c = f_.c.data()[0], ell = f_.l.data()[0];
-    std::vector<double> gw1(W), gb1(W), gw2(W);
-    double gb2 = 0.0, gc = 0.0, gl = 0.0;
+    const float c_abs = std::fabs(f_.c.data()[0]);
+    FireGrad g(W);
+    const bool table = table_start_[b] >= 0;
+    const int64_t span = span_[b];
+    std::vector<double> per_delta(table ? static_cast<size_t>(2 * span + 1) : 0, 0.0);
     for (int64_t i = i0; i < i1; ++i) {
-      const FireRow r(p[i], std::fabs(c), L());
-      const double dD_dc = sgn(c) * r.m / (r.c_abs * r.m + 1.0);
-      const double dD_dl = r.above ? sgn(ell) * threshold_ * r.c_abs / (r.c_abs * r.m + 1.0) : 0.0;
+      const FireRow r(p[i], c_abs, L());
       for (int64_t j = 0; j < T; ++j) {
         const float ds = dS[(i - i0) * lds + j];
         if (ds == 0.0f) continue;  // masked keys, and nothing to pass back
-        const int64_t delta = p[i] - p[j];
-        const float u = r.u(delta);
-        double du = 0.0;
-        gb2 += ds;
-        for (int64_t k = 0; k < W; ++k) {
-          const float z = w1[k] * u + b1[k];
-          if (z <= 0.0f) continue;
-          gw2[k] += static_cast<double>(ds) * z;
-          const double dz = static_cast<double>(ds) * w2[k];
-          gw1[k] += dz * u;
-          gb1[k] += dz;
-          du += dz * w1[k];
-        }
-        const double a = static_cast<double>(std::abs(delta)), s = sgn(static_cast<float>(delta));
-        const double N = r.psi(delta), D = r.D;
-        const double dN_dc = sgn(c) * a / (r.c_abs * a + 1.0);
-        gc += du * s * (dN_dc * D - N * dD_dc) / (D * D);
-        gl -= du * s * N / (D * D) * dD_dl;
+        if (table && r.above)
+          per_delta[p[i] - p[j] + span] += ds;
+        else
+          accumulate(g, ds, p[i] - p[j], r, h);
       }
     }
-    for (int64_t k = 0; k < W; ++k) {
-      grads[0][k] += static_cast<float>(gw1[k]);
-      grads[1][k] += static_cast<float>(gb1[k]);
-      grads[2][h * W + k] += static_cast<float>(gw2[k]);
+    if (table) {
+      const FireRow r(c_abs, L(), true);
+      for (int64_t delta = -span; delta <= span; ++delta)
+        if (per_delta[delta + span] != 0.0) accumulate(g, per_delta[delta + span], delta, r, h);
     }
-    grads[3][h] += static_cast<float>(gb2);
-    grads[4][0] += static_cast<float>(gc);
-    grads[5][0] += static_cast<float>(gl);
+    for (int64_t k = 0; k < W; ++k) {
+      grads[0][k] += static_cast<float>(g.w1[k]);
+      grads[1][k] += static_cast<float>(g.b1[k]);
+      grads[2][h * W + k] += static_cast<float>(g.w2[k]);
+    }
+    grads[3][h] += static_cast<float>(g.b2);
+    grads[4][0] += static_cast<float>(g.c);
+    grads[5][0] += static_cast<float>(g.l);
   }
 
   // q: [B, H, T, d_h] → R: [B, H, T, T], every step a differentiable op; max(p_i, L) is
@@ -149,9 +193,46 @@ class FireTerms : public AttentionTerms {
  private:
   float L() const { return std::fabs(f_.l.data()[0]) * threshold_; }
 
+  // Head h's f at δ = 0 for a query at p_i, when its row is tabulated; else null.
+  const float* tabulated(int64_t b, int64_t h, int32_t p_i) const {
+    if (table_start_[b] < 0 || !(prepared_L_ > static_cast<float>(p_i))) return nullptr;
+    return table_.data() + table_start_[b] + h * (2 * span_[b] + 1) + span_[b];
+  }
+
+  // g: the gradient of f(u(δ))_h for a row r; adds its parts to every parameter:
+  //   ∂u/∂c = sign(δ)·(ψ_c(|δ|)·D − ψ(|δ|)·ψ_c(m)) / D²,  ψ_c(x) = sgn(c)·x / (|c|x + 1)
+  //   ∂u/∂ℓ = −sign(δ)·ψ(|δ|)/D² · |c|/(|c|m + 1) · sgn(ℓ)·L₀   where L > p_i, else 0.
+  void accumulate(FireGrad& g, double ds, int64_t delta, const FireRow& r, int64_t h) const {
+    const int64_t W = f_.w1.size(0);
+    const float *w1 = f_.w1.data(), *b1 = f_.b1.data(), *w2 = f_.w2.data() + h * W;
+    const float c = f_.c.data()[0], ell = f_.l.data()[0];
+    const float u = r.u(delta);
+    double du = 0.0;
+    g.b2 += ds;
+    for (int64_t k = 0; k < W; ++k) {
+      const float z = w1[k] * u + b1[k];
+      if (z <= 0.0f) continue;
+      g.w2[k] += ds * z;
+      const double dz = ds * w2[k];
+      g.w1[k] += dz * u;
+      g.b1[k] += dz;
+      du += dz * w1[k];
+    }
+    const double dD_dc = sgn(c) * r.m / (r.c_abs * r.m + 1.0);
+    const double dD_dl = r.above ? sgn(ell) * threshold_ * r.c_abs / (r.c_abs * r.m + 1.0) : 0.0;
+    const double a = static_cast<double>(std::abs(delta)), s = sgn(static_cast<float>(delta));
+    const double N = r.psi(delta), D = r.D;
+    const double dN_dc = sgn(c) * a / (r.c_abs * a + 1.0);
+    g.c += du * s * (dN_dc * D - N * dD_dc) / (D * D);
+    g.l -= du * s * N / (D * D) * dD_dl;
+  }
+
   IntTensor positions_;
   FireParams f_;
   float threshold_;
+  std::vector<int64_t> table_start_, span_;  // per sequence; start −1: not tabulated
+  mutable std::vector<float> table_;         // written by prepare() only
+  mutable float prepared_L_ = 0.0f;
 };
 
 class Fire : public PositionalScheme {

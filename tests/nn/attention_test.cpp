@@ -107,6 +107,42 @@ TEST(Attention, FusedMatchesComposedWithGradients) {
         }
 }
 
+// fire tabulates f per distance for the rows under its threshold L (one divisor) and computes
+// the other rows directly; sequences whose positions spread wide are never tabulated. Every
+// mix matches the oracle, gradients included: all rows tabulated (L = 512), some (L = 7 with
+// positions 3..11), none (L = 1), and a first sequence spread 40 times wider.
+TEST(Attention, FireTabulatedAndDirectRowsMatchTheOracle) {
+  for (float L : {512.0f, 7.0f, 1.0f})
+    for (bool spread : {false, true}) {
+      AttentionCase s = make_setup("fire", 9, false, 17);
+      std::fill_n(s.model->params().get("layers.0.attn.fire.l_mult").data(), 1, L / 512.0f);
+      if (spread)
+        for (int64_t t = 0; t < 9; ++t) s.batch.positions.values[t] *= 40;
+      s.terms = s.model->scheme().attention_terms(s.batch, 0);
+      AttentionOptions o;
+      o.heads = 2;
+      o.block_rows = 4;
+      TensorList inputs{s.q, s.k, s.v};
+      for (const Tensor& t : s.terms->parameters()) inputs.push_back(t);
+      auto run = [&](bool fused) {
+        for (Tensor& x : inputs) {
+          x.zero_grad();
+          x.set_requires_grad(true);
+        }
+        Tensor z = fused ? attention(s.q, s.k, s.v, s.batch.key_mask, s.terms, o)
+                         : attention_composed(s.q, s.k, s.v, s.batch.key_mask, s.terms, o);
+        sum_all(mul(z, random_tensor(z.shape(), 5))).backward();
+        TensorList out{z.detach()};
+        for (Tensor& x : inputs) out.push_back(x.grad());
+        return out;
+      };
+      const TensorList fused = run(true), composed = run(false);
+      for (size_t i = 0; i < fused.size(); ++i)
+        EXPECT_LE(closeness(fused[i], composed[i], 1e-4, 1e-5), 1.0)
+            << "L " << L << " spread " << spread << " output " << i;
+    }
+}
+
 // Training drops the padded rows' z: with skip_padded_queries the rows from the last real key
 // on are 0, every other row and every gradient (the padded rows' dz being 0) as without it.
 // Terms whose bias reads the keys' scores keep every row and key.

@@ -30,6 +30,9 @@ class AttentionTerms {
   virtual TensorList parameters() const { return {}; }
   virtual bool has_bias() const { return false; }
   virtual bool has_values() const { return false; }
+  // Called once per fused forward, from one thread, before any block hook: terms may cache
+  // here what depends on the parameters' current values (they change between calls).
+  virtual void prepare() const {}
 
   // ---- fused hooks, per (b, h) and query rows [i0, i1); T keys -------------------------
   // Gradient buffers for parameters() of one work item: grads[p] has parameters()[p]'s size.
