@@ -358,6 +358,9 @@ void check_training(const MapReader& t, const TrainingConfig& tr) {
   if (tr.schedule != "constant" && tr.schedule != "linear" && tr.schedule != "cosine")
     t.fail("schedule",
            fmt::format("'{}' is not valid (valid: constant, linear, cosine)", tr.schedule));
+  if (tr.length_sampling != "per_example" && tr.length_sampling != "per_batch")
+    t.fail("length_sampling",
+           fmt::format("'{}' is not valid (valid: per_example, per_batch)", tr.length_sampling));
   if (tr.weight_decay < 0) t.fail("weight_decay", "must be >= 0");
   if (tr.beta1 < 0 || tr.beta1 >= 1) t.fail("beta1", "must be in [0, 1)");
   if (tr.beta2 < 0 || tr.beta2 >= 1) t.fail("beta2", "must be in [0, 1)");
@@ -408,6 +411,7 @@ void read_training_section(MapReader& t, TrainingConfig& tr) {
   t.read("schedule", tr.schedule, {"constant", "linear", "cosine"});
   t.read("min_lr", tr.min_lr);
   t.read("clip_norm", tr.clip_norm);
+  t.read("length_sampling", tr.length_sampling, {"per_example", "per_batch"});
   t.read("log_every", tr.log_every);
   t.read("eval_every", tr.eval_every);
   t.read("checkpoint_every", tr.checkpoint_every);
@@ -415,8 +419,8 @@ void read_training_section(MapReader& t, TrainingConfig& tr) {
   MapReader stop = t.section("stop_when");
   read_stop_when(stop, tr.stop_when);
   t.finish({"steps", "batch_size", "optimizer", "lr", "weight_decay", "beta1", "beta2", "eps",
-            "momentum", "warmup", "schedule", "min_lr", "clip_norm", "log_every", "eval_every",
-            "checkpoint_every", "check_finite", "stop_when"});
+            "momentum", "warmup", "schedule", "min_lr", "clip_norm", "length_sampling", "log_every",
+            "eval_every", "checkpoint_every", "check_finite", "stop_when"});
   check_training(t, tr);
 }
 
@@ -628,6 +632,11 @@ void check_task_needs(const ExperimentConfig& c, const Task& task, const KeyPlac
         "bidirectional attention would read; valid with model.causal: false: any task but {})",
         at(at.given("model.causal") ? "model.causal" : "task.name"), task.info().name,
         join(causal_only_tasks())));
+  if (c.training.length_sampling == "per_batch" && c.task.name == kFileTaskName)
+    throw Error(fmt::format(
+        "{}: per_batch draws one size in [task.min_length, task.max_length] for a whole batch, "
+        "which a file task's training file need not have (valid with task 'file': per_example)",
+        at("training.length_sampling")));
   if (c.task.position_ids != "digit_runs") return;
   if (c.randomize.max_position > 0)
     throw Error(fmt::format(
@@ -1002,6 +1011,8 @@ std::string to_yaml(const ExperimentConfig& c) {
        << YAML::Key << "eval_every" << YAML::Value << t.eval_every << YAML::Key
        << "checkpoint_every" << YAML::Value << t.checkpoint_every << YAML::Key << "check_finite"
        << YAML::Value << t.check_finite;
+  if (t.length_sampling != "per_example")  // written only when set: older configs keep their text
+    rest << YAML::Key << "length_sampling" << YAML::Value << t.length_sampling;
   if (t.stop_when.enabled()) {  // written only when on: configs without it keep their text
     const StopWhen& w = t.stop_when;
     rest << YAML::Key << "stop_when" << YAML::Value << YAML::BeginMap << YAML::Key << "accuracy"

@@ -74,6 +74,13 @@ std::vector<Example> sample_examples(const Task& task, int64_t count, int64_t mi
   return out;
 }
 
+std::vector<Example> sample_examples_of_one_size(const Task& task, int64_t count,
+                                                 int64_t min_length, int64_t max_length,
+                                                 Generator& rng) {
+  const int64_t size = rng.uniform_int(min_length, max_length);
+  return sample_examples(task, count, size, size, rng);
+}
+
 std::vector<Example> evaluation_examples(const Task& task, int64_t length, int64_t count,
                                          uint64_t eval_seed) {
   return task.evaluation_set(length, count, eval_seed);

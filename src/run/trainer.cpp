@@ -81,8 +81,12 @@ TrainingStream::TrainingStream(const ExperimentConfig& config, const Task& task)
 }
 
 Batch TrainingStream::next(std::vector<Example>* examples) {
-  std::vector<Example> drawn = sample_examples(
-      task_, config_.training.batch_size, config_.task.min_length, config_.task.max_length, rng_);
+  const TrainingConfig& t = config_.training;
+  const TaskConfig& task = config_.task;
+  std::vector<Example> drawn =
+      t.length_sampling == "per_batch"
+          ? sample_examples_of_one_size(task_, t.batch_size, task.min_length, task.max_length, rng_)
+          : sample_examples(task_, t.batch_size, task.min_length, task.max_length, rng_);
   const RandomizeConfig& rnd = config_.randomize;
   Batch batch = collate(drawn, rnd.max_position > 0 ? &rnd : nullptr, &rng_,
                         digit_runs_ ? &*digit_runs_ : nullptr);

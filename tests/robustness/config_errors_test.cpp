@@ -315,6 +315,19 @@ TEST(ConfigErrors, UnknownNamesListTheValidOnes) {
                  {"x.yaml:7: positional: no config group 'rotry'", "valid: ", "rotary"});
 }
 
+TEST(ConfigErrors, LengthSamplingIsOneOfTwoAndNeedsAGeneratedTask) {
+  expect_message(config_error(edited("  warmup: 2\n", "  warmup: 2\n  length_sampling: once\n")),
+                 {"x.yaml:",
+                  "training.length_sampling: 'once' is not valid (valid: per_example, "
+                  "per_batch)"});
+  // A file task's training file need not have every size of the range.
+  expect_message(error_of([] {
+                   load_experiment(PELAB_SOURCE_DIR "/configs/file_example.yaml",
+                                   {"training.length_sampling=per_batch"});
+                 }),
+                 {"training.length_sampling", "valid with task 'file': per_example"});
+}
+
 TEST(ConfigErrors, AGroupIsANameNotAPath) {
   // Found by fuzzing: a name too long to be a file name made the file-system call throw.
   expect_message(config_error(edited("positional:\n  type: rotary\n",

@@ -63,6 +63,9 @@ struct TrainingConfig {
   std::string schedule = "cosine";  // constant | linear | cosine (after warm-up)
   double min_lr = 0.0;
   double clip_norm = 1.0;  // 0 = no clipping
+  // per_example: each example of a batch draws its own size; per_batch: one size for the
+  // whole batch, as Delétang et al.'s training loop draws it (and no padding).
+  std::string length_sampling = "per_example";
   int64_t log_every = 50;
   int64_t eval_every = 0;  // 0 = only at the end
   int64_t checkpoint_every = 500;

@@ -26,6 +26,12 @@ Batch collate(const std::vector<Example>& examples, const RandomizeConfig* rando
 std::vector<Example> sample_examples(const Task& task, int64_t count, int64_t min_length,
                                      int64_t max_length, Generator& rng);
 
+// A training batch of one size, drawn uniformly in [min_length, max_length], every example
+// of that size (training.length_sampling: per_batch, Delétang et al.'s draw).
+std::vector<Example> sample_examples_of_one_size(const Task& task, int64_t count,
+                                                 int64_t min_length, int64_t max_length,
+                                                 Generator& rng);
+
 // The fixed evaluation set for one problem size: the same for every scheme and every run
 // seed, because it depends only on (task, length, count, eval_seed).
 std::vector<Example> evaluation_examples(const Task& task, int64_t length, int64_t count,
