@@ -113,10 +113,10 @@ struct KeyRange {
     return o.skip_padded_queries ? real_end : T;
   }
 };
-// Terms whose bias reads the keys' scores (CoPE's gates count over whole rows) keep every key
-// and every row, padding included, as the composed definition does.
+// Terms whose bias reads whole rows of scores (CoPE's gates) keep every key and every row,
+// padding included, as the composed definition does.
 KeyRange key_range(const int32_t* mask, int64_t T, const AttentionTerms* terms) {
-  if (terms && terms->bias_reads_keys()) return {T};
+  if (terms && terms->needs_every_key()) return {T};
   int64_t end = T;
   while (end > 0 && !mask[end - 1]) --end;
   return {end};
@@ -280,6 +280,7 @@ TensorList attention_backward_kernel(const AttentionSaved& s, const Tensor& g) {
   for (const Tensor& p : s.term_params)
     param_grads.emplace_back(static_cast<size_t>(items * p.numel()), 0.0f);
   const bool dropout = s.options.dropout > 0.0f;
+  if (s.terms) s.terms->prepare();  // the parameters may have moved since the forward (tests)
   parallel_for(0, items, 1, [&](int64_t lo, int64_t hi) {
     std::vector<float> dA(R * n.T), dropped(dropout ? R * n.T : 0), keep(dropout ? R * n.T : 0);
     AttentionTerms::GradBuffers grads(s.term_params.size());

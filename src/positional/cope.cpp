@@ -42,6 +42,7 @@ class CopeTerms : public AttentionTerms {
 
   TensorList parameters() const override { return {e_}; }
   bool bias_reads_keys() const override { return true; }
+  bool needs_every_key() const override { return true; }
 
   // S holds S⁰ on entry: each key's gate is read before its own R is added.
   void add_bias_with_keys(int64_t b, int64_t, int64_t i0, int64_t i1, int64_t T, const float* q,

@@ -143,6 +143,41 @@ TEST(Attention, FireTabulatedAndDirectRowsMatchTheOracle) {
     }
 }
 
+// xl_relative tabulates ρ(δ) for sequences whose positions span little and takes the direct
+// route for the others: a first sequence spread 40 times wider (the direct route beside the
+// tabulated one), both match the oracle, gradients included, causal or not.
+TEST(Attention, XlRelativeTabulatedAndDirectSequencesMatchTheOracle) {
+  for (bool spread : {false, true})
+    for (bool causal : {false, true}) {
+      AttentionCase s = make_setup("xl_relative", 9, true, 19);
+      if (spread)
+        for (int64_t t = 0; t < 9; ++t) s.batch.positions.values[t] *= 40;
+      s.terms = s.model->scheme().attention_terms(s.batch, 0);
+      AttentionOptions o;
+      o.heads = 2;
+      o.causal = causal;
+      o.block_rows = 4;
+      TensorList inputs{s.q, s.k, s.v};
+      for (const Tensor& t : s.terms->parameters()) inputs.push_back(t);
+      auto run = [&](bool fused) {
+        for (Tensor& x : inputs) {
+          x.zero_grad();
+          x.set_requires_grad(true);
+        }
+        Tensor z = fused ? attention(s.q, s.k, s.v, s.batch.key_mask, s.terms, o)
+                         : attention_composed(s.q, s.k, s.v, s.batch.key_mask, s.terms, o);
+        sum_all(mul(z, random_tensor(z.shape(), 5))).backward();
+        TensorList out{z.detach()};
+        for (Tensor& x : inputs) out.push_back(x.grad());
+        return out;
+      };
+      const TensorList fused = run(true), composed = run(false);
+      for (size_t i = 0; i < fused.size(); ++i)
+        EXPECT_LE(closeness(fused[i], composed[i], 1e-4, 1e-5), 1.0)
+            << "spread " << spread << " causal " << causal << " output " << i;
+    }
+}
+
 // Training drops the padded rows' z: with skip_padded_queries the rows from the last real key
 // on are 0, every other row and every gradient (the padded rows' dz being 0) as without it.
 // Terms whose bias reads the keys' scores keep every row and key.
@@ -178,7 +213,7 @@ TEST(Attention, SkippingPaddedQueriesChangesOnlyThoseRows) {
       };
       const TensorList skipped = run(true), full = run(false);
       const std::vector<float> z_skip = skipped[0].to_vector(), z_full = full[0].to_vector();
-      if (s.terms && s.terms->bias_reads_keys()) {  // CoPE's gates count whole rows: kept
+      if (s.terms && s.terms->needs_every_key()) {  // CoPE's gates count whole rows: kept
         EXPECT_EQ(z_skip, z_full) << scheme;
         continue;
       }

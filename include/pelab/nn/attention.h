@@ -30,8 +30,9 @@ class AttentionTerms {
   virtual TensorList parameters() const { return {}; }
   virtual bool has_bias() const { return false; }
   virtual bool has_values() const { return false; }
-  // Called once per fused forward, from one thread, before any block hook: terms may cache
-  // here what depends on the parameters' current values (they change between calls).
+  // Called once per fused forward and once per backward, from one thread, before any block
+  // hook: terms may cache here what depends on the parameters' current values (they change
+  // between calls).
   virtual void prepare() const {}
 
   // ---- fused hooks, per (b, h) and query rows [i0, i1); T keys -------------------------
@@ -57,6 +58,10 @@ class AttentionTerms {
 
   // ---- fused hooks for an R that reads the keys (xl_relative's u·k_j, CoPE's gates) -----
   virtual bool bias_reads_keys() const { return false; }
+  // R reads whole rows of content scores, padded keys and rows included (CoPE's gates count
+  // over them): the kernel then keeps every key and every row. Other terms (xl_relative's
+  // u·k_j reads one key at a time) let it skip what is masked.
+  virtual bool needs_every_key() const { return false; }
   // S[r, j] += R[h, i0 + r, j]; k: the head's T key rows, row stride ldk. Called before
   // add_bias, so S holds the content scores scale·q_r·k_j on entry (CoPE's S⁰).
   virtual void add_bias_with_keys(int64_t /*b*/, int64_t /*h*/, int64_t /*i0*/, int64_t /*i1*/,
