@@ -14,6 +14,7 @@
 #include "pelab/config/experiment.h"
 #include "pelab/core/strings.h"
 #include "pelab/io/atomic_file.h"
+#include "pelab/io/read_file.h"
 #include "pelab/run/provenance.h"
 #include "pelab/suite/suite.h"
 #include "pelab/suite/suite_report.h"
@@ -80,7 +81,7 @@ int write_report(const Planned& p, const SuiteArgs& a) {
   const SuiteTable table =
       suite_table(p.suite, p.plan, p.schemes, p.recorded, parse_metric(a.metric));
   SuiteReport report = write_suite_report(table, p.plan.out_dir, a.no_plots ? "" : "gnuplot");
-  // Each task's table by length, as the survey of docs/tasks.md shows them.
+  // Each task's table by length, beside the suite's.
   const std::vector<std::string> tasks =
       write_task_comparisons(p.suite, p.plan.out_dir, !a.no_plots);
   report.written.insert(report.written.end(), tasks.begin(), tasks.end());
@@ -241,6 +242,18 @@ void add_record(CLI::App& suite, Action& action) {
   });
 }
 
+// A suite's page ends with what is written by hand (the budget beside the papers'), from this
+// line on; `pelab suite docs` keeps it when it writes the rest.
+constexpr const char* kHandWritten = "<!-- Written by hand from here on";
+
+std::string hand_written_part(const std::string& page) {
+  std::error_code ec;
+  if (!fs::exists(page, ec)) return "";
+  const std::string text = read_regular_file(page, "a suite's page", uint64_t{16} << 20);
+  const size_t at = text.find(kHandWritten);
+  return at == std::string::npos ? "" : "\n" + text.substr(at);
+}
+
 void add_docs(CLI::App& suite, Action& action) {
   struct DocsArgs {
     std::string suite, docs = "docs/suites", recorded;
@@ -268,7 +281,7 @@ void add_docs(CLI::App& suite, Action& action) {
           suite_page(p.suite, table, figure, suite_budget_markdown(p.suite, p.plan));
       const std::string path = a->docs + "/" + p.suite.name + ".md";
       fs::create_directories(a->docs);
-      write_file_atomic(path, page);
+      write_file_atomic(path, page + hand_written_part(path));
       fmt::print("wrote {}\n", path);
       return 0;
     };

@@ -497,7 +497,8 @@ std::string suite_page(const Suite& suite, const SuiteTable& t, const std::strin
                        const std::string& budget) {
   std::string md = fmt::format(
       "# Suite `{}`\n\n<!-- Written by `pelab suite docs {}` from results/suites/{}/; do not "
-      "edit. -->\n\n{}\n\nRun it: `pelab suite run {}` (all its schemes), or with your own "
+      "edit above the hand-written part. -->\n\n{}\n\nRun it: `pelab suite run {}` (all its "
+      "schemes), or with your own "
       "scheme only: `pelab suite run {} --schemes path/to/group.yaml` — the table then shows "
       "the recorded baselines beside it.\n\n",
       suite.name, suite.name, suite.name, suite.description, suite.name, suite.name);
@@ -512,8 +513,8 @@ std::string suite_page(const Suite& suite, const SuiteTable& t, const std::strin
     if (!figure.empty()) md += "![heat map](" + figure + ")\n\n";
   }
   return md + "## Budget\n\nFixed in configs/suites/" + suite.name +
-         ".yaml before any run, the same for every scheme (README.md#budgets sets it beside the "
-         "paper's):\n\n" +
+         ".yaml before any run, the same for every scheme (its arithmetic, and how it compares "
+         "with the published setups, below):\n\n" +
          budget;
 }
 

@@ -399,6 +399,32 @@ TEST_F(SuiteCli, ListAndDryRun) {
   EXPECT_EQ(listing(dir_.path()), before) << "--dry-run wrote files";
 }
 
+TEST_F(SuiteCli, DocsWritesTheBudgetAndKeepsTheHandWrittenPart) {
+  const fs::path docs = dir_.path() / "docs";
+  fs::create_directories(docs);
+  write_file(docs / "tiny.md",
+             "# old page\n\n<!-- Written by hand from here on -->\n\nThe paper's budget.\n");
+  Outcome o = run_pelab({"suite", "docs", suite_, "--docs", docs}, dir_.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string page = read_file(docs / "tiny.md");
+  EXPECT_EQ(page.find("# old page"), std::string::npos) << page;
+  EXPECT_NE(page.find("not recorded yet"), std::string::npos) << page;
+  EXPECT_NE(page.find("Estimated cost: at most "), std::string::npos) << page;
+  EXPECT_NE(page.find("By column: none "), std::string::npos) << page;
+  EXPECT_NE(page.find("<!-- Written by hand from here on -->\n\nThe paper's budget.\n"),
+            std::string::npos)
+      << page;
+  // Again: the hand-written part is kept once, not doubled.
+  o = run_pelab({"suite", "docs", suite_, "--docs", docs}, dir_.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string again = read_file(docs / "tiny.md");
+  EXPECT_EQ(again, page);
+  // The control: a page without the marker is written whole.
+  write_file(docs / "tiny.md", "# old page\n");
+  o = run_pelab({"suite", "docs", suite_, "--docs", docs}, dir_.path());
+  EXPECT_EQ(read_file(docs / "tiny.md").find("old page"), std::string::npos);
+}
+
 // ---- end to end ------------------------------------------------------------------------------
 
 json run_summary(const fs::path& dir) {
