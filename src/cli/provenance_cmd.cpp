@@ -1,5 +1,5 @@
 // `pelab provenance`: whether this build and the configs are one clean commit, and on which
-// CPU, for the scripts that record results (tools/make_task_docs.sh) and for `pelab reproduce`.
+// CPU, for the scripts that record results and for `pelab reproduce`.
 #include <fmt/format.h>
 
 #include "pelab/cli/commands.h"

@@ -1,9 +1,11 @@
 // `pelab suite`: list, run, report, record and docs (pelab/suite/).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "pelab/config/experiment.h"
 #include "pelab/core/strings.h"
 #include "pelab/io/atomic_file.h"
+#include "pelab/io/read_file.h"
 #include "pelab/run/provenance.h"
 #include "pelab/suite/suite.h"
 #include "pelab/suite/suite_report.h"
@@ -78,7 +81,7 @@ int write_report(const Planned& p, const SuiteArgs& a) {
   const SuiteTable table =
       suite_table(p.suite, p.plan, p.schemes, p.recorded, parse_metric(a.metric));
   SuiteReport report = write_suite_report(table, p.plan.out_dir, a.no_plots ? "" : "gnuplot");
-  // Each task's table by length, as the survey of docs/tasks.md shows them.
+  // Each task's table by length, beside the suite's.
   const std::vector<std::string> tasks =
       write_task_comparisons(p.suite, p.plan.out_dir, !a.no_plots);
   report.written.insert(report.written.end(), tasks.begin(), tasks.end());
@@ -92,26 +95,47 @@ int write_report(const Planned& p, const SuiteArgs& a) {
 
 // --dry-run: every run with its estimated cost, then the total; nothing is written.
 int print_dry_run(const Planned& p) {
-  double total = 0, todo = 0;
+  double total = 0, todo = 0, training = 0, evaluation = 0, validation = 0;
   int64_t runs_todo = 0;
+  std::set<std::string> unknown;  // schemes without a step-time factor
   for (size_t i = 0; i < p.plan.runs.size(); ++i) {
     const PlannedRun& r = p.plan.runs[i];
-    const RunCost cost = estimate_run(p.suite, parse_experiment(r.config_yaml, r.run.name, {}, ""));
+    const RunCost cost =
+        estimate_run(p.suite.cost, parse_experiment(r.config_yaml, r.run.name, {}, ""));
     total += cost.core_seconds;
+    training += cost.training;
+    evaluation += cost.evaluation;
+    validation += cost.validation;
     const bool done = r.plan.action == RunAction::skip;
     if (!done) {
       todo += cost.core_seconds;
       ++runs_todo;
     }
-    fmt::print("{:<7} {}  steps<={}  ~{:.2f} core-h\n", done ? "done" : r.plan.reason, r.run.name,
+    if (!cost.step_time_known) unknown.insert(cost.scheme);
+    fmt::print("{:<7} {}  steps<={}  ~{:.4f} core-h\n", done ? "done" : r.plan.reason, r.run.name,
                cost.steps, cost.core_seconds / 3600);
   }
+  const SuiteCost& c = p.suite.cost;
   fmt::print(
-      "suite {}: {} runs, {} to do: at most {:.1f} core-hours to do ({:.1f} for the whole "
-      "suite); estimate = per run (steps cap × batch × mean training tokens + evaluation and "
-      "validation tokens / 3) × {:.3g} s per token ({})\n",
-      p.suite.name, p.plan.runs.size(), runs_todo, todo / 3600, total / 3600,
-      p.suite.seconds_per_token, p.suite.cost_measured);
+      "suite {}: {} runs, {} to do: at most {:.1f} core-hours to do ({:.1f} for all {}: "
+      "training {:.1f}, evaluation {:.1f}, validation {:.1f}), every run at its step "
+      "cap; cost model (src/suite/suite_cost.h): {:.3g} s a "
+      "training token of {} at length {} ({}), each scheme's step relative to it from {}\n",
+      p.suite.name, p.plan.runs.size(), runs_todo, todo / 3600, total / 3600, p.plan.runs.size(),
+      training / 3600, evaluation / 3600, validation / 3600, c.seconds_per_token, c.step_time.base,
+      c.at_length, c.measured.empty() ? "not stated" : c.measured, c.step_time.source);
+  if (!unknown.empty())
+    fmt::print("no step-time factor for {}: counted as {}'s step\n",
+               join(std::vector<std::string>(unknown.begin(), unknown.end())), c.step_time.base);
+  // What the table will set beside the columns run here.
+  std::vector<std::string> recorded;
+  for (const SuiteScheme& s : suite_schemes(p.suite, {}))
+    if (std::none_of(p.schemes.begin(), p.schemes.end(),
+                     [&](const SuiteScheme& run) { return run.label == s.label; }) &&
+        fs::exists(fs::path(p.recorded) / (s.label + ".json")))
+      recorded.push_back(s.label);
+  fmt::print("recorded baselines beside them ({}): {}\n", p.recorded,
+             recorded.empty() ? std::string("none recorded yet") : join(recorded));
   return 0;
 }
 
@@ -218,6 +242,18 @@ void add_record(CLI::App& suite, Action& action) {
   });
 }
 
+// A suite's page ends with what is written by hand (the budget beside the papers'), from this
+// line on; `pelab suite docs` keeps it when it writes the rest.
+constexpr const char* kHandWritten = "<!-- Written by hand from here on";
+
+std::string hand_written_part(const std::string& page) {
+  std::error_code ec;
+  if (!fs::exists(page, ec)) return "";
+  const std::string text = read_regular_file(page, "a suite's page", uint64_t{16} << 20);
+  const size_t at = text.find(kHandWritten);
+  return at == std::string::npos ? "" : "\n" + text.substr(at);
+}
+
 void add_docs(CLI::App& suite, Action& action) {
   struct DocsArgs {
     std::string suite, docs = "docs/suites", recorded;
@@ -245,7 +281,7 @@ void add_docs(CLI::App& suite, Action& action) {
           suite_page(p.suite, table, figure, suite_budget_markdown(p.suite, p.plan));
       const std::string path = a->docs + "/" + p.suite.name + ".md";
       fs::create_directories(a->docs);
-      write_file_atomic(path, page);
+      write_file_atomic(path, page + hand_written_part(path));
       fmt::print("wrote {}\n", path);
       return 0;
     };

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "pelab/config/experiment.h"
@@ -38,40 +39,65 @@ int line_of(const YAML::Node& node) {
   return node.Mark().line + 1;
 }
 
-// The protocol section as dotted KEY=VALUE overrides, in file order, each with its line.
-void flatten_protocol(const YAML::Node& node, const std::string& prefix, Suite& s) {
+// A protocol mapping as dotted KEY=VALUE overrides, in file order, each with its line.
+void flatten_protocol(const YAML::Node& node, const std::string& prefix,
+                      std::vector<std::string>& out, std::vector<int>& lines) {
   for (const auto& kv : node) {
     const std::string key = kv.first.Scalar();
     const std::string dotted = prefix.empty() ? key : prefix + "." + key;
     if (kv.second.IsMap() && dotted != "positional") {
-      flatten_protocol(kv.second, dotted, s);
+      flatten_protocol(kv.second, dotted, out, lines);
       continue;
     }
-    s.protocol.push_back(dotted + "=" + flow_yaml(kv.second));
-    s.protocol_lines.push_back(line_of(kv.first));
+    out.push_back(dotted + "=" + flow_yaml(kv.second));
+    lines.push_back(line_of(kv.first));
   }
 }
 
-void read_protocol(MapReader& root, const YAML::Node& doc, Suite& s) {
-  if (!root.has("protocol")) return;
-  const YAML::Node protocol = *root.take("protocol");
-  if (!protocol.IsMap())
-    root.fail("protocol", "expected a mapping of config sections, e.g. {model: {d_model: 64}}");
-  for (const auto& kv : protocol) {
+// The keys the budget sets, and the budget key that sets each (a protocol may not: the budget
+// is the same for every task and scheme).
+const std::vector<std::pair<std::string, std::string>>& budget_keys() {
+  static const std::vector<std::pair<std::string, std::string>> keys = {
+      {"training.steps", "steps"},
+      {"training.stop_when", "stop_when"},
+      {"training.lr", "lrs"},
+      {"task.min_length", "training_lengths"},
+      {"task.max_length", "training_lengths"},
+      {"evaluation.lengths", "evaluation_lengths"},
+      {"evaluation.examples", "examples"}};
+  return keys;
+}
+
+// A protocol (the suite's, `label` "protocol", or a task's, "tasks.T.protocol") as overrides;
+// the keys the suite itself or its budget decides are refused.
+void read_protocol_node(const YAML::Node& node, const std::string& label, const std::string& path,
+                        std::vector<std::string>& out, std::vector<int>& lines) {
+  PELAB_CHECK(node.IsMap(),
+              "{}:{}: {}: expected a mapping of config sections, e.g. {{model: {{d_model: 64}}}}",
+              path, line_of(node), label);
+  for (const auto& kv : node) {
     const std::string key = kv.first.Scalar();
-    // The suite's own keys decide these; the protocol may not set them behind its back.
     static const std::set<std::string> owned = {"positional", "seed", "sweep", "name"};
     if (owned.count(key))
-      throw Error(
-          fmt::format("{}:{}: protocol.{}: set by the suite itself ({}), not by the "
-                      "protocol",
-                      s.path, line_of(kv.first), key,
-                      key == "positional" ? "schemes, randomized"
-                      : key == "seed"     ? "budget.seeds"
-                                          : "the suite's runs"));
+      throw Error(fmt::format("{}:{}: {}.{}: set by the suite itself ({}), not by a protocol", path,
+                              line_of(kv.first), label, key,
+                              key == "positional" ? "schemes, randomized"
+                              : key == "seed"     ? "budget.seeds"
+                                                  : "the suite's runs"));
   }
-  (void)doc;
-  flatten_protocol(protocol, "", s);
+  const size_t first = out.size();
+  flatten_protocol(node, "", out, lines);
+  for (size_t i = first; i < out.size(); ++i)
+    for (const auto& [key, budget] : budget_keys())
+      if (out[i].starts_with(key + "=") || out[i].starts_with(key + "."))
+        throw Error(fmt::format(
+            "{}:{}: {}.{}: set by the budget (budget.{}), the same for every task and scheme", path,
+            lines[i], label, out[i].substr(0, out[i].find('=')), budget));
+}
+
+void read_protocol(MapReader& root, Suite& s) {
+  if (!root.has("protocol")) return;
+  read_protocol_node(*root.take("protocol"), "protocol", s.path, s.protocol, s.protocol_lines);
 }
 
 // A positive integer key.
@@ -131,14 +157,7 @@ void read_budget(MapReader& root, Suite& s) {
   g.examples = read_count(b, "examples", kMaxEvalExamples);
   b.finish(
       {"steps", "stop_when", "seeds", "lrs", "training_lengths", "evaluation_lengths", "examples"});
-  for (const auto& [key, name] : std::vector<std::pair<std::string, std::string>>{
-           {"training.steps", "steps"},
-           {"training.stop_when", "stop_when"},
-           {"task.min_length", "training_lengths"},
-           {"task.max_length", "training_lengths"},
-           {"evaluation.lengths", "evaluation_lengths"},
-           {"evaluation.examples", "examples"}})
-    s.budget_lines.emplace_back(key, b.where(name));
+  for (const auto& [key, name] : budget_keys()) s.budget_lines.emplace_back(key, b.where(name));
 }
 
 // The configs directory a suite file sits in (configs/suites/NAME.yaml → configs): groups are
@@ -217,43 +236,62 @@ void read_tasks(MapReader& root, Suite& s) {
                                                       c == '_' || c == '-';
                                              }),
                 "{}: a task's name is letters, digits, '_' and '-'", where);
-    PELAB_CHECK(kv.second.IsScalar() && !kv.second.Scalar().empty(),
-                "{}: expected the path of an experiment config", where);
-    const fs::path config = (dir / kv.second.Scalar()).lexically_normal();
+    SuiteTask task;
+    task.name = name;
+    // Not a YAML::Node assigned to: yaml-cpp's operator= writes through into the node it holds.
+    std::optional<YAML::Node> config;
+    if (!kv.second.IsMap()) {
+      config.emplace(kv.second);
+    } else {  // {config: PATH, protocol: {...}}
+      for (const auto& entry : kv.second) {
+        const std::string key = entry.first.Scalar();
+        PELAB_CHECK(key == "config" || key == "protocol",
+                    "{}:{}: tasks.{}.{}: unknown key (valid: config, protocol)", s.path,
+                    line_of(entry.first), name, message_text(key));
+        if (key == "config") config.emplace(entry.second);
+        if (key == "protocol")
+          read_protocol_node(entry.second, "tasks." + name + ".protocol", s.path, task.protocol,
+                             task.protocol_lines);
+      }
+      PELAB_CHECK(config, "{}.config: missing (the task's experiment config)", where);
+    }
+    PELAB_CHECK(config->IsScalar() && !config->Scalar().empty(),
+                "{}: expected the path of an experiment config, or {{config: PATH, protocol: "
+                "{{...}}}}",
+                where);
+    const fs::path file = (dir / config->Scalar()).lexically_normal();
     std::error_code ec;
-    PELAB_CHECK(fs::is_regular_file(config, ec), "{}: {} is not a file", where,
-                message_text(config.string()));
-    s.tasks.push_back({name, fs::absolute(config).string()});
+    PELAB_CHECK(fs::is_regular_file(file, ec), "{}: {} is not a file", where,
+                message_text(file.string()));
+    task.config = fs::absolute(file).string();
+    s.tasks.push_back(std::move(task));
   }
 }
 
 void read_cost(MapReader& root, Suite& s) {
   PELAB_CHECK(root.has("cost"),
-              "{}: cost: missing (seconds_per_token: the cost model of "
-              "--dry-run, and measured: how)",
+              "{}: cost: missing (the cost model of --dry-run: seconds_per_token, at_length, "
+              "measured, step_time)",
               s.path);
   MapReader c = root.section("cost");
-  PELAB_CHECK(c.has("seconds_per_token"), "{}: missing", c.where("seconds_per_token"));
-  c.read("seconds_per_token", s.seconds_per_token);
-  if (!(s.seconds_per_token > 0) || s.seconds_per_token > 1)
-    c.fail("seconds_per_token", fmt::format("must be in (0, 1], got {}", s.seconds_per_token));
-  c.read("measured", s.cost_measured);
-  c.finish({"seconds_per_token", "measured"});
+  s.cost = read_suite_cost(c, s.path);
 }
 
 // Loads each task's config with the protocol and budget, so that a bad key or value is
 // reported now, against the suite file's line, rather than by every run.
 void check_runs_load(const Suite& s) {
-  std::vector<std::string> overrides = s.protocol;
-  const std::vector<std::string> budget = s.budget_overrides();
-  overrides.insert(overrides.end(), budget.begin(), budget.end());
-  overrides.push_back("training.lr=" + s.budget.lrs.front());
-  overrides.push_back("sweep={}");
   for (const SuiteTask& t : s.tasks) {
+    std::vector<std::string> overrides = s.task_overrides(t);
+    overrides.push_back("training.lr=" + s.budget.lrs.front());
+    overrides.push_back("sweep={}");
     try {
       (void)load_experiment(t.config, overrides);
     } catch (const Error& e) {
       const std::string what = e.what();
+      for (size_t i = 0; i < t.protocol.size(); ++i)
+        if (what.find("'" + message_text(t.protocol[i]) + "'") != std::string::npos)
+          throw Error(fmt::format("{}:{}: tasks.{}.protocol: {}", s.path, t.protocol_lines[i],
+                                  t.name, what));
       for (size_t i = 0; i < s.protocol.size(); ++i)
         if (what.find("'" + message_text(s.protocol[i]) + "'") != std::string::npos)
           throw Error(fmt::format("{}:{}: protocol: task {}: {}", s.path, s.protocol_lines[i],
@@ -282,11 +320,22 @@ std::vector<std::string> Suite::budget_overrides() const {
   return o;
 }
 
+std::vector<std::string> Suite::task_overrides(const SuiteTask& task) const {
+  std::vector<std::string> o = protocol;
+  o.insert(o.end(), task.protocol.begin(), task.protocol.end());
+  const std::vector<std::string> fixed = budget_overrides();
+  o.insert(o.end(), fixed.begin(), fixed.end());
+  return o;
+}
+
 std::string Suite::fingerprint() const {
   // FNV-1a over the text that fixes the runs: stable across machines and compilers.
   std::string text = join(protocol, "\n") + "\n" + join(budget_overrides(), "\n") + "\nlrs " +
                      join(budget.lrs) + "\nseeds " + join(budget.seeds) + "\n";
-  for (const SuiteTask& t : tasks) text += t.name + "\n" + read_yaml_file_text(t.config);
+  for (const SuiteTask& t : tasks) {
+    text += t.name + "\n" + read_yaml_file_text(t.config);
+    if (!t.protocol.empty()) text += "protocol " + join(t.protocol, "\n") + "\n";
+  }
   if (max_position > 0) text += fmt::format("randomized {} {}\n", max_position, eval_draws);
   uint64_t h = 0xcbf29ce484222325ULL;
   for (unsigned char ch : text) h = (h ^ ch) * 0x100000001b3ULL;
@@ -324,7 +373,7 @@ Suite parse_suite(const std::string& text, const std::string& path) {
                                    message_text(stem)));
   root.read("description", s.description);
   read_tasks(root, s);
-  read_protocol(root, doc, s);
+  read_protocol(root, s);
   read_budget(root, s);
   read_schemes(root, s);
   read_cost(root, s);
@@ -454,13 +503,10 @@ SweepPlan plan_suite(const Suite& suite, const std::vector<SuiteScheme>& schemes
   plan.out_dir = out_dir.empty() ? default_suite_dir(suite) : out_dir;
   plan.task_command = task_command;
   plan.report_command = report_command;
-  std::vector<std::string> base = suite.protocol;
-  const std::vector<std::string> budget = suite.budget_overrides();
-  base.insert(base.end(), budget.begin(), budget.end());
   int64_t max_threads = 1;
   for (const SuiteTask& task : suite.tasks)
     for (const SuiteScheme& scheme : schemes) {
-      std::vector<std::string> overrides = base;
+      std::vector<std::string> overrides = suite.task_overrides(task);
       overrides.insert(overrides.end(), scheme.overrides.begin(), scheme.overrides.end());
       const std::string cell = (fs::path(sweep_dir_component("task", task.name)) /
                                 sweep_dir_component("scheme", scheme.label))
@@ -488,36 +534,6 @@ SweepPlan plan_suite(const Suite& suite, const std::vector<SuiteScheme>& schemes
   check_completed_runs_match(plan);
   plan.jobs = default_jobs(max_threads);
   return plan;
-}
-
-RunCost estimate_run(const Suite& suite, const ExperimentConfig& c) {
-  const std::unique_ptr<Task> task = make_task(c.task);
-  auto mean_tokens = [&](int64_t lo, int64_t hi) {
-    double sum = 0;
-    for (int64_t n = lo; n <= hi; ++n) sum += task->sequence_length(static_cast<int>(n));
-    return sum / static_cast<double>(hi - lo + 1);
-  };
-  const double train_tokens = mean_tokens(c.task.min_length, c.task.max_length);
-  RunCost cost;
-  cost.steps = c.training.steps;
-  const double per_step = static_cast<double>(c.training.batch_size) * train_tokens;
-  const int64_t draws =
-      c.randomize.max_position > 0 && c.randomize.at_eval ? c.randomize.eval_draws : 1;
-  // Forward only: about a third of a training step's cost per token.
-  double eval_tokens = 0;
-  for (int64_t n : c.evaluation.lengths)
-    eval_tokens += static_cast<double>(c.evaluation.examples * draws) *
-                   task->sequence_length(static_cast<int>(n)) / 3.0;
-  double check_tokens = 0;
-  if (c.training.stop_when.enabled()) {
-    const int64_t checks = c.training.steps / c.training.stop_when.every;  // at its multiples
-    check_tokens =
-        static_cast<double>(checks) * static_cast<double>(c.training.stop_when.examples * draws) *
-        static_cast<double>(c.task.max_length - c.task.min_length + 1) * train_tokens / 3.0;
-  }
-  cost.core_seconds = suite.seconds_per_token *
-                      (static_cast<double>(cost.steps) * per_step + eval_tokens + check_tokens);
-  return cost;
 }
 
 }  // namespace pelab

@@ -428,22 +428,36 @@ std::vector<std::string> record_suite(const Suite& suite, const SweepPlan& plan,
 std::string suite_budget_markdown(const Suite& suite, const SweepPlan& plan) {
   double seconds = 0;
   int64_t steps = 0;
+  std::vector<std::pair<std::string, double>> by_column;  // in the plan's order
   for (size_t i = 0; i < plan.runs.size(); ++i) {
     const ExperimentConfig c =
         parse_experiment(plan.runs[i].config_yaml, plan.runs[i].run.name, {}, "");
-    const RunCost cost = estimate_run(suite, c);
+    const RunCost cost = estimate_run(suite.cost, c);
     seconds += cost.core_seconds;
     steps += cost.steps;
+    const std::string column = value_of(plan.runs[i], "scheme");
+    auto it = std::find_if(by_column.begin(), by_column.end(),
+                           [&](const auto& e) { return e.first == column; });
+    if (it == by_column.end()) it = by_column.insert(by_column.end(), {column, 0.0});
+    it->second += cost.core_seconds;
   }
+  std::vector<std::string> columns, task_protocols;
+  for (const auto& [column, s] : by_column)
+    columns.push_back(fmt::format("{} {:.2f}", column, s / 3600));
+  for (const SuiteTask& t : suite.tasks)
+    if (!t.protocol.empty()) task_protocols.push_back(t.name + ": " + join(t.protocol));
+  const SuiteCost& model = suite.cost;
   const SuiteBudget& b = suite.budget;
   std::string md = fmt::format(
       "- Tasks: {} ({}).\n- Schemes recorded: {} plain ({}){}.\n"
       "- Per task and scheme: learning rates {{{}}} × seeds {{{}}}; each run at most {} steps, "
       "stopped earlier by the criterion ({}).\n"
       "- Training lengths {}; evaluated at {} ({} examples each).\n"
-      "- Runs: {}; at most {} training steps in all.\n"
-      "- Estimated cost: at most {:.1f} core-hours (cost model: {:.3g} s per training token, one "
-      "thread; {}). An upper bound: each run is counted at its step cap.\n",
+      "{}- Runs: {}; at most {} training steps in all.\n"
+      "- Estimated cost: at most {:.1f} core-hours, one thread a run, every run counted at its "
+      "step cap (an upper bound: the criterion ends most runs that learn sooner). By column: "
+      "{}. Cost model (src/suite/suite_cost.h): {:.3g} s a training token of {} at length {} "
+      "({}); each scheme's step relative to {}'s from {} ({}).\n",
       suite.tasks.size(),
       fmt::join(
           [&] {
@@ -465,8 +479,17 @@ std::string suite_budget_markdown(const Suite& suite, const SweepPlan& plan) {
                        : std::string("each task config's own"),
       b.evaluation_lengths.empty() ? std::string("each task config's own lengths")
                                    : fmt::format("{}", fmt::join(b.evaluation_lengths, ", ")),
-      b.examples, plan.runs.size(), steps, seconds / 3600, suite.seconds_per_token,
-      suite.cost_measured.empty() ? "not stated" : suite.cost_measured);
+      b.examples,
+      task_protocols.empty()
+          ? std::string()
+          : fmt::format("- The tasks' own protocol keys: {}.\n", join(task_protocols, "; ")),
+      plan.runs.size(), steps, seconds / 3600, join(columns), model.seconds_per_token,
+      model.step_time.base, model.at_length, model.measured.empty() ? "not stated" : model.measured,
+      model.step_time.base,
+      fs::path(model.step_time.source)
+          .lexically_relative(fs::path(suite.path).parent_path().parent_path().parent_path())
+          .string(),
+      model.step_time.measured);
   return md;
 }
 
@@ -474,7 +497,8 @@ std::string suite_page(const Suite& suite, const SuiteTable& t, const std::strin
                        const std::string& budget) {
   std::string md = fmt::format(
       "# Suite `{}`\n\n<!-- Written by `pelab suite docs {}` from results/suites/{}/; do not "
-      "edit. -->\n\n{}\n\nRun it: `pelab suite run {}` (all its schemes), or with your own "
+      "edit above the hand-written part. -->\n\n{}\n\nRun it: `pelab suite run {}` (all its "
+      "schemes), or with your own "
       "scheme only: `pelab suite run {} --schemes path/to/group.yaml` — the table then shows "
       "the recorded baselines beside it.\n\n",
       suite.name, suite.name, suite.name, suite.description, suite.name, suite.name);
@@ -489,8 +513,8 @@ std::string suite_page(const Suite& suite, const SuiteTable& t, const std::strin
     if (!figure.empty()) md += "![heat map](" + figure + ")\n\n";
   }
   return md + "## Budget\n\nFixed in configs/suites/" + suite.name +
-         ".yaml before any run, the same for every scheme (README.md#budgets sets it beside the "
-         "paper's):\n\n" +
+         ".yaml before any run, the same for every scheme (its arithmetic, and how it compares "
+         "with the published setups, below):\n\n" +
          budget;
 }
 

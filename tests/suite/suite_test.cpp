@@ -58,7 +58,9 @@ randomized:
   eval_draws: 1
 cost:
   seconds_per_token: 1.0e-5
+  at_length: 8
   measured: a test's guess
+  step_time: {base: none, factors: {rotary: 1.5}, measured: a test's guess}
 )";
 }
 
@@ -132,6 +134,41 @@ TEST(SuiteFile, ErrorsNameFileLineAndKey) {
        {"tiny.yaml:6: protocol.seed: set by the suite"}},
       {"  max_position: 32", "  max_position: -1", {"randomized.max_position: must be in"}},
       {"seconds_per_token: 1.0e-5", "seconds_per_token: 0", {"cost.seconds_per_token: must be"}},
+      {"at_length: 8", "at_length: 0", {"tiny.yaml:22: cost.at_length: must be in [1, "}},
+      {"factors: {rotary: 1.5}",
+       "factors: {rotory: 1.5}",
+       {"tiny.yaml:24: cost.step_time.factors.rotory: unknown scheme (valid: ", "rotary"}},
+      {"factors: {rotary: 1.5}", "factors: {rotary: 0}", {"factors.rotary: must be in (0, 1000]"}},
+      {"factors: {rotary: 1.5}",
+       "factors: {none: 2}",
+       {"factors.none: is the base scheme's own factor: must be 1, got 2"}},
+      {"base: none", "base: nope", {"cost.step_time.base: unknown scheme 'nope'"}},
+      {"step_time: {base: none, factors: {rotary: 1.5}, measured: a test's guess}",
+       "step_time: costs/absent.yaml",
+       {"cost.step_time:", "costs/absent.yaml is not a file"}},
+      {"  at_length: 8\n", "", {"cost.at_length: missing (the padded sequence length"}},
+      // A task's own protocol: its keys, and the budget's and the suite's are not its.
+      {"shift: ../tasks/shift.yaml",
+       "shift: {config: ../tasks/shift.yaml, protocl: {}}",
+       {"tiny.yaml:4: tasks.shift.protocl: unknown key (valid: config, protocol)"}},
+      {"shift: ../tasks/shift.yaml",
+       "shift: {protocol: {model: {d_model: 8}}}",
+       {"tiny.yaml:4: tasks.shift.config: missing"}},
+      {"shift: ../tasks/shift.yaml",
+       "shift: {config: ../tasks/shift.yaml, protocol: {training: {steps: 9}}}",
+       {"tiny.yaml:4: tasks.shift.protocol.training.steps: set by the budget (budget.steps)"}},
+      {"shift: ../tasks/shift.yaml",
+       "shift: {config: ../tasks/shift.yaml, protocol: {task: {max_length: 9}}}",
+       {"tasks.shift.protocol.task.max_length: set by the budget (budget.training_lengths)"}},
+      {"shift: ../tasks/shift.yaml",
+       "shift: {config: ../tasks/shift.yaml, protocol: {seed: 3}}",
+       {"tiny.yaml:4: tasks.shift.protocol.seed: set by the suite itself (budget.seeds)"}},
+      {"shift: ../tasks/shift.yaml",
+       "shift: {config: ../tasks/shift.yaml, protocol: {model: {layers: many}}}",
+       {"tiny.yaml:4: tasks.shift.protocol:", "model.layers"}},
+      {"  model: {d_model: 16",
+       "  evaluation: {examples: 3}\n  model: {d_model: 16",
+       {"tiny.yaml:6: protocol.evaluation.examples: set by the budget (budget.examples)"}},
   };
   for (const auto& [from, to, parts] : cases) {
     const std::string message = error_of(with(from, to));
@@ -187,6 +224,123 @@ TEST(SuitePlan, EveryTaskSchemeLrAndSeedWithItsOverrides) {
   EXPECT_THROW(suite_schemes(s, {"none", "none"}), Error);
 }
 
+TEST(SuitePlan, ATasksOwnProtocolReachesOnlyItsRuns) {
+  TempDir dir;
+  std::string text = tiny_suite("tiny");
+  const std::string plain = "  shift: ../tasks/shift.yaml\n";
+  text.replace(
+      text.find(plain), plain.size(),
+      plain + "  narrow: {config: ../tasks/shift.yaml, protocol: {model: {d_model: 8}}}\n");
+  const Suite s = load_suite(write_tiny(dir, text));
+  ASSERT_EQ(s.tasks.size(), 2u);
+  EXPECT_EQ(s.tasks[1].protocol, (std::vector<std::string>{"model.d_model=8"}));
+  EXPECT_EQ(s.tasks[1].protocol_lines, (std::vector<int>{5}));
+  const SweepPlan plan = plan_suite(s, suite_schemes(s, {"none"}), dir / "out", {}, {});
+  ASSERT_EQ(plan.runs.size(), 4u);  // 2 tasks × 1 scheme × 1 lr × 2 seeds
+  for (const PlannedRun& r : plan.runs) {
+    const bool narrow = r.run.name.starts_with("task=narrow/");
+    EXPECT_EQ(r.config_yaml.find("d_model: 8\n") != std::string::npos, narrow) << r.run.name;
+    EXPECT_EQ(r.config_yaml.find("d_model: 16\n") != std::string::npos, !narrow) << r.run.name;
+  }
+  // A task's protocol is part of what fixes the suite's runs.
+  std::string other = text;
+  other.replace(other.find("d_model: 8}"), 11, "d_model: 4}");
+  TempDir dir2;
+  EXPECT_NE(load_suite(write_tiny(dir2, other)).fingerprint(), s.fingerprint());
+}
+
+TEST(SuiteFile, StepTimesFromTheirOwnFile) {
+  TempDir dir;
+  std::string text = tiny_suite("tiny");
+  const std::string inline_times =
+      "step_time: {base: none, factors: {rotary: 1.5}, measured: a test's guess}";
+  text.replace(text.find(inline_times), inline_times.size(), "step_time: costs/times.yaml");
+  const std::string path = write_tiny(dir, text);
+  fs::create_directories(dir.path() / "configs" / "suites" / "costs");
+  write_file(dir.path() / "configs" / "suites" / "costs" / "times.yaml",
+             "base: none\nfactors: {rotary: 2.5, fire: 7}\nmeasured: by hand\n");
+  const Suite s = load_suite(path);
+  EXPECT_EQ(s.cost.step_time.factors.at("rotary"), 2.5);
+  EXPECT_EQ(s.cost.step_time.factors.at("none"), 1);  // the base's, implied
+  EXPECT_EQ(s.cost.step_time.measured, "by hand");
+  EXPECT_NE(s.cost.step_time.source.find("times.yaml"), std::string::npos);
+  // An error in that file names it.
+  write_file(dir.path() / "configs" / "suites" / "costs" / "times.yaml",
+             "base: none\nfactors: {rotary: 2.5}\nmeasured: by hand\nextra: 1\n");
+  const std::string message = error_of(path);
+  EXPECT_NE(message.find("times.yaml:4: extra: unknown key"), std::string::npos) << message;
+}
+
+// Every column of a shipped suite has its step-time factor (a run of a scheme without one is
+// counted at the base's step, which would understate FIRE's six-fold step, say).
+TEST(SuiteFile, ShippedSuitesPriceEveryColumn) {
+  set_config_search_path({PELAB_SOURCE_DIR "/configs"});
+  for (const std::string name : {"chomsky", "lm", "pelab"}) {
+    Suite s = load_suite(std::string(PELAB_SOURCE_DIR "/configs/suites/") + name + ".yaml");
+    s.tasks.resize(1);  // the scheme decides the factor, not the task
+    TempDir dir;
+    const SweepPlan plan = plan_suite(s, suite_schemes(s, {}), dir / "out", {}, {});
+    for (const PlannedRun& r : plan.runs) {
+      const RunCost cost =
+          estimate_run(s.cost, parse_experiment(r.config_yaml, r.run.name, {}, ""));
+      EXPECT_TRUE(cost.step_time_known) << name << ": " << r.run.name;
+      EXPECT_GT(cost.core_seconds, 0) << r.run.name;
+    }
+  }
+  set_config_search_path({});
+}
+
+// The table of a user's own scheme beside a recorded baseline, from a recording written by
+// hand: the recorded column shows its numbers, marked, with its commit.
+TEST(SuiteReport, RecordedBaselineStandsBesideTheUsersScheme) {
+  TempDir dir;
+  const Suite s = load_suite(write_tiny(dir, tiny_suite("tiny")));
+  json runs = json::array();
+  for (int seed : {0, 1})
+    runs.push_back({{"task", "shift"},
+                    {"lr", "0.003"},
+                    {"seed", seed},
+                    {"status", "completed"},
+                    {"steps", 6},
+                    {"train_lengths", {1, 6}},
+                    {"validation", {{"sequence_accuracy", 1.0}, {"token_accuracy", 1.0}}},
+                    {"stop_when_met", true},
+                    {"eval",
+                     {{{"length", 4},
+                       {"in_training", true},
+                       {"sequence_accuracy", 1.0},
+                       {"token_accuracy", 1.0}},
+                      {{"length", 8},
+                       {"in_training", false},
+                       {"sequence_accuracy", seed == 0 ? 0.5 : 0.25},
+                       {"token_accuracy", 0.9}},
+                      {{"length", 12},
+                       {"in_training", false},
+                       {"sequence_accuracy", seed == 0 ? 0.25 : 0.0},
+                       {"token_accuracy", 0.8}}}}});
+  json none = {{"suite", "tiny"},      {"scheme", "none"},
+               {"randomized", false},  {"fingerprint", s.fingerprint()},
+               {"commit", "abc1234"},  {"cpu", "a test CPU"},
+               {"date", "2026-11-27"}, {"runs", runs}};
+  const fs::path recorded = dir.path() / "results" / "suites" / "tiny";
+  fs::create_directories(recorded);
+  write_file(recorded / "none.json", none.dump(1));
+  EXPECT_EQ(recorded_dir(s), recorded.string());
+  const std::vector<SuiteScheme> mine = suite_schemes(s, {"rotary"});
+  const SweepPlan plan = plan_suite(s, mine, dir / "out", {}, {});
+  std::string md = suite_markdown(suite_table(s, plan, mine, recorded_dir(s)));
+  EXPECT_NE(md.find("none (rec.)"), std::string::npos) << md;
+  EXPECT_NE(md.find("rotary"), std::string::npos) << md;
+  EXPECT_NE(md.find("abc1234"), std::string::npos) << md;
+  EXPECT_NE(md.find("0.38"), std::string::npos) << md;  // seed 0's mean of 0.5 and 0.25
+  // The control: recorded under another fingerprint, it is left out and the table says so.
+  none["fingerprint"] = "0123456789abcdef";
+  write_file(recorded / "none.json", none.dump(1));
+  md = suite_markdown(suite_table(s, plan, mine, recorded_dir(s)));
+  EXPECT_EQ(md.find("none (rec.)"), std::string::npos) << md;
+  EXPECT_NE(md.find("recorded under another version of the suite"), std::string::npos) << md;
+}
+
 // ---- the command line ------------------------------------------------------------------------
 
 class SuiteCli : public ::testing::Test {
@@ -229,12 +383,46 @@ TEST_F(SuiteCli, ListAndDryRun) {
   const std::vector<std::string> before = listing(dir_.path());
   o = run_pelab({"suite", "run", suite_, "--dry-run"}, dir_.path());
   EXPECT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_EQ(lines_of(o.out).size(), 7u) << o.out;  // 6 runs and the total
+  EXPECT_EQ(lines_of(o.out).size(), 8u) << o.out;  // 6 runs, the total, the recorded ones
   EXPECT_NE(o.out.find("task=shift/scheme=rotary+randomized/training.lr=0.003/seed=1"),
             std::string::npos)
       << o.out;
   EXPECT_NE(o.out.find("suite tiny: 6 runs, 6 to do"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("recorded baselines beside them ("), std::string::npos) << o.out;
+  // One column: only its runs, and the recorded ones that would stand beside it.
+  o = run_pelab({"suite", "run", suite_, "--schemes", "rotary", "--dry-run"}, dir_.path());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(lines_of(o.out).size(), 4u) << o.out;
+  EXPECT_EQ(o.out.find("scheme=none"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("suite tiny: 2 runs, 2 to do"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(": none recorded yet"), std::string::npos) << o.out;
   EXPECT_EQ(listing(dir_.path()), before) << "--dry-run wrote files";
+}
+
+TEST_F(SuiteCli, DocsWritesTheBudgetAndKeepsTheHandWrittenPart) {
+  const fs::path docs = dir_.path() / "docs";
+  fs::create_directories(docs);
+  write_file(docs / "tiny.md",
+             "# old page\n\n<!-- Written by hand from here on -->\n\nThe paper's budget.\n");
+  Outcome o = run_pelab({"suite", "docs", suite_, "--docs", docs}, dir_.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string page = read_file(docs / "tiny.md");
+  EXPECT_EQ(page.find("# old page"), std::string::npos) << page;
+  EXPECT_NE(page.find("not recorded yet"), std::string::npos) << page;
+  EXPECT_NE(page.find("Estimated cost: at most "), std::string::npos) << page;
+  EXPECT_NE(page.find("By column: none "), std::string::npos) << page;
+  EXPECT_NE(page.find("<!-- Written by hand from here on -->\n\nThe paper's budget.\n"),
+            std::string::npos)
+      << page;
+  // Again: the hand-written part is kept once, not doubled.
+  o = run_pelab({"suite", "docs", suite_, "--docs", docs}, dir_.path());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string again = read_file(docs / "tiny.md");
+  EXPECT_EQ(again, page);
+  // The control: a page without the marker is written whole.
+  write_file(docs / "tiny.md", "# old page\n");
+  o = run_pelab({"suite", "docs", suite_, "--docs", docs}, dir_.path());
+  EXPECT_EQ(read_file(docs / "tiny.md").find("old page"), std::string::npos);
 }
 
 // ---- end to end ------------------------------------------------------------------------------

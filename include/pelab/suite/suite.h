@@ -10,6 +10,9 @@
 //   description: one line
 //   tasks:                           # task → an experiment config (relative to this file);
 //     reverse_string: ../tasks/reverse_string.yaml   # its task section is the task's
+//     copy:                          # or the config and the task's own protocol keys, taken
+//       config: ../tasks/copy.yaml   # after the suite's (a layout, an alphabet); the budget's
+//       protocol: {task: {layout: lm, symbols: 64}}  # keys stay the suite's
 //   protocol:                        # keys every run of every task and scheme takes
 //     model: {d_model: 64, heads: 8, layers: 5, norm: post, causal: false}
 //     training: {batch_size: 32, optimizer: adam, schedule: constant, warmup: 0}
@@ -27,11 +30,14 @@
 //     schemes: [rotary]
 //     max_position: 2048
 //     eval_draws: 1
-//   cost:                            # the per-step cost model of --dry-run's estimate
-//     seconds_per_token: 2.0e-6      # one training step / (batch × tokens), one thread
+//   cost:                            # the cost model of --dry-run's estimate (suite_cost.h)
+//     seconds_per_token: 2.33e-5     # the base scheme's step / (batch × padded length)
+//     at_length: 79                  # the padded length it was measured at
 //     measured: how and where
+//     step_time: costs/step_time.yaml   # each scheme's step relative to the base's
 //
-// A run of the suite is its task's config with, in order, the protocol's keys, the budget's,
+// A run of the suite is its task's config with, in order, the protocol's keys, the task's own,
+// the budget's,
 // the scheme's (`positional=NAME` for a shipped group, `positional={type: NAME}` for a scheme
 // without one, a group file's contents as one mapping) and the lr and seed. Its directory is
 // <out>/task=T/scheme=S/training.lr=L/seed=N.
@@ -41,13 +47,16 @@
 #include <string>
 #include <vector>
 
+#include "pelab/suite/suite_cost.h"
 #include "pelab/sweep/sweep.h"
 
 namespace pelab {
 
 struct SuiteTask {
   std::string name;
-  std::string config;  // absolute
+  std::string config;                 // absolute
+  std::vector<std::string> protocol;  // the task's own KEY=VALUE overrides, after the suite's
+  std::vector<int> protocol_lines;    // the line of each in the suite file
 };
 
 // One column of a suite's table.
@@ -80,10 +89,12 @@ struct Suite {
   std::vector<std::string> schemes;     // shipped, plain
   std::vector<std::string> randomized;  // shipped, with randomized positions too
   int64_t max_position = 0, eval_draws = 1;
-  double seconds_per_token = 0;  // the cost model
-  std::string cost_measured;     // how it was measured
+  SuiteCost cost;
   // Every run of the suite takes these after the protocol (the budget as overrides).
   std::vector<std::string> budget_overrides() const;
+  // What every run of `task` takes before its scheme's keys: the protocol, the task's own
+  // protocol, the budget.
+  std::vector<std::string> task_overrides(const SuiteTask& task) const;
   // A digest of everything that fixes the suite's runs (protocol, budget, tasks' configs):
   // a recorded baseline counts only for the same one.
   std::string fingerprint() const;
@@ -114,14 +125,5 @@ SweepPlan plan_suite(const Suite& suite, const std::vector<SuiteScheme>& schemes
 
 // The default directory of a suite's runs: runs/suites/NAME.
 std::string default_suite_dir(const Suite& suite);
-
-// --dry-run's estimate of one run: training steps at the cap × batch × mean training tokens ×
-// seconds_per_token, plus its evaluation (forward only, a third of a training step's cost a
-// token) and its validation checks. An upper bound: stop_when ends most runs sooner.
-struct RunCost {
-  int64_t steps = 0;
-  double core_seconds = 0;
-};
-RunCost estimate_run(const Suite& suite, const ExperimentConfig& run);
 
 }  // namespace pelab

@@ -71,8 +71,8 @@ SuiteReport write_suite_report(const SuiteTable& table, const std::string& out_d
                                const std::string& gnuplot = "gnuplot");
 
 // Each task's comparison by length, as `pelab compare` writes it (compare.md/.csv/.json and
-// the plots, into <out>/task=T/): the columns run here, the lr chosen by validation. The
-// survey of docs/tasks.md shows these tables. Returns the files written.
+// the plots, into <out>/task=T/): the columns run here, the lr chosen by validation, each
+// length apart. Returns the files written.
 std::vector<std::string> write_task_comparisons(const Suite& suite, const std::string& out_dir,
                                                 bool plots);
 
