@@ -787,16 +787,15 @@ std::string over_seeds_markdown(const Comparison& c) {
       c.metric == Metric::sequence_accuracy ? " / token accuracy's mean" : "");
   for (const Group& g : c.groups) {
     const std::string mark = g.all_learned() ? "" : " †";
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}{} | {}{} | {}{} |\n",
-                      md_cell(group_label(g)), g.trained_runs(), g.learned_runs,
-                      format_number(g.steps, g.steps.mean, 0),
-                      cell_with_token(c, format_interval(g.in_distribution),
-                                      g.in_distribution_token),
-                      format_number(g.in_distribution, g.in_distribution.median),
-                      format_number(g.in_distribution, g.in_distribution.max),
-                      cell_with_token(c, format_interval(g.extrapolation), g.extrapolation_token),
-                      mark, format_number(g.extrapolation, g.extrapolation.median), mark,
-                      format_number(g.extrapolation, g.extrapolation.max), mark);
+    md += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {} | {}{} | {}{} | {}{} |\n", md_cell(group_label(g)),
+        g.trained_runs(), g.learned_runs, format_number(g.steps, g.steps.mean, 0),
+        cell_with_token(c, format_interval(g.in_distribution), g.in_distribution_token),
+        format_number(g.in_distribution, g.in_distribution.median),
+        format_number(g.in_distribution, g.in_distribution.max),
+        cell_with_token(c, format_interval(g.extrapolation), g.extrapolation_token), mark,
+        format_number(g.extrapolation, g.extrapolation.median), mark,
+        format_number(g.extrapolation, g.extrapolation.max), mark);
   }
   return md;
 }
@@ -875,8 +874,7 @@ std::string comparison_markdown(const Comparison& c) {
         if (s.n && s.n != n_runs) cell += fmt::format(" (n={})", s.n);
         return cell;
       };
-      md += fmt::format(" {} | {}{} |\n",
-                        summary_cell(g.in_distribution, g.in_distribution_token),
+      md += fmt::format(" {} | {}{} |\n", summary_cell(g.in_distribution, g.in_distribution_token),
                         summary_cell(g.extrapolation, g.extrapolation_token),
                         g.all_learned() ? "" : " †");
     }

@@ -17,8 +17,8 @@ PositionReach position_reach(const ExperimentConfig& config) {
   reach.longest_training_distance =
       randomized > 0 ? randomized - 1 : longest(config.task.max_length);
   const auto& lengths = config.evaluation.lengths;
-  const int64_t evaluated = lengths.empty() ? 0 : longest(*std::max_element(lengths.begin(),
-                                                                            lengths.end()));
+  const int64_t evaluated =
+      lengths.empty() ? 0 : longest(*std::max_element(lengths.begin(), lengths.end()));
   reach.longest_evaluation_distance =
       randomized > 0 && config.randomize.at_eval ? randomized - 1 : evaluated;
   return reach;

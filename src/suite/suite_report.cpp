@@ -276,8 +276,8 @@ std::string suite_markdown(const SuiteTable& t) {
     for (size_t k = 0; k < t.columns.size(); ++k) {
       const SuiteCell& c = t.cells[r][k];
       if (!c.not_representable.empty())
-        unrepresentable.push_back(fmt::format("{}, {}: {}", t.tasks[r], t.columns[k].label,
-                                              c.not_representable));
+        unrepresentable.push_back(
+            fmt::format("{}, {}: {}", t.tasks[r], t.columns[k].label, c.not_representable));
       md += fmt::format(" {} |", cell_text(c, static_cast<int>(unrepresentable.size())));
     }
     md += "\n";

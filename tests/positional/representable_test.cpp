@@ -62,8 +62,7 @@ TEST(Representable, T5BucketsTrainingNeverReaches) {
   ASSERT_EQ(t5_bucket(-15, 32, 128), 9);
   ASSERT_EQ(t5_bucket(-63, 32, 128), 13);
   const std::string unreached = representability_problem(t5(32, 128), {2, 15, 63});
-  EXPECT_TRUE(says(unreached, "buckets 10 to 13 of each sign are used at evaluation"))
-      << unreached;
+  EXPECT_TRUE(says(unreached, "buckets 10 to 13 of each sign are used at evaluation")) << unreached;
   // The control: with max_distance 16 every distance from 15 on shares the last bucket, which
   // training reaches.
   ASSERT_EQ(t5_bucket(-15, 32, 16), t5_bucket(-63, 32, 16));
@@ -93,8 +92,7 @@ TEST(Representable, FromARunsConfig) {
   EXPECT_EQ(reach.longest_evaluation_distance, 63);
   EXPECT_NE(representability_problem(run_config(shift, "{type: relative, max_distance: 2}")), "");
   EXPECT_EQ(representability_problem(run_config(shift, "{type: relative, max_distance: 3}")), "");
-  EXPECT_NE(representability_problem(run_config(shift, "{type: relative, max_distance: 16}")),
-            "");
+  EXPECT_NE(representability_problem(run_config(shift, "{type: relative, max_distance: 16}")), "");
   // long_range declares its distance D; the marker adds a token (n + 1 tokens).
   const std::string long_range = "{name: long_range, distance: 8, min_length: 8, max_length: 16}";
   const PositionReach lr = position_reach(run_config(long_range, "rotary"));

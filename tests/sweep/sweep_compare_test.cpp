@@ -808,8 +808,7 @@ TEST(CompareOutput, NotRepresentableGroupsAreMarked) {
     write_run(dir, {"relative", 0, {1, 1, 0.5, 0.2}});
     std::string config = read_file(dir / "config.yaml");
     const std::string type = "  type: relative\n";
-    config.replace(config.find(type), type.size(),
-                   type + fmt::format("  max_distance: {}\n", k));
+    config.replace(config.find(type), type.size(), type + fmt::format("  max_distance: {}\n", k));
     write_file(dir / "config.yaml", config);
   }
   const Comparison c =

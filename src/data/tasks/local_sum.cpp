@@ -30,7 +30,8 @@ class LocalSumTask : public TaskBase {
         "Each position combines its neighbours at offsets -{0}..+{0}, weighted by |offset| "
         "(the weights are symmetric, so only the distance matters, not the side). Needs "
         "relative offsets up to w = {0} told apart exactly; a relative scheme clipped at k > w "
-        "suffices, one clipped at k <= w cannot (offset k shares its row with every farther one). Absolute schemes must compute the differences. "
+        "suffices, one clipped at k <= w cannot (offset k shares its row with every farther one). "
+        "Absolute schemes must compute the differences. "
         "Nothing depends on n, so this is the locality baseline.",
         window);
   }

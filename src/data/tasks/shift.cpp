@@ -21,7 +21,8 @@ class ShiftTask : public TaskBase {
     info_.position_need = fmt::format(
         "Each position reads the token exactly s = {} before it: a fixed relative offset. "
         "Needs absolute or relative offsets of exactly s; a relative scheme clipped at k <= s "
-        "cannot represent it (offset k shares its row with every farther one). Positions i <= s must also know there is no token s back "
+        "cannot represent it (offset k shares its row with every farther one). Positions i <= s "
+        "must also know there is no token s back "
         "(absolute position, or the absence of a key at offset s).",
         shift);
   }

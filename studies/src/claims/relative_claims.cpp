@@ -185,8 +185,8 @@ C15Scheme judged_scheme(const DistanceGrid& grid, const std::string& scheme, int
   out.learned = control.learned;
   out.short_accuracy = control.accuracy;
   out.accuracy = long_range.accuracy;
-  out.not_representable = !control.not_representable.empty() ? control.not_representable
-                                                             : long_range.not_representable;
+  out.not_representable =
+      !control.not_representable.empty() ? control.not_representable : long_range.not_representable;
   return out;
 }
 
@@ -237,14 +237,14 @@ DistanceTable distance_table(const DistanceGrid& grid, int64_t short_d,
         t.data += fmt::format("{} {} {} {}\n", d, gnuplot_number(g.in_distribution.mean),
                               gnuplot_number(g.in_distribution.ci_low),
                               gnuplot_number(g.in_distribution.ci_high));
-      by_distance.push_back({{"distance", d},
-                             {"in_distribution", g.in_distribution.mean},
-                             {"in_distribution_ci", {g.in_distribution.ci_low,
-                                                     g.in_distribution.ci_high}},
-                             {"in_distribution_token", g.in_distribution_token.mean},
-                             {"learned_runs", g.learned_runs},
-                             {"runs", g.trained_runs()},
-                             {"not_representable", g.not_representable}});
+      by_distance.push_back(
+          {{"distance", d},
+           {"in_distribution", g.in_distribution.mean},
+           {"in_distribution_ci", {g.in_distribution.ci_low, g.in_distribution.ci_high}},
+           {"in_distribution_token", g.in_distribution_token.mean},
+           {"learned_runs", g.learned_runs},
+           {"runs", g.trained_runs()},
+           {"not_representable", g.not_representable}});
     }
     t.table += fmt::format(" {} | {} |\n", format_interval(st.short_accuracy),
                            format_interval(st.accuracy));
@@ -316,9 +316,8 @@ void c15(const ClaimContext& ctx, ClaimResult& r) {
   const C15Numbers numbers{window_of(t, absolute, ctx.config.path),
                            window_of(t, claimed, ctx.config.path), margin};
   apply(judge_c15(numbers), r);
-  r.numbers = {{"short_distance", short_distance},
-               {"long_distances", window},
-               {"schemes", t.per_scheme}};
+  r.numbers = {
+      {"short_distance", short_distance}, {"long_distances", window}, {"schemes", t.per_scheme}};
   std::string plot = "plot ";
   for (size_t i = 0; i < grid.schemes.size(); ++i)
     plot += fmt::format("{}${} using 1:2:3:4 with yerrorlines title {}", i ? ", " : "",

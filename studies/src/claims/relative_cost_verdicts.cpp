@@ -51,10 +51,11 @@ Judgement judge_c6(const C6Numbers& n) {
     judged.push_back(fmt::format("k = {}: {}", k.k, format_interval(k.extrapolation)));
   }
   const std::string unlearned =
-      (not_learned.empty() ? "" : " (not learned in distribution: " + join(not_learned, ", ") + ")") +
-      (unrepresentable.empty() ? ""
-                               : fmt::format(" ({}, left out: {})", kNotRepresentable,
-                                             join(unrepresentable, "; ")));
+      (not_learned.empty() ? ""
+                           : " (not learned in distribution: " + join(not_learned, ", ") + ")") +
+      (unrepresentable.empty()
+           ? ""
+           : fmt::format(" ({}, left out: {})", kNotRepresentable, join(unrepresentable, "; ")));
   if (judged.empty() && not_learned.empty() && !unrepresentable.empty())
     return not_representable(join(unrepresentable, "; "));
   if (judged.empty()) return cannot_tell("no k learned the task in distribution" + unlearned);

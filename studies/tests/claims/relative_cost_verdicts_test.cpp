@@ -73,7 +73,8 @@ TEST(RelativeCostVerdicts, C15InconclusiveAtTheCeilingTheFloorOrNotLearned) {
   n.claimed[1].learned = kNotLearned;
   const Judgement unlearned = judge_c15(n);
   EXPECT_EQ(unlearned.verdict, Verdict::Inconclusive);
-  EXPECT_TRUE(says(unlearned, "rotary learned the task in distribution at the short distance in 1 of 3 runs"));
+  EXPECT_TRUE(says(unlearned,
+                   "rotary learned the task in distribution at the short distance in 1 of 3 runs"));
 }
 
 TEST(RelativeCostVerdicts, C15InconclusiveWhenTheMarginIsWithinNoise) {

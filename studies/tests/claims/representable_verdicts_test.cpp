@@ -17,7 +17,9 @@ bool says(const Judgement& j, const std::string& text) {
   return j.because.find(text) != std::string::npos;
 }
 
-Stat around(double mean) { return summarize({mean - 0.01, mean, mean + 0.01}, {0, 1, 2}); }
+Stat around(double mean) {
+  return summarize({mean - 0.01, mean, mean + 0.01}, {0, 1, 2});
+}
 
 TEST(RepresentableVerdicts, PreconditionLearnedSaysNotRepresentable) {
   Comparison c;
@@ -57,7 +59,8 @@ TEST(RepresentableVerdicts, C6WithNoRepresentableKSaysSo) {
 TEST(RepresentableVerdicts, C15WithAnUnrepresentableSchemeSaysSo) {
   C15Numbers n;
   n.absolute = {{"sinusoidal", kLearned, around(0.3), {}, ""}};
-  n.claimed = {{"relative", kLearned, around(0.1), {}, ""}, {"rotary", kLearned, around(0.9), {}, ""}};
+  n.claimed = {{"relative", kLearned, around(0.1), {}, ""},
+               {"rotary", kLearned, around(0.9), {}, ""}};
   EXPECT_EQ(judge_c15(n).verdict, Verdict::Mixed);  // the control
   n.claimed[0].not_representable = "at D = 24, relative's k = 24 does not exceed the offset";
   const Judgement j = judge_c15(n);
