@@ -144,14 +144,18 @@ json read_summary(const fs::path& path) {
   return summary;
 }
 
-// A run's representability problem (pelab/report/representable.h). A config.yaml that no
-// longer loads (written by an older pelab, or damaged) has nothing to say here: its run is
-// judged as before, and compare reads it as it always has.
-std::string run_representability(const fs::path& config) {
+// A run's representability problems (pelab/report/representable.h), over every evaluated
+// length and in distribution. A config.yaml that no longer loads (written by an older pelab,
+// or damaged) has nothing to say here: its run is judged as before, and compare reads it as
+// it always has.
+void read_representability(const fs::path& config, RunRecord& r) {
   try {
-    return representability_problem(load_run_config(config.string()));
+    const ExperimentConfig c = load_run_config(config.string());
+    r.not_representable = representability_problem(c);
+    r.not_representable_in_distribution = representability_problem_in_distribution(c);
   } catch (const Error&) {
-    return "";
+    r.not_representable.clear();
+    r.not_representable_in_distribution.clear();
   }
 }
 
@@ -180,7 +184,7 @@ RunRecord read_run(const std::string& dir) {
     }
   }
   if (!r.status.empty()) return r;
-  if (!config.empty()) r.not_representable = run_representability(d / "config.yaml");
+  if (!config.empty()) read_representability(d / "config.yaml", r);
 
   const json summary = read_summary(d / "summary.json");
   if (json_string(summary, "status") == "completed") {
@@ -503,6 +507,8 @@ void summarize_group(Group& g, std::vector<const RunRecord*> rs, Metric metric,
   for (const RunRecord* r : rs) {
     if (r->status == "diverged") g.diverged.push_back(r->dir);
     if (g.not_representable.empty()) g.not_representable = r->not_representable;
+    if (g.not_representable_in_distribution.empty())
+      g.not_representable_in_distribution = r->not_representable_in_distribution;
   }
   rs.erase(std::remove_if(rs.begin(), rs.end(),
                           [](const RunRecord* r) { return r->status == "diverged"; }),
@@ -732,7 +738,8 @@ std::string with_token(const std::string& sequence_text, const Stat& token) {
 
 std::string group_label(const Group& g) {
   std::string label = g.label.empty() ? "all runs" : g.label;
-  if (!g.not_representable.empty()) return label + " (" + kNotRepresentable + ")";
+  if (!g.not_representable_in_distribution.empty()) return label + " (" + kNotRepresentable + ")";
+  if (!g.not_representable.empty()) return label + " (not representable beyond training)";
   if (g.all_learned()) return label;
   if (g.learned_runs == 0) return label + " (did not learn)";
   return fmt::format("{} (learned {} of {})", label, g.learned_runs, g.trained_runs());
@@ -759,7 +766,10 @@ std::string not_representable_markdown(const Comparison& c) {
   std::string md;
   for (const Group& g : c.groups)
     if (!g.not_representable.empty())
-      md += fmt::format("- {}: {}\n", md_cell(g.label), g.not_representable);
+      md +=
+          fmt::format("- {}{}: {}\n", md_cell(g.label),
+                      g.not_representable_in_distribution.empty() ? " (beyond training only)" : "",
+                      g.not_representable);
   if (md.empty()) return "";
   return "\nNot representable at these settings (the scheme cannot single out what the task "
          "asks, or evaluation uses parameters training never reached: these numbers are no "
@@ -949,23 +959,25 @@ std::string comparison_json(const Comparison& c) {
     json candidates = json::array();
     for (const Group::Candidate& x : g.candidates)
       candidates.push_back({{"value", x.value}, {"validation", x.validation}, {"runs", x.runs}});
-    j["groups"].push_back({{"label", g.label},
-                           {"learned_runs", g.learned_runs},
-                           {"candidates", candidates},
-                           {"selected", g.selected},
-                           {"keys", keys},
-                           {"runs", g.runs},
-                           {"diverged", g.diverged},
-                           {"train_max_length", g.train_max_length},
-                           {"lengths", lengths},
-                           {"not_representable", g.not_representable},
-                           {"in_distribution", stat_json(g.in_distribution)},
-                           {"in_distribution_token", stat_json(g.in_distribution_token)},
-                           {"extrapolation_token", stat_json(g.extrapolation_token)},
-                           {"steps", stat_json(g.steps)},
-                           {"extrapolation", stat_json(g.extrapolation)},
-                           {"by_position", positions},
-                           {"last_train_position", g.last_train_position}});
+    j["groups"].push_back(
+        {{"label", g.label},
+         {"learned_runs", g.learned_runs},
+         {"candidates", candidates},
+         {"selected", g.selected},
+         {"keys", keys},
+         {"runs", g.runs},
+         {"diverged", g.diverged},
+         {"train_max_length", g.train_max_length},
+         {"lengths", lengths},
+         {"not_representable", g.not_representable},
+         {"not_representable_in_distribution", g.not_representable_in_distribution},
+         {"in_distribution", stat_json(g.in_distribution)},
+         {"in_distribution_token", stat_json(g.in_distribution_token)},
+         {"extrapolation_token", stat_json(g.extrapolation_token)},
+         {"steps", stat_json(g.steps)},
+         {"extrapolation", stat_json(g.extrapolation)},
+         {"by_position", positions},
+         {"last_train_position", g.last_train_position}});
   }
   for (const RunRecord& r : c.diverged)
     j["diverged"].push_back({{"dir", r.dir}, {"detail", r.detail}});

@@ -28,4 +28,10 @@ std::string representability_problem(const ExperimentConfig& config) {
   return representability_problem(config.model.positional, position_reach(config));
 }
 
+std::string representability_problem_in_distribution(const ExperimentConfig& config) {
+  PositionReach reach = position_reach(config);
+  reach.longest_evaluation_distance = reach.longest_training_distance;
+  return representability_problem(config.model.positional, reach);
+}
+
 }  // namespace pelab

@@ -92,7 +92,13 @@ TEST(Representable, FromARunsConfig) {
   EXPECT_EQ(reach.longest_evaluation_distance, 63);
   EXPECT_NE(representability_problem(run_config(shift, "{type: relative, max_distance: 2}")), "");
   EXPECT_EQ(representability_problem(run_config(shift, "{type: relative, max_distance: 3}")), "");
-  EXPECT_NE(representability_problem(run_config(shift, "{type: relative, max_distance: 16}")), "");
+  const ExperimentConfig k16 = run_config(shift, "{type: relative, max_distance: 16}");
+  EXPECT_NE(representability_problem(k16), "");
+  // In distribution the evaluation stays within training's distances: no untrained row is used.
+  EXPECT_EQ(representability_problem_in_distribution(k16), "");
+  EXPECT_NE(representability_problem_in_distribution(
+                run_config(shift, "{type: relative, max_distance: 2}")),
+            "");
   // long_range declares its distance D; the marker adds a token (n + 1 tokens).
   const std::string long_range = "{name: long_range, distance: 8, min_length: 8, max_length: 16}";
   const PositionReach lr = position_reach(run_config(long_range, "rotary"));

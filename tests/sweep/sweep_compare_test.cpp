@@ -799,11 +799,11 @@ TEST(CompareOutput, SingleSeedAndMissingLengths) {
 }
 
 // A group whose settings cannot represent its task (relative clipped at k = 2 on shift by 2,
-// docs/model.md "Representability") is labelled so and its reason listed; k = 3, the
-// control, is not.
+// docs/model.md "Representability") is labelled so and its reason listed; k = 16 (rows past
+// the longest training distance, 15) only beyond training; k = 3, the control, is neither.
 TEST(CompareOutput, NotRepresentableGroupsAreMarked) {
   TempDir tmp;
-  for (const int k : {2, 3}) {
+  for (const int k : {2, 3, 16}) {
     const fs::path dir = tmp.path() / fmt::format("positional.max_distance={}/seed=0", k);
     write_run(dir, {"relative", 0, {1, 1, 0.5, 0.2}});
     std::string config = read_file(dir / "config.yaml");
@@ -813,12 +813,15 @@ TEST(CompareOutput, NotRepresentableGroupsAreMarked) {
   }
   const Comparison c =
       compare_runs(find_runs({tmp.path().string()}), Metric::sequence_accuracy, false);
-  ASSERT_EQ(c.groups.size(), 2u);
+  ASSERT_EQ(c.groups.size(), 3u);
   EXPECT_NE(c.groups[0].not_representable.find("k = 2 does not exceed the offset the answer "
                                                "needs (2)"),
             std::string::npos)
       << c.groups[0].not_representable;
   EXPECT_EQ(c.groups[1].not_representable, "");
+  EXPECT_NE(c.groups[2].not_representable, "");
+  EXPECT_EQ(c.groups[2].not_representable_in_distribution, "");
+  EXPECT_EQ(group_label(c.groups[2]), "16 (not representable beyond training)");
   EXPECT_EQ(group_label(c.groups[0]), "2 (not representable at these settings)");
   EXPECT_EQ(group_label(c.groups[1]), "3");
   const std::string md = comparison_markdown(c);
@@ -828,6 +831,8 @@ TEST(CompareOutput, NotRepresentableGroupsAreMarked) {
             std::string::npos)
       << md;
   EXPECT_NE(md.find("- 2: relative's k = 2 does not exceed"), std::string::npos) << md;
+  EXPECT_NE(md.find("- 16 (beyond training only): relative's k = 16 exceeds"), std::string::npos)
+      << md;
   EXPECT_EQ(json::parse(comparison_json(c))["groups"][1]["not_representable"], "");
 }
 

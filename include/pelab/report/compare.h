@@ -65,8 +65,9 @@ struct RunRecord {
   int64_t train_min_length = 0, train_max_length = 0;
   int64_t order = -1;  // the run's index in its sweep.json (-1 if none)
   // Why its scheme cannot represent its task at its settings (pelab/report/representable.h),
-  // "" when it can, or when its config.yaml no longer loads (a run of an older pelab).
-  std::string not_representable;
+  // over every evaluated length and in distribution only; "" when it can, or when its
+  // config.yaml no longer loads (a run of an older pelab).
+  std::string not_representable, not_representable_in_distribution;
 };
 
 // Every run directory under `dirs` (a directory holding summary.json, config.yaml or
@@ -132,8 +133,10 @@ struct Group {
   Stat in_distribution, extrapolation;  // per seed: the mean over those lengths
   Stat in_distribution_token, extrapolation_token;  // the same in token accuracy
   // Why the group's settings cannot represent its task (its runs' not_representable): its
-  // numbers are then no result about its scheme; "" when they can.
-  std::string not_representable;
+  // numbers beyond training are then no result about its scheme; "" when they can. And the
+  // same in distribution (its runs' not_representable_in_distribution): then none of its
+  // numbers is. The first is empty whenever the second is.
+  std::string not_representable, not_representable_in_distribution;
   // The training steps each run took: with training.stop_when, where it met the criterion, so
   // the groups' extrapolation is measured at different points of training.
   Stat steps;
@@ -184,7 +187,8 @@ bool run_learned(const RunRecord& run, Metric metric, const CompareRule& rule);
 // A group's label as tables and plots show it: "rotary", "rotary (did not learn)" or "rotary
 // (learned 2 of 3)", so that its extrapolation is not read as comparable with the others';
 // "relative / 2 (not representable at these settings)" when its settings cannot represent the
-// task, which says more than whether it learned.
+// task in distribution, "t5 (not representable beyond training)" when only beyond, which says
+// more than whether it learned.
 std::string group_label(const Group& g);
 
 // A cell of sequence accuracy with token accuracy beside it, as every table shows them:

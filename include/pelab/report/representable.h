@@ -17,7 +17,12 @@ namespace pelab {
 // randomize.at_eval). The answer's offset is the task's (Task::answer_offset).
 PositionReach position_reach(const ExperimentConfig& config);
 
-// representability_problem for the run's scheme and reach: "" when representable.
+// representability_problem for the run's scheme and reach: "" when representable over every
+// evaluated length.
 std::string representability_problem(const ExperimentConfig& config);
+// The same for the results in distribution only (evaluation within the training distances:
+// no untrained row or bucket is used, so only the offset condition can fail). A claim that
+// judges in-distribution accuracy reads this one; one that judges beyond training, the other.
+std::string representability_problem_in_distribution(const ExperimentConfig& config);
 
 }  // namespace pelab

@@ -17,8 +17,9 @@ std::string precondition_learned(const Comparison& comparison,
     std::string reason;
     if (g == comparison.groups.end())
       reason = fmt::format("{} has no completed run", label);
-    else if (!g->not_representable.empty())
-      reason = fmt::format("{} is {}: {}", label, kNotRepresentable, g->not_representable);
+    else if (!g->not_representable_in_distribution.empty())
+      reason = fmt::format("{} is {}: {}", label, kNotRepresentable,
+                           g->not_representable_in_distribution);
     else if (!g->all_learned())
       reason = fmt::format("{} learned the task in distribution in {} of {} runs", label,
                            g->learned_runs, g->trained_runs());

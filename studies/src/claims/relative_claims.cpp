@@ -154,8 +154,9 @@ OverDistances over_distances(const DistanceGrid& grid, const std::string& scheme
     const Group& g = *it->second;
     out.learned.learned += g.learned_runs;
     out.learned.runs += g.trained_runs();
-    if (out.not_representable.empty() && !g.not_representable.empty())
-      out.not_representable = fmt::format("at D = {}, {}", d, g.not_representable);
+    // C15 judges in-distribution accuracy: what evaluation beyond training uses is moot.
+    if (out.not_representable.empty() && !g.not_representable_in_distribution.empty())
+      out.not_representable = fmt::format("at D = {}, {}", d, g.not_representable_in_distribution);
     const Stat& st = g.in_distribution;
     for (size_t i = 0; i < st.values.size() && i < st.seeds.size(); ++i)
       by_seed[st.seeds[i]].push_back(st.values[i]);
@@ -203,7 +204,7 @@ struct DistanceTable {
 // One cell of C15's table: the group's in-distribution sequence / token accuracy (mean ± std),
 // † where some run did not learn, or "not representable at these settings".
 std::string distance_cell(const Group& g) {
-  if (!g.not_representable.empty()) return kNotRepresentable;
+  if (!g.not_representable_in_distribution.empty()) return kNotRepresentable;
   return with_token(format_stat(g.in_distribution), g.in_distribution_token) +
          (g.all_learned() ? "" : " †");
 }
@@ -233,7 +234,7 @@ DistanceTable distance_table(const DistanceGrid& grid, int64_t short_d,
       }
       const Group& g = *it->second;
       t.table += " " + distance_cell(g) + " |";
-      if (g.not_representable.empty())
+      if (g.not_representable_in_distribution.empty())
         t.data += fmt::format("{} {} {} {}\n", d, gnuplot_number(g.in_distribution.mean),
                               gnuplot_number(g.in_distribution.ci_low),
                               gnuplot_number(g.in_distribution.ci_high));
@@ -244,7 +245,7 @@ DistanceTable distance_table(const DistanceGrid& grid, int64_t short_d,
            {"in_distribution_token", g.in_distribution_token.mean},
            {"learned_runs", g.learned_runs},
            {"runs", g.trained_runs()},
-           {"not_representable", g.not_representable}});
+           {"not_representable", g.not_representable_in_distribution}});
     }
     t.table += fmt::format(" {} | {} |\n", format_interval(st.short_accuracy),
                            format_interval(st.accuracy));

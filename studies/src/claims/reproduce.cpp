@@ -184,7 +184,8 @@ nlohmann::json group_numbers(const Comparison& comparison) {
                       {"extrapolation_per_seed", g.extrapolation.values},
                       {"in_distribution_token", g.in_distribution_token.mean},
                       {"extrapolation_token", g.extrapolation_token.mean},
-                      {"not_representable", g.not_representable}});
+                      {"not_representable", g.not_representable},
+                      {"not_representable_in_distribution", g.not_representable_in_distribution}});
   return groups;
 }
 

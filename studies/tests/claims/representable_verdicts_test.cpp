@@ -30,7 +30,11 @@ TEST(RepresentableVerdicts, PreconditionLearnedSaysNotRepresentable) {
   c.groups = {g};
   EXPECT_EQ(precondition_learned(c, {"relative / 2"}),
             "relative / 2 learned the task in distribution in 0 of 2 runs");
-  c.groups[0].not_representable = kBoundary;
+  c.groups[0].not_representable = "relative's k = 16 exceeds the longest distance training sees";
+  // Untrained rows beyond training say nothing of learning in distribution (the control).
+  EXPECT_EQ(precondition_learned(c, {"relative / 2"}),
+            "relative / 2 learned the task in distribution in 0 of 2 runs");
+  c.groups[0].not_representable_in_distribution = kBoundary;
   const std::string why = precondition_learned(c, {"relative / 2"});
   EXPECT_EQ(why.find("relative / 2 is not representable at these settings: relative's k = 2"), 0u)
       << why;

@@ -33,9 +33,9 @@ struct LearnedCount {
 
 // Every run of the named groups learned the task in distribution (compare's rule: the
 // stop_when criterion, else the validation score against learned_at). A missing group is a
-// failed precondition too, and so is a group whose settings cannot represent the task
-// (Group::not_representable): the reason then says "not representable at these settings" and
-// why, not that the scheme failed to learn.
+// failed precondition too, and so is a group whose settings cannot represent the task in
+// distribution (Group::not_representable_in_distribution): the reason then says "not
+// representable at these settings" and why, not that the scheme failed to learn.
 std::string precondition_learned(const Comparison& comparison,
                                  const std::vector<std::string>& labels);
 // The compared values (name, value) are neither all at or above `ceiling` nor all at or
