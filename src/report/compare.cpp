@@ -18,6 +18,7 @@
 #include "pelab/core/strings.h"
 #include "pelab/io/atomic_file.h"
 #include "pelab/positional/scheme.h"
+#include "pelab/report/representable.h"
 #include "pelab/report/statistics.h"
 #include "run/run_files.h"
 
@@ -143,6 +144,21 @@ json read_summary(const fs::path& path) {
   return summary;
 }
 
+// A run's representability problems (pelab/report/representable.h), over every evaluated
+// length and in distribution. A config.yaml that no longer loads (written by an older pelab,
+// or damaged) has nothing to say here: its run is judged as before, and compare reads it as
+// it always has.
+void read_representability(const fs::path& config, RunRecord& r) {
+  try {
+    const ExperimentConfig c = load_run_config(config.string());
+    r.not_representable = representability_problem(c);
+    r.not_representable_in_distribution = representability_problem_in_distribution(c);
+  } catch (const Error&) {
+    r.not_representable.clear();
+    r.not_representable_in_distribution.clear();
+  }
+}
+
 }  // namespace
 
 RunRecord read_run(const std::string& dir) {
@@ -168,6 +184,7 @@ RunRecord read_run(const std::string& dir) {
     }
   }
   if (!r.status.empty()) return r;
+  if (!config.empty()) read_representability(d / "config.yaml", r);
 
   const json summary = read_summary(d / "summary.json");
   if (json_string(summary, "status") == "completed") {
@@ -456,50 +473,10 @@ std::vector<std::vector<const RunRecord*>> group_runs(Comparison& c,
   return members;
 }
 
-// A group's statistics over its runs (by seed): the metric at each evaluated length, and the
-// per-run means inside and beyond the trained lengths. Adds the group's lengths to
-// `all_lengths`.
-void summarize_group(Group& g, std::vector<const RunRecord*> rs, Metric metric,
-                     const CompareRule& rule, std::set<int64_t>& all_lengths) {
-  std::stable_sort(rs.begin(), rs.end(),
-                   [](const RunRecord* a, const RunRecord* b) { return a->seed < b->seed; });
-  // A diverged run did not learn and has no numbers: it is counted, not summarised.
-  for (const RunRecord* r : rs)
-    if (r->status == "diverged") g.diverged.push_back(r->dir);
-  rs.erase(std::remove_if(rs.begin(), rs.end(),
-                          [](const RunRecord* r) { return r->status == "diverged"; }),
-           rs.end());
-  std::set<int64_t> lengths;
-  for (const RunRecord* r : rs) {
-    g.runs.push_back(r->dir);
-    g.learned_runs += run_learned(*r, metric, rule);
-    g.train_max_length = std::max(g.train_max_length, r->train_max_length);
-    for (const auto& p : r->eval) lengths.insert(p.length);
-  }
-  for (int64_t n : lengths) {
-    GroupLength gl;
-    gl.length = n;
-    std::vector<double> values;
-    std::vector<uint64_t> seeds;
-    for (const RunRecord* r : rs)
-      for (const auto& p : r->eval)
-        if (p.length == n) {
-          values.push_back(metric_of(metric, p));
-          seeds.push_back(r->seed);
-          gl.in_training = gl.in_training || p.in_training;
-        }
-    gl.stat = summarize(values, seeds);
-    g.lengths.push_back(gl);
-    all_lengths.insert(n);
-  }
-  std::vector<double> step_values;
-  std::vector<uint64_t> step_seeds;
-  for (const RunRecord* r : rs)
-    if (r->steps >= 0) {
-      step_values.push_back(static_cast<double>(r->steps));
-      step_seeds.push_back(r->seed);
-    }
-  g.steps = summarize(step_values, step_seeds);
+// Over runs (by seed): each run's mean of `metric` over the lengths inside training into
+// `inside`, over those beyond into `beyond`.
+void split_by_training(const std::vector<const RunRecord*>& rs, Metric metric, Stat& inside,
+                       Stat& beyond) {
   std::vector<double> in_values, out_values;
   std::vector<uint64_t> in_seeds, out_seeds;
   for (const RunRecord* r : rs) {
@@ -514,8 +491,63 @@ void summarize_group(Group& g, std::vector<const RunRecord*> rs, Metric metric,
       out_seeds.push_back(r->seed);
     }
   }
-  g.in_distribution = summarize(in_values, in_seeds);
-  g.extrapolation = summarize(out_values, out_seeds);
+  inside = summarize(in_values, in_seeds);
+  beyond = summarize(out_values, out_seeds);
+}
+
+// A group's statistics over its runs (by seed): the metric at each evaluated length, and the
+// per-run means inside and beyond the trained lengths. Adds the group's lengths to
+// `all_lengths`.
+void summarize_group(Group& g, std::vector<const RunRecord*> rs, Metric metric,
+                     const CompareRule& rule, std::set<int64_t>& all_lengths) {
+  std::stable_sort(rs.begin(), rs.end(),
+                   [](const RunRecord* a, const RunRecord* b) { return a->seed < b->seed; });
+  // A diverged run did not learn and has no numbers: it is counted, not summarised. Its
+  // settings are the group's, so it tells representability as well as a completed run.
+  for (const RunRecord* r : rs) {
+    if (r->status == "diverged") g.diverged.push_back(r->dir);
+    if (g.not_representable.empty()) g.not_representable = r->not_representable;
+    if (g.not_representable_in_distribution.empty())
+      g.not_representable_in_distribution = r->not_representable_in_distribution;
+  }
+  rs.erase(std::remove_if(rs.begin(), rs.end(),
+                          [](const RunRecord* r) { return r->status == "diverged"; }),
+           rs.end());
+  std::set<int64_t> lengths;
+  for (const RunRecord* r : rs) {
+    g.runs.push_back(r->dir);
+    g.learned_runs += run_learned(*r, metric, rule);
+    g.train_max_length = std::max(g.train_max_length, r->train_max_length);
+    for (const auto& p : r->eval) lengths.insert(p.length);
+  }
+  for (int64_t n : lengths) {
+    GroupLength gl;
+    gl.length = n;
+    std::vector<double> values, tokens;
+    std::vector<uint64_t> seeds;
+    for (const RunRecord* r : rs)
+      for (const auto& p : r->eval)
+        if (p.length == n) {
+          values.push_back(metric_of(metric, p));
+          tokens.push_back(p.token_accuracy);
+          seeds.push_back(r->seed);
+          gl.in_training = gl.in_training || p.in_training;
+        }
+    gl.stat = summarize(values, seeds);
+    gl.token = summarize(tokens, seeds);
+    g.lengths.push_back(gl);
+    all_lengths.insert(n);
+  }
+  std::vector<double> step_values;
+  std::vector<uint64_t> step_seeds;
+  for (const RunRecord* r : rs)
+    if (r->steps >= 0) {
+      step_values.push_back(static_cast<double>(r->steps));
+      step_seeds.push_back(r->seed);
+    }
+  g.steps = summarize(step_values, step_seeds);
+  split_by_training(rs, metric, g.in_distribution, g.extrapolation);
+  split_by_training(rs, Metric::token_accuracy, g.in_distribution_token, g.extrapolation_token);
 }
 
 // A group's accuracy by position at `position_length`, from its runs' per_position.csv, and
@@ -700,14 +732,51 @@ std::string format_stat(const Stat& s, int decimals) {
   return fmt::format("{:.{}f} ± {:.{}f}", s.mean, decimals, s.std, decimals);
 }
 
+std::string with_token(const std::string& sequence_text, const Stat& token) {
+  return token.n ? sequence_text + " / " + format_number(token, token.mean) : sequence_text;
+}
+
 std::string group_label(const Group& g) {
   std::string label = g.label.empty() ? "all runs" : g.label;
+  if (!g.not_representable_in_distribution.empty()) return label + " (" + kNotRepresentable + ")";
+  if (!g.not_representable.empty()) return label + " (not representable beyond training)";
   if (g.all_learned()) return label;
   if (g.learned_runs == 0) return label + " (did not learn)";
   return fmt::format("{} (learned {} of {})", label, g.learned_runs, g.trained_runs());
 }
 
 namespace {
+// A sequence-accuracy cell with token accuracy beside it; a token-accuracy comparison's cells
+// are that already.
+std::string cell_with_token(const Comparison& c, const std::string& text, const Stat& token) {
+  return c.metric == Metric::sequence_accuracy ? with_token(text, token) : text;
+}
+
+// What a cell holds, for the tables' captions.
+std::string cell_text_rule(const Comparison& c) {
+  return c.metric == Metric::sequence_accuracy
+             ? "each cell: sequence accuracy, mean over seeds [95% bootstrap interval] / token "
+               "accuracy, mean over seeds"
+             : "each cell: token accuracy, mean over seeds [95% bootstrap interval]";
+}
+
+// The groups whose settings cannot represent the task, and why: their numbers are no result
+// about their scheme.
+std::string not_representable_markdown(const Comparison& c) {
+  std::string md;
+  for (const Group& g : c.groups)
+    if (!g.not_representable.empty())
+      md +=
+          fmt::format("- {}{}: {}\n", md_cell(g.label),
+                      g.not_representable_in_distribution.empty() ? " (beyond training only)" : "",
+                      g.not_representable);
+  if (md.empty()) return "";
+  return "\nNot representable at these settings (the scheme cannot single out what the task "
+         "asks, or evaluation uses parameters training never reached: these numbers are no "
+         "result about the scheme):\n\n" +
+         md;
+}
+
 // How "learned" was judged, for the tables' captions.
 std::string learned_rule_text(const Comparison& c) {
   return fmt::format(
@@ -719,22 +788,24 @@ std::string learned_rule_text(const Comparison& c) {
 
 // The in-distribution and extrapolation scores over seeds: mean and interval, median, max.
 std::string over_seeds_markdown(const Comparison& c) {
-  std::string md =
+  std::string md = fmt::format(
       "\nOver seeds (each seed's mean over the lengths inside and beyond training; papers "
       "report the max; steps: the mean training steps a run took, where a run with "
-      "training.stop_when met its criterion):\n\n| group | runs | learned | steps | "
-      "in-distribution | median | max | extrapolation | median | max |\n"
-      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+      "training.stop_when met its criterion; in-distribution and extrapolation: the mean [95% "
+      "interval]{}):\n\n| group | runs | learned | steps | in-distribution | median | max | "
+      "extrapolation | median | max |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+      c.metric == Metric::sequence_accuracy ? " / token accuracy's mean" : "");
   for (const Group& g : c.groups) {
     const std::string mark = g.all_learned() ? "" : " †";
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}{} | {}{} | {}{} |\n",
-                      md_cell(group_label(g)), g.trained_runs(), g.learned_runs,
-                      format_number(g.steps, g.steps.mean, 0), format_interval(g.in_distribution),
-                      format_number(g.in_distribution, g.in_distribution.median),
-                      format_number(g.in_distribution, g.in_distribution.max),
-                      format_interval(g.extrapolation), mark,
-                      format_number(g.extrapolation, g.extrapolation.median), mark,
-                      format_number(g.extrapolation, g.extrapolation.max), mark);
+    md += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {} | {}{} | {}{} | {}{} |\n", md_cell(group_label(g)),
+        g.trained_runs(), g.learned_runs, format_number(g.steps, g.steps.mean, 0),
+        cell_with_token(c, format_interval(g.in_distribution), g.in_distribution_token),
+        format_number(g.in_distribution, g.in_distribution.median),
+        format_number(g.in_distribution, g.in_distribution.max),
+        cell_with_token(c, format_interval(g.extrapolation), g.extrapolation_token), mark,
+        format_number(g.extrapolation, g.extrapolation.median), mark,
+        format_number(g.extrapolation, g.extrapolation.max), mark);
   }
   return md;
 }
@@ -776,11 +847,11 @@ std::string comparison_markdown(const Comparison& c) {
     auto header_marked = [&](int64_t n) { return in_count[n] > 0 && in_count[n] == eval_count[n]; };
     auto mixed = [&](int64_t n) { return in_count[n] > 0 && in_count[n] < eval_count[n]; };
     md += fmt::format(
-        "{} completed run{} in {} group{} (mean over seeds [95% bootstrap interval]; n = "
-        "seeds). Lengths marked * were in training; in-distribution and extrapolation average "
-        "each seed over the lengths inside and beyond training. {}\n\n",
+        "{} completed run{} in {} group{} ({}; n = seeds). Lengths marked * were in training; "
+        "in-distribution and extrapolation average each seed over the lengths inside and beyond "
+        "training. {}\n\n",
         c.completed_runs, c.completed_runs == 1 ? "" : "s", c.groups.size(),
-        c.groups.size() == 1 ? "" : "s", learned_rule_text(c));
+        c.groups.size() == 1 ? "" : "s", cell_text_rule(c), learned_rule_text(c));
     std::string first = "group";
     if (!c.group_keys.empty()) {
       first.clear();
@@ -802,20 +873,22 @@ std::string comparison_markdown(const Comparison& c) {
           md += fmt::format(" {} |", kAbsent);
           continue;
         }
-        std::string cell = format_interval(it->stat);
+        std::string cell = cell_with_token(c, format_interval(it->stat), it->token);
         if (mixed(n) && it->in_training) cell += "*";
         if (!it->in_training && !g.all_learned()) cell += " †";
         if (it->stat.n != n_runs) cell += fmt::format(" (n={})", it->stat.n);
         md += " " + cell + " |";
       }
-      auto summary_cell = [&](const Stat& s) {
-        std::string cell = format_interval(s);
+      auto summary_cell = [&](const Stat& s, const Stat& token) {
+        std::string cell = cell_with_token(c, format_interval(s), token);
         if (s.n && s.n != n_runs) cell += fmt::format(" (n={})", s.n);
         return cell;
       };
-      md += fmt::format(" {} | {}{} |\n", summary_cell(g.in_distribution),
-                        summary_cell(g.extrapolation), g.all_learned() ? "" : " †");
+      md += fmt::format(" {} | {}{} |\n", summary_cell(g.in_distribution, g.in_distribution_token),
+                        summary_cell(g.extrapolation, g.extrapolation_token),
+                        g.all_learned() ? "" : " †");
     }
+    md += not_representable_markdown(c);
     md += over_seeds_markdown(c);
     md += selection_markdown(c);
   }
@@ -874,6 +947,7 @@ std::string comparison_json(const Comparison& c) {
     json lengths = json::array();
     for (const GroupLength& gl : g.lengths) {
       json x = stat_json(gl.stat);
+      x["token_accuracy"] = stat_json(gl.token);
       x["length"] = gl.length;
       x["in_training"] = gl.in_training;
       lengths.push_back(x);
@@ -885,20 +959,25 @@ std::string comparison_json(const Comparison& c) {
     json candidates = json::array();
     for (const Group::Candidate& x : g.candidates)
       candidates.push_back({{"value", x.value}, {"validation", x.validation}, {"runs", x.runs}});
-    j["groups"].push_back({{"label", g.label},
-                           {"learned_runs", g.learned_runs},
-                           {"candidates", candidates},
-                           {"selected", g.selected},
-                           {"keys", keys},
-                           {"runs", g.runs},
-                           {"diverged", g.diverged},
-                           {"train_max_length", g.train_max_length},
-                           {"lengths", lengths},
-                           {"in_distribution", stat_json(g.in_distribution)},
-                           {"steps", stat_json(g.steps)},
-                           {"extrapolation", stat_json(g.extrapolation)},
-                           {"by_position", positions},
-                           {"last_train_position", g.last_train_position}});
+    j["groups"].push_back(
+        {{"label", g.label},
+         {"learned_runs", g.learned_runs},
+         {"candidates", candidates},
+         {"selected", g.selected},
+         {"keys", keys},
+         {"runs", g.runs},
+         {"diverged", g.diverged},
+         {"train_max_length", g.train_max_length},
+         {"lengths", lengths},
+         {"not_representable", g.not_representable},
+         {"not_representable_in_distribution", g.not_representable_in_distribution},
+         {"in_distribution", stat_json(g.in_distribution)},
+         {"in_distribution_token", stat_json(g.in_distribution_token)},
+         {"extrapolation_token", stat_json(g.extrapolation_token)},
+         {"steps", stat_json(g.steps)},
+         {"extrapolation", stat_json(g.extrapolation)},
+         {"by_position", positions},
+         {"last_train_position", g.last_train_position}});
   }
   for (const RunRecord& r : c.diverged)
     j["diverged"].push_back({{"dir", r.dir}, {"detail", r.detail}});

@@ -18,6 +18,7 @@
 #include "pelab/io/read_file.h"
 #include "pelab/report/plot.h"
 #include "pelab/report/report.h"
+#include "pelab/report/representable.h"
 
 namespace pelab {
 
@@ -32,6 +33,14 @@ std::string value_of(const PlannedRun& p, const std::string& key) {
   for (const auto& [k, v] : p.run.values)
     if (k == key) return v;
   return "";
+}
+
+// A CSV field: quoted, inner quotes doubled ("" when empty).
+std::string csv_quoted(const std::string& s) {
+  if (s.empty()) return "";
+  std::string out = "\"";
+  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
 }
 
 // ---- recorded runs ----------------------------------------------------------------------
@@ -175,9 +184,13 @@ SuiteTable suite_table(const Suite& suite, const SweepPlan& plan,
   // Live columns: the runs of the plan.
   std::map<std::string, std::map<std::string, std::vector<RunRecord>>> live;  // label → task
   std::map<std::string, std::map<std::string, int64_t>> missing;
+  std::map<std::string, std::map<std::string, std::string>> problems;  // label → task → why
   for (const PlannedRun& p : plan.runs) {
     std::error_code ec;
     const std::string label = value_of(p, "scheme"), task = value_of(p, "task");
+    if (!problems[label].count(task))  // one check per cell: its runs differ in seed and lr only
+      problems[label][task] =
+          representability_problem(parse_experiment(p.config_yaml, p.run.name, {}, ""));
     if (fs::is_directory(p.run.dir, ec))
       live[label][task].push_back(read_run(p.run.dir));
     else
@@ -205,6 +218,8 @@ SuiteTable suite_table(const Suite& suite, const SweepPlan& plan,
       const int64_t absent =
           missing.count(c.label) && missing[c.label].count(task) ? missing[c.label][task] : 0;
       row.push_back(cell_of(runs[c.label][task], absent, metric));
+      if (problems.count(c.label) && problems[c.label].count(task))
+        row.back().not_representable = problems[c.label][task];
     }
     t.cells.push_back(std::move(row));
   }
@@ -217,8 +232,10 @@ std::string column_header(const SuiteColumn& c) {
   return c.label + (c.recorded ? " (rec.)" : "");
 }
 
-// "0.62 · 0.55 [0.50, 0.60]", ✗ when no run learned, "k/n learned" when some did not.
-std::string cell_text(const SuiteCell& c) {
+// "0.62 · 0.55 [0.50, 0.60]", ✗ when no run learned, "k/n learned" when some did not; "not
+// representable at these settings (note N)" when its settings cannot represent the task.
+std::string cell_text(const SuiteCell& c, int note) {
+  if (!c.not_representable.empty()) return fmt::format("{} (note {})", kNotRepresentable, note);
   if (!c.present) return c.missing ? fmt::format("({} to run)", c.missing) : "—";
   const Group& g = c.group;
   const Stat& s = g.extrapolation;
@@ -253,11 +270,22 @@ std::string suite_markdown(const SuiteTable& t) {
   md += "\n|---|";
   for (size_t i = 0; i < t.columns.size(); ++i) md += "---|";
   md += "\n";
+  std::vector<std::string> unrepresentable;
   for (size_t r = 0; r < t.tasks.size(); ++r) {
     md += fmt::format("| {} |", t.tasks[r]);
-    for (const SuiteCell& c : t.cells[r]) md += fmt::format(" {} |", cell_text(c));
+    for (size_t k = 0; k < t.columns.size(); ++k) {
+      const SuiteCell& c = t.cells[r][k];
+      if (!c.not_representable.empty())
+        unrepresentable.push_back(
+            fmt::format("{}, {}: {}", t.tasks[r], t.columns[k].label, c.not_representable));
+      md += fmt::format(" {} |", cell_text(c, static_cast<int>(unrepresentable.size())));
+    }
     md += "\n";
   }
+  if (!unrepresentable.empty())
+    md += "\nNot representable at these settings (no result about the scheme):\n\n";
+  for (size_t i = 0; i < unrepresentable.size(); ++i)
+    md += fmt::format("{}. {}\n", i + 1, unrepresentable[i]);
   const std::vector<std::string> recorded = recorded_lines(t);
   if (!recorded.empty()) md += "\nRecorded baselines:\n\n";
   for (const std::string& line : recorded) md += fmt::format("- {}\n", line);
@@ -268,7 +296,7 @@ std::string suite_markdown(const SuiteTable& t) {
 std::string suite_csv(const SuiteTable& t) {
   std::string csv =
       "task,scheme,randomized,recorded,commit,cpu,runs,learned_runs,missing_runs,selected_lr,"
-      "max,mean,ci_low,ci_high,n,in_distribution_mean\n";
+      "max,mean,ci_low,ci_high,n,in_distribution_mean,not_representable\n";
   auto num = [](const Stat& s, double x) {
     return s.n == 0 ? std::string() : fmt::format("{:.6g}", x);
   };
@@ -277,12 +305,13 @@ std::string suite_csv(const SuiteTable& t) {
       const SuiteColumn& col = t.columns[k];
       const SuiteCell& c = t.cells[r][k];
       const Stat& s = c.group.extrapolation;
-      csv += fmt::format("{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{}\n", t.tasks[r],
+      csv += fmt::format("{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{}\n", t.tasks[r],
                          col.label, col.randomized, col.recorded, col.commit, col.cpu,
                          c.present ? c.group.trained_runs() : 0, c.group.learned_runs, c.missing,
                          c.group.selected, num(s, s.max), num(s, s.mean), num(s, s.ci_low),
                          num(s, s.ci_high), s.n,
-                         num(c.group.in_distribution, c.group.in_distribution.mean));
+                         num(c.group.in_distribution, c.group.in_distribution.mean),
+                         csv_quoted(c.not_representable));
     }
   return csv;
 }
@@ -294,7 +323,8 @@ std::string suite_latex(const SuiteTable& t) {
     return out;
   };
   std::string s = "% pelab suite " + t.suite +
-                  ": max over seeds (mean); \\dag: did not learn; *: recorded baseline\n"
+                  ": max over seeds (mean); \\dag: did not learn; *: recorded baseline; n/r: not "
+                  "representable at these settings\n"
                   "\\begin{tabular}{l" +
                   std::string(t.columns.size(), 'c') + "}\n\\hline\ntask";
   for (const SuiteColumn& c : t.columns) s += " & " + tex(c.label) + (c.recorded ? "*" : "");
@@ -303,6 +333,10 @@ std::string suite_latex(const SuiteTable& t) {
     s += tex(t.tasks[r]);
     for (const SuiteCell& c : t.cells[r]) {
       const Stat& st = c.group.extrapolation;
+      if (!c.not_representable.empty()) {
+        s += " & n/r";
+        continue;
+      }
       if (!c.present || st.n == 0) {
         s += " & --";
         continue;

@@ -714,25 +714,35 @@ TEST(CompareOutput, MarkdownAndCsv) {
       md.find("| positional.type | n | 8* | 16* | 32 | 64 | in-distribution | extrapolation |"),
       std::string::npos)
       << md;
-  // Cells: the mean over seeds [95% bootstrap interval]. With three seeds the interval's
-  // ends are the smallest and largest values (each drawn three times has chance 1/27 > 2.5%).
-  // none never reaches 0.95 in distribution; rotary's seed 10 (0.90) does not either, so
-  // both groups' extrapolation carries the mark.
-  EXPECT_NE(md.find("| none (did not learn) | 3 | 0.80 [0.70, 0.90] | 0.70 [0.60, 0.80] | "
-                    "0.20 [0.10, 0.30] † | 0.00 [0.00, 0.00] † | 0.75 [0.65, 0.85] | "
-                    "0.10 [0.05, 0.15] † |"),
+  // Cells: sequence accuracy's mean over seeds [95% bootstrap interval] / token accuracy's
+  // mean (the fake runs' token accuracy is (1 + sequence accuracy) / 2). With three seeds the
+  // interval's ends are the smallest and largest values (each drawn three times has chance
+  // 1/27 > 2.5%). none never reaches 0.95 in distribution; rotary's seed 10 (0.90) does not
+  // either, so both groups' extrapolation carries the mark.
+  EXPECT_NE(md.find("each cell: sequence accuracy, mean over seeds [95% bootstrap interval] / "
+                    "token accuracy, mean over seeds"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| rotary (learned 2 of 3) | 3 | 1.00 [1.00, 1.00] | 0.90 [0.80, 1.00] | "
-                    "0.40 [0.30, 0.50] † | 0.25 [0.25, 0.25] † |"),
+  EXPECT_NE(md.find("| none (did not learn) | 3 | 0.80 [0.70, 0.90] / 0.90 | 0.70 [0.60, 0.80] / "
+                    "0.85 | 0.20 [0.10, 0.30] / 0.60 † | 0.00 [0.00, 0.00] / 0.50 † | 0.75 "
+                    "[0.65, 0.85] / 0.88 | 0.10 [0.05, 0.15] / 0.55 † |"),
             std::string::npos)
       << md;
-  // Over seeds: mean [interval], median and max of each seed's in-distribution and
-  // extrapolation means (no steps: these summaries record none).
-  EXPECT_NE(md.find("| rotary (learned 2 of 3) | 3 | 2 | — | 0.95 [0.90, 1.00] | 0.95 | 1.00 | "
-                    "0.33 [0.28, 0.38] † | 0.33 † | 0.38 † |"),
+  EXPECT_NE(md.find("| rotary (learned 2 of 3) | 3 | 1.00 [1.00, 1.00] / 1.00 | 0.90 [0.80, 1.00] "
+                    "/ 0.95 | 0.40 [0.30, 0.50] / 0.70 † | 0.25 [0.25, 0.25] / 0.62 † |"),
             std::string::npos)
       << md;
+  // Over seeds: mean [interval] / token mean, median and max of each seed's in-distribution
+  // and extrapolation means (no steps: these summaries record none).
+  EXPECT_NE(md.find("| rotary (learned 2 of 3) | 3 | 2 | — | 0.95 [0.90, 1.00] / 0.97 | 0.95 | "
+                    "1.00 | 0.33 [0.28, 0.38] / 0.66 † | 0.33 † | 0.38 † |"),
+            std::string::npos)
+      << md;
+  // A token-accuracy comparison's cells are token accuracy already: nothing beside them.
+  const std::string tok = comparison_markdown(
+      compare_runs(find_runs({tmp.path().string()}), Metric::token_accuracy, false));
+  EXPECT_NE(tok.find("| none (did not learn) | 3 | 0.90 [0.85, 0.95] | "), std::string::npos)
+      << tok;
   EXPECT_NE(md.find("Not included (2 runs)"), std::string::npos) << md;
   EXPECT_NE(md.find("positional.type=alibi/seed=0`: failed: exit 2: pelab: error: boom"),
             std::string::npos)
@@ -776,14 +786,54 @@ TEST(CompareOutput, SingleSeedAndMissingLengths) {
   write_file(tmp.path() / "b/seed=1/summary.json", s.dump());
   const Comparison c = compare_runs(find_runs({tmp.path().string()}), Metric::sequence_accuracy);
   const std::string md = comparison_markdown(c);
-  EXPECT_NE(md.find("| none (did not learn) | 1 | 0.50 | 0.50 | 0.50 † | 0.50 † | 0.50 | 0.50 † |"),
+  // Token accuracy beside sequence accuracy: (1 + 0.5) / 2 in the fake runs.
+  EXPECT_NE(md.find("| none (did not learn) | 1 | 0.50 / 0.75 | 0.50 / 0.75 | 0.50 / 0.75 † | "
+                    "0.50 / 0.75 † | 0.50 / 0.75 | 0.50 / 0.75 † |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| 1.00 (n=1) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1.00 / 1.00 (n=1) |"), std::string::npos) << md;
   const std::string csv = comparison_csv(c);
   EXPECT_NE(csv.find("none,8,true,0.500000,,1,0,0.500000,0.500000,0.500000,0.500000,0.500000\n"),
             std::string::npos)
       << csv;
+}
+
+// A group whose settings cannot represent its task (relative clipped at k = 2 on shift by 2,
+// docs/model.md "Representability") is labelled so and its reason listed; k = 16 (rows past
+// the longest training distance, 15) only beyond training; k = 3, the control, is neither.
+TEST(CompareOutput, NotRepresentableGroupsAreMarked) {
+  TempDir tmp;
+  for (const int k : {2, 3, 16}) {
+    const fs::path dir = tmp.path() / fmt::format("positional.max_distance={}/seed=0", k);
+    write_run(dir, {"relative", 0, {1, 1, 0.5, 0.2}});
+    std::string config = read_file(dir / "config.yaml");
+    const std::string type = "  type: relative\n";
+    config.replace(config.find(type), type.size(), type + fmt::format("  max_distance: {}\n", k));
+    write_file(dir / "config.yaml", config);
+  }
+  const Comparison c =
+      compare_runs(find_runs({tmp.path().string()}), Metric::sequence_accuracy, false);
+  ASSERT_EQ(c.groups.size(), 3u);
+  EXPECT_NE(c.groups[0].not_representable.find("k = 2 does not exceed the offset the answer "
+                                               "needs (2)"),
+            std::string::npos)
+      << c.groups[0].not_representable;
+  EXPECT_EQ(c.groups[1].not_representable, "");
+  EXPECT_NE(c.groups[2].not_representable, "");
+  EXPECT_EQ(c.groups[2].not_representable_in_distribution, "");
+  EXPECT_EQ(group_label(c.groups[2]), "16 (not representable beyond training)");
+  EXPECT_EQ(group_label(c.groups[0]), "2 (not representable at these settings)");
+  EXPECT_EQ(group_label(c.groups[1]), "3");
+  const std::string md = comparison_markdown(c);
+  EXPECT_NE(md.find("| 2 (not representable at these settings) | 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Not representable at these settings (the scheme cannot single out what "
+                    "the task asks"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- 2: relative's k = 2 does not exceed"), std::string::npos) << md;
+  EXPECT_NE(md.find("- 16 (beyond training only): relative's k = 16 exceeds"), std::string::npos)
+      << md;
+  EXPECT_EQ(json::parse(comparison_json(c))["groups"][1]["not_representable"], "");
 }
 
 // Learned: a run's stop_when outcome decides when it has one; otherwise its validation score

@@ -68,6 +68,11 @@ class Task {
     return sample(rng, static_cast<int>(rng.uniform_int(min_size, max_size)));
   }
   virtual int min_length() const { return 1; }
+  // The offset (in tokens) the answer must single out, where the task fixes one: shift's s,
+  // long_range's D, local_sum's w (the farthest of its offsets); 0 when it fixes none. The
+  // representability precondition (pelab/positional/representable.h) reads it: a relative
+  // scheme clipped at k <= this offset cannot tell it from the offsets beyond.
+  virtual int64_t answer_offset() const { return 0; }
   // Tokens in an example of problem size n.
   virtual int sequence_length(int n) const = 0;
 

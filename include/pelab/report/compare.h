@@ -64,6 +64,10 @@ struct RunRecord {
   std::string sweep_select;           // its sweep's select (sweep.json), "" if none
   int64_t train_min_length = 0, train_max_length = 0;
   int64_t order = -1;  // the run's index in its sweep.json (-1 if none)
+  // Why its scheme cannot represent its task at its settings (pelab/report/representable.h),
+  // over every evaluated length and in distribution only; "" when it can, or when its
+  // config.yaml no longer loads (a run of an older pelab).
+  std::string not_representable, not_representable_in_distribution;
 };
 
 // Every run directory under `dirs` (a directory holding summary.json, config.yaml or
@@ -94,7 +98,9 @@ Stat summarize(const std::vector<double>& values, const std::vector<uint64_t>& s
 struct GroupLength {
   int64_t length = 0;
   bool in_training = false;
-  Stat stat;
+  Stat stat;   // the comparison's metric
+  Stat token;  // token accuracy, shown beside sequence accuracy (the same as stat when the
+               // metric is token accuracy)
 };
 
 struct PositionStat {
@@ -125,6 +131,12 @@ struct Group {
   std::vector<std::string> diverged;    // run directories whose training diverged (no numbers)
   std::vector<GroupLength> lengths;     // ascending
   Stat in_distribution, extrapolation;  // per seed: the mean over those lengths
+  Stat in_distribution_token, extrapolation_token;  // the same in token accuracy
+  // Why the group's settings cannot represent its task (its runs' not_representable): its
+  // numbers beyond training are then no result about its scheme; "" when they can. And the
+  // same in distribution (its runs' not_representable_in_distribution): then none of its
+  // numbers is. The first is empty whenever the second is.
+  std::string not_representable, not_representable_in_distribution;
   // The training steps each run took: with training.stop_when, where it met the criterion, so
   // the groups' extrapolation is measured at different points of training.
   Stat steps;
@@ -173,8 +185,16 @@ Comparison compare_runs(const std::vector<RunRecord>& runs, Metric metric,
 bool run_learned(const RunRecord& run, Metric metric, const CompareRule& rule);
 
 // A group's label as tables and plots show it: "rotary", "rotary (did not learn)" or "rotary
-// (learned 2 of 3)", so that its extrapolation is not read as comparable with the others'.
+// (learned 2 of 3)", so that its extrapolation is not read as comparable with the others';
+// "relative / 2 (not representable at these settings)" when its settings cannot represent the
+// task in distribution, "t5 (not representable beyond training)" when only beyond, which says
+// more than whether it learned.
 std::string group_label(const Group& g);
+
+// A cell of sequence accuracy with token accuracy beside it, as every table shows them:
+// `sequence_text` (a formatted statistic), " / ", then the token accuracy's mean ("0.02 [0.00,
+// 0.05] / 0.91"; only `sequence_text` when the token statistic has no values).
+std::string with_token(const std::string& sequence_text, const Stat& token);
 
 // "0.98 ± 0.01" ("0.98" when n = 1, "—" when n = 0).
 std::string format_stat(const Stat& s, int decimals = 2);

@@ -28,6 +28,11 @@ struct SuiteCell {
   bool present = false;  // any run of it trained (completed or diverged)
   Group group;           // compare's group of its runs
   int64_t missing = 0;   // runs not finished (left out of the numbers)
+  // Why the cell's scheme cannot represent its task at the suite's settings (pelab/report/
+  // representable.h, from its planned runs' config), "" when it can: the table then says "not
+  // representable at these settings" in place of its numbers, which are no result about the
+  // scheme. Recorded columns (no config) are not checked.
+  std::string not_representable;
 };
 
 struct SuiteColumn {

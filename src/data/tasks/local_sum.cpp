@@ -29,13 +29,15 @@ class LocalSumTask : public TaskBase {
     info_.position_need = fmt::format(
         "Each position combines its neighbours at offsets -{0}..+{0}, weighted by |offset| "
         "(the weights are symmetric, so only the distance matters, not the side). Needs "
-        "relative offsets up to w = {0} told apart exactly; a relative scheme clipped at K >= w "
-        "suffices, one clipped below w cannot. Absolute schemes must compute the differences. "
+        "relative offsets up to w = {0} told apart exactly; a relative scheme clipped at k > w "
+        "suffices, one clipped at k <= w cannot (offset k shares its row with every farther one). "
+        "Absolute schemes must compute the differences. "
         "Nothing depends on n, so this is the locality baseline.",
         window);
   }
 
   int sequence_length(int n) const override { return n; }
+  int64_t answer_offset() const override { return window_; }
 
   std::vector<int32_t> answer(const std::vector<int32_t>& tokens, int length) const override {
     check_tokens(tokens, length);

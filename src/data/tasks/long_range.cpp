@@ -33,7 +33,8 @@ class LongRangeTask : public TaskBase {
     info_.position_need =
         "The answer is the token exactly D before the marker, and it carries no content cue: "
         "only the offset identifies it. Needs relative offsets of exactly D (a relative scheme "
-        "clipped below D cannot represent it; one that blurs large offsets degrades with D), or "
+        "clipped at k <= D cannot represent it, offset k sharing its row with every farther one; "
+        "one that blurs large offsets degrades with D), or "
         "absolute positions precise enough to compute p-D at a marker position p that varies "
         "per example. Accuracy by D is the scheme's reach. With D = n (task.distance 0) the "
         "model must also know n, which a causal model cannot see at the marker: the tokens that "
@@ -42,6 +43,8 @@ class LongRangeTask : public TaskBase {
 
   int min_length() const override { return distance_ > 0 ? distance_ : 1; }
   int sequence_length(int n) const override { return distance_ > 0 ? n + 1 : 2 * n + 1; }
+  // With D = n (distance 0) the offset varies with the example: none is fixed.
+  int64_t answer_offset() const override { return distance_; }
 
   std::vector<int32_t> answer(const std::vector<int32_t>& tokens, int length) const override {
     check_tokens(tokens, length);

@@ -20,13 +20,15 @@ class ShiftTask : public TaskBase {
         symbols - 1, shift, shift);
     info_.position_need = fmt::format(
         "Each position reads the token exactly s = {} before it: a fixed relative offset. "
-        "Needs absolute or relative offsets of exactly s; a relative scheme clipped below s "
-        "cannot represent it. Positions i <= s must also know there is no token s back "
+        "Needs absolute or relative offsets of exactly s; a relative scheme clipped at k <= s "
+        "cannot represent it (offset k shares its row with every farther one). Positions i <= s "
+        "must also know there is no token s back "
         "(absolute position, or the absence of a key at offset s).",
         shift);
   }
 
   int sequence_length(int n) const override { return n; }
+  int64_t answer_offset() const override { return shift_; }
 
   std::vector<int32_t> answer(const std::vector<int32_t>& tokens, int length) const override {
     check_tokens(tokens, length);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "pelab/report/representable.h"
+
 namespace pelab::claims {
 
 std::string precondition_learned(const Comparison& comparison,
@@ -15,6 +17,9 @@ std::string precondition_learned(const Comparison& comparison,
     std::string reason;
     if (g == comparison.groups.end())
       reason = fmt::format("{} has no completed run", label);
+    else if (!g->not_representable_in_distribution.empty())
+      reason = fmt::format("{} is {}: {}", label, kNotRepresentable,
+                           g->not_representable_in_distribution);
     else if (!g->all_learned())
       reason = fmt::format("{} learned the task in distribution in {} of {} runs", label,
                            g->learned_runs, g->trained_runs());
@@ -49,6 +54,10 @@ std::string precondition_separated(const std::string& a_name, const Stat& a,
       "the difference between {} ({:.3f} [{:.3f}, {:.3f}]) and {} ({:.3f} [{:.3f}, {:.3f}]) is "
       "within their 95% intervals",
       a_name, a.mean, a.ci_low, a.ci_high, b_name, b.mean, b.ci_low, b.ci_high);
+}
+
+Judgement not_representable(const std::string& why) {
+  return {Verdict::Inconclusive, std::string(kNotRepresentable) + ": " + why};
 }
 
 void apply(const Judgement& j, ClaimResult& r) {

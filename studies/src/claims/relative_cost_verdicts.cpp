@@ -8,6 +8,7 @@
 
 #include "pelab/claims/preconditions.h"
 #include "pelab/core/strings.h"
+#include "pelab/report/representable.h"
 
 namespace pelab::claims {
 
@@ -33,9 +34,13 @@ Side side_of(const RatioInterval& r, double threshold) {
 }  // namespace
 
 Judgement judge_c6(const C6Numbers& n) {
-  std::vector<std::string> judged, not_learned;
+  std::vector<std::string> judged, not_learned, unrepresentable;
   int64_t good = 0, bad = 0;
   for (const C6K& k : n.ks) {
+    if (!k.not_representable.empty()) {
+      unrepresentable.push_back(fmt::format("k = {}: {}", k.k, k.not_representable));
+      continue;
+    }
     if (!k.learned.all()) {
       not_learned.push_back(
           fmt::format("k = {} ({} of {} runs)", k.k, k.learned.learned, k.learned.runs));
@@ -46,7 +51,13 @@ Judgement judge_c6(const C6Numbers& n) {
     judged.push_back(fmt::format("k = {}: {}", k.k, format_interval(k.extrapolation)));
   }
   const std::string unlearned =
-      not_learned.empty() ? "" : " (not learned in distribution: " + join(not_learned, ", ") + ")";
+      (not_learned.empty() ? ""
+                           : " (not learned in distribution: " + join(not_learned, ", ") + ")") +
+      (unrepresentable.empty()
+           ? ""
+           : fmt::format(" ({}, left out: {})", kNotRepresentable, join(unrepresentable, "; ")));
+  if (judged.empty() && not_learned.empty() && !unrepresentable.empty())
+    return not_representable(join(unrepresentable, "; "));
   if (judged.empty()) return cannot_tell("no k learned the task in distribution" + unlearned);
   const int64_t m = static_cast<int64_t>(judged.size());
   const Verdict v = good == m ? Verdict::Supported : bad == m ? Verdict::Refuted : Verdict::Mixed;
@@ -56,15 +67,19 @@ Judgement judge_c6(const C6Numbers& n) {
 
 Judgement judge_c15(const C15Numbers& n) {
   if (n.absolute.empty() || n.claimed.empty()) return cannot_tell("a compared side is empty");
-  std::vector<std::string> not_learned;
+  std::vector<std::string> unrepresentable, not_learned;
   std::vector<std::pair<std::string, double>> values;
   for (const auto* side : {&n.absolute, &n.claimed})
     for (const C15Scheme& s : *side) {
+      if (!s.not_representable.empty())
+        unrepresentable.push_back(s.name + ": " + s.not_representable);
       if (!s.learned.all())
-        not_learned.push_back(fmt::format("{} learned the task in distribution in {} of {} runs",
-                                          s.name, s.learned.learned, s.learned.runs));
+        not_learned.push_back(fmt::format(
+            "{} learned the task in distribution at the short distance in {} of {} runs", s.name,
+            s.learned.learned, s.learned.runs));
       values.emplace_back(s.name, s.accuracy.mean);
     }
+  if (!unrepresentable.empty()) return not_representable(join(unrepresentable, "; "));
   if (!not_learned.empty()) return cannot_tell(join(not_learned, "; "));
   if (const std::string saturated = precondition_not_saturated(values); !saturated.empty())
     return cannot_tell(saturated);
@@ -85,9 +100,8 @@ Judgement judge_c15(const C15Numbers& n) {
   const Verdict v = better == m   ? Verdict::Supported
                     : better == 0 ? Verdict::Refuted
                                   : Verdict::Mixed;
-  return {v, fmt::format("sequence accuracy at the long distances beyond the training lengths: "
-                         "{}; best absolute scheme {} {} ({} of {} claimed schemes at least {} "
-                         "above it)",
+  return {v, fmt::format("in-distribution sequence accuracy at the long distances: {}; best "
+                         "absolute scheme {} {} ({} of {} claimed schemes at least {} above it)",
                          join(listed, ", "), best.name, format_interval(best.accuracy), better, m,
                          n.margin)};
 }

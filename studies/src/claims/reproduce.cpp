@@ -181,7 +181,11 @@ nlohmann::json group_numbers(const Comparison& comparison) {
                       {"extrapolation_std", g.extrapolation.std},
                       {"seeds", g.in_distribution.seeds},
                       {"in_distribution_per_seed", g.in_distribution.values},
-                      {"extrapolation_per_seed", g.extrapolation.values}});
+                      {"extrapolation_per_seed", g.extrapolation.values},
+                      {"in_distribution_token", g.in_distribution_token.mean},
+                      {"extrapolation_token", g.extrapolation_token.mean},
+                      {"not_representable", g.not_representable},
+                      {"not_representable_in_distribution", g.not_representable_in_distribution}});
   return groups;
 }
 
@@ -200,18 +204,24 @@ std::string sweep_details(const ClaimSweep& sweep) {
   std::string md = fmt::format(
       "`{}`{} (runs in `{}`). Sequence accuracy by problem size (sizes marked * were trained "
       "on), then in distribution and beyond it per group (runs, how many learned, steps), each "
-      "as the mean over seeds [95% bootstrap interval], then median and max; then the learning "
-      "rate that validation selected per group. † marks the extrapolation of a group whose "
-      "runs did not all learn, not comparable with the others':\n\n{}",
+      "as the mean over seeds [95% bootstrap interval] with token accuracy's mean beside it "
+      "(sequence / token: a harsh metric tells apart from a real failure), then median and "
+      "max; then the learning rate that validation selected per group. † marks the "
+      "extrapolation of a group whose runs did not all learn, not comparable with the "
+      "others':\n\n{}",
       sweep.config,
       sweep.overrides.empty()
           ? ""
           : fmt::format(" with overrides `{}`", fmt::join(sweep.overrides, " ")),
       sweep.runs_dir, sweep.table);
-  md += "Per seed:\n\n| group | seeds | in-distribution | beyond training |\n|---|---|---|---|\n";
+  md +=
+      "Per seed (sequence accuracy / token accuracy):\n\n| group | seeds | in-distribution | "
+      "beyond training |\n|---|---|---|---|\n";
   for (const Group& g : sweep.comparison.groups)
-    md += fmt::format("| {} | {} | {} | {} |\n", g.label, fmt::join(g.in_distribution.seeds, ", "),
-                      per_seed_text(g.in_distribution), per_seed_text(g.extrapolation));
+    md += fmt::format("| {} | {} | {} / {} | {} / {} |\n", g.label,
+                      fmt::join(g.in_distribution.seeds, ", "), per_seed_text(g.in_distribution),
+                      per_seed_text(g.in_distribution_token), per_seed_text(g.extrapolation),
+                      per_seed_text(g.extrapolation_token));
   md += "\n";
   for (const std::string& f : sweep.figures) md += fmt::format("![{}]({})\n", f, f);
   if (!sweep.figures.empty()) md += "\n";  // what follows starts a paragraph of its own

@@ -33,7 +33,9 @@ struct LearnedCount {
 
 // Every run of the named groups learned the task in distribution (compare's rule: the
 // stop_when criterion, else the validation score against learned_at). A missing group is a
-// failed precondition too.
+// failed precondition too, and so is a group whose settings cannot represent the task in
+// distribution (Group::not_representable_in_distribution): the reason then says "not
+// representable at these settings" and why, not that the scheme failed to learn.
 std::string precondition_learned(const Comparison& comparison,
                                  const std::vector<std::string>& labels);
 // The compared values (name, value) are neither all at or above `ceiling` nor all at or
@@ -44,6 +46,10 @@ std::string precondition_not_saturated(const std::vector<std::pair<std::string, 
 // intervals do not overlap (with a single seed there is no interval: it cannot tell).
 std::string precondition_separated(const std::string& a_name, const Stat& a,
                                    const std::string& b_name, const Stat& b);
+// The judgement when the settings a claim needs cannot represent its task (pelab/report/
+// representable.h): inconclusive, "not representable at these settings: <why>". It is no result
+// about the scheme, so no rule counts it as one failing.
+Judgement not_representable(const std::string& why);
 // The verdict of a judgement, into a claim's result.
 void apply(const Judgement& j, ClaimResult& r);
 // The verdict when a precondition failed.

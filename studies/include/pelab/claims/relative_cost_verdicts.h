@@ -19,31 +19,40 @@ struct C6K {
   int64_t k = 0;
   LearnedCount learned;
   Stat extrapolation;  // per seed: the mean sequence accuracy over the lengths beyond training
+  std::string not_representable;  // why k cannot represent the task (Group), "" if it can
 };
 struct C6Numbers {
   std::vector<C6K> ks;
   double supported_min = 0.5, refuted_max = 0.1;
 };
-// Precondition: at least one k learned the task in distribution (only those are judged).
-// Supported when every judged k reaches supported_min beyond the training lengths, refuted
-// when every one stays at or below refuted_max, mixed otherwise.
+// Precondition: at least one k can represent the task at its settings and learned it in
+// distribution (only those are judged; a k that cannot represent it is named, left out, and
+// never counts against the scheme; when no k can, the verdict says "not representable at
+// these settings"). Supported when every judged k reaches supported_min beyond the training
+// lengths, refuted when every one stays at or below refuted_max, mixed otherwise.
 Judgement judge_c6(const C6Numbers& n);
 
-// C15: per scheme, accuracy at the long distances beyond the training lengths.
+// C15: per scheme, in-distribution accuracy as the distance D grows (long-range dependency,
+// not length extrapolation: every evaluated length was trained on).
 struct C15Scheme {
   std::string name;
-  LearnedCount learned;  // in distribution, over every distance's runs
-  Stat accuracy;         // per seed: the mean over the long distances, beyond training
+  LearnedCount learned;  // in distribution, at the short distance (the control)
+  Stat accuracy;         // per seed: the mean in-distribution accuracy over the long distances
+  Stat short_accuracy;   // the same at the short distance (shown beside it)
+  std::string not_representable;  // why its settings cannot represent the task, "" if they can
 };
 struct C15Numbers {
   std::vector<C15Scheme> absolute, claimed;
   double margin = 0.05;
 };
-// Preconditions: every compared scheme learned in distribution; the compared values are not
-// all at the ceiling or all at the floor; a claimed scheme at least `margin` above the best
-// absolute one has an interval separate from it. A claimed scheme is better when it is at
-// least `margin` above the best absolute scheme (and separated); supported when every claimed
-// scheme is better, refuted when none is, mixed otherwise.
+// Preconditions: every compared scheme can represent the task at its settings at every judged
+// distance (else "not representable at these settings", no result about it); every compared
+// scheme learned the task in distribution at the short distance (the control: what fails at
+// the long ones fails for the distance); the long-distance values are not all at the ceiling
+// or all at the floor; a claimed scheme at least `margin` above the best absolute one has an
+// interval separate from it. A claimed scheme is better when its in-distribution accuracy at
+// the long distances is at least `margin` above the best absolute scheme's (and separated);
+// supported when every claimed scheme is better, refuted when none is, mixed otherwise.
 Judgement judge_c15(const C15Numbers& n);
 
 // C7: step times (ms) per length, repeated; relative is slower than the others (the absolute
