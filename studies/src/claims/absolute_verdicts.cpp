@@ -206,23 +206,24 @@ Judgement judge_c3_small(const C3Numbers& n, const C3Rule& rule) {
 }
 
 Judgement judge_c3(const C3Numbers& n, const C3Rule& rule) {
-  const Judgement small = judge_c3_small(n, rule);
-  if (small.verdict == Verdict::Inconclusive) return {small.verdict, "small: " + small.because};
   const std::vector<std::pair<std::string, bool>> exact = {
       {"unique", n.unique},
       {"independent of length", n.length_independent},
       {"bounded", n.bounded}};
   std::vector<std::string> held, failed;
   for (const auto& [name, has] : exact) (has ? held : failed).push_back(name);
-  const bool small_holds = small.verdict == Verdict::Supported;
-  const Verdict v = failed.empty() && small_holds                       ? Verdict::Supported
-                    : held.empty() && small.verdict == Verdict::Refuted ? Verdict::Refuted
-                                                                        : Verdict::Mixed;
-  return {v, fmt::format(
-                 "sinusoidal is {}{}; small: {} ({})",
-                 held.empty() ? "none of unique, independent of length, bounded" : join(held, ", "),
-                 failed.empty() ? "" : " but not " + join(failed, ", "), to_string(small.verdict),
-                 small.because)};
+  const std::string exact_text = fmt::format(
+      "sinusoidal is {}{}",
+      held.empty() ? "none of unique, independent of length, bounded" : join(held, ", "),
+      failed.empty() ? "" : " but not " + join(failed, ", "));
+  const Judgement small = judge_c3_small(n, rule);
+  if (small.verdict == Verdict::Inconclusive)
+    return {small.verdict, fmt::format("small: {} ({})", small.because, exact_text)};
+  const Verdict v = failed.empty() && small.verdict == Verdict::Supported ? Verdict::Supported
+                    : held.empty() && small.verdict == Verdict::Refuted   ? Verdict::Refuted
+                                                                          : Verdict::Mixed;
+  return {v,
+          fmt::format("{}; small: {} ({})", exact_text, to_string(small.verdict), small.because)};
 }
 
 std::vector<std::pair<double, Verdict>> c3_threshold_sweep(const C3Numbers& n, C3Rule rule,
