@@ -5,11 +5,10 @@
 // Step times are measured in this process, one thread, each case right after the other, with
 // the benchmark's timing loop (pelab bench): they describe this implementation on this machine.
 #include <fmt/format.h>
-
 #include <sys/resource.h>
 #include <unistd.h>
-#include <algorithm>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -44,7 +43,8 @@ class OtherProcessesLoad {
   double cores() const {
     const double wall = std::chrono::duration<double>(Clock::now() - start_).count();
     const double others = (machine_busy_seconds() - busy_) - (own_cpu_seconds() - own_);
-    return wall > 0 ? std::max(0.0, others) / wall : std::numeric_limits<double>::quiet_NaN();
+    if (std::isnan(others) || wall <= 0) return std::numeric_limits<double>::quiet_NaN();
+    return std::max(0.0, others) / wall;
   }
 
  private:
