@@ -69,31 +69,6 @@ class OtherProcessesLoad {
   Clock::time_point start_ = Clock::now();
 };
 
-// Whether the machine was quiet while a claim timed, in one sentence for the report, and the
-// same for claims.json.
-std::string quiet_text(double other_cores, double quiet_below) {
-  if (std::isnan(other_cores))
-    return "Timing needs a quiet machine; whether this one was could not be read (no "
-           "/proc/stat).";
-  return fmt::format(
-      "Timing needs a quiet machine (nothing else running: other processes using less than "
-      "{} of a core while the cases were timed). This one {}: other processes used {:.2f} "
-      "cores on average{}.",
-      quiet_below, other_cores < quiet_below ? "was quiet" : "was not quiet", other_cores,
-      other_cores < quiet_below ? ""
-                                : ", so the times are less trustworthy than their intervals say "
-                                  "(the paired rounds cancel only a slowdown both sides share)");
-}
-
-// The same, in a few words for the verdict's line.
-std::string quiet_clause(double other_cores, double quiet_below) {
-  if (std::isnan(other_cores)) return " (whether the machine was quiet could not be read)";
-  return other_cores < quiet_below
-             ? fmt::format(" (timed on a quiet machine: others used {:.2f} cores)", other_cores)
-             : fmt::format(" (the machine was NOT quiet while timing: others used {:.2f} cores)",
-                           other_cores);
-}
-
 nlohmann::json quiet_numbers(double other_cores, double quiet_below) {
   return {{"other_processes_cores", other_cores},  // NaN is written as null
           {"quiet_below", quiet_below},

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "pelab/claims/preconditions.h"
@@ -103,6 +104,28 @@ RatioInterval paired_ratio(const std::vector<double>& numerator,
   for (size_t i = 0; i < numerator.size(); ++i) ratios.push_back(numerator[i] / denominator[i]);
   const Interval ci = bootstrap_mean_interval(ratios);
   return {mean_of(ratios), ci.low, ci.high, static_cast<int64_t>(ratios.size())};
+}
+
+std::string quiet_text(double other_cores, double quiet_below) {
+  if (std::isnan(other_cores))
+    return "Timing needs a quiet machine; whether this one was could not be read (no "
+           "/proc/stat).";
+  return fmt::format(
+      "Timing needs a quiet machine (nothing else running: other processes using less than "
+      "{} of a core while the cases were timed). This one {}: other processes used {:.2f} "
+      "cores on average{}.",
+      quiet_below, other_cores < quiet_below ? "was quiet" : "was not quiet", other_cores,
+      other_cores < quiet_below ? ""
+                                : ", so the times are less trustworthy than their intervals say "
+                                  "(the paired rounds cancel only a slowdown both sides share)");
+}
+
+std::string quiet_clause(double other_cores, double quiet_below) {
+  if (std::isnan(other_cores)) return " (whether the machine was quiet could not be read)";
+  return other_cores < quiet_below
+             ? fmt::format(" (timed on a quiet machine: others used {:.2f} cores)", other_cores)
+             : fmt::format(" (the machine was NOT quiet while timing: others used {:.2f} cores)",
+                           other_cores);
 }
 
 Judgement judge_c7(const C7Numbers& n) {

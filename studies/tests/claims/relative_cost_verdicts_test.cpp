@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "pelab/core/error.h"
@@ -160,6 +161,19 @@ TEST(RelativeCostVerdicts, C7ASlowSpellSharedByARoundDoesNotBlurTheRatio) {
   // The slowest other is rotary: 12 / 10.5 in every round.
   EXPECT_TRUE(says(j, "1.143× [1.143, 1.143] over rotary")) << j.because;
   EXPECT_TRUE(says(j, "1.050× [1.050, 1.050] at T = 64")) << j.because;
+}
+
+// The report says timing needs a quiet machine and whether it was: below quiet_below cores
+// of other processes it was; at or above it was not; unreadable, it says so.
+TEST(RelativeCostVerdicts, TimingSaysWhetherTheMachineWasQuiet) {
+  EXPECT_TRUE(says({Verdict::Mixed, quiet_text(0.02, 0.1)}, "This one was quiet"));
+  EXPECT_TRUE(says({Verdict::Mixed, quiet_text(0.02, 0.1)}, "Timing needs a quiet machine"));
+  EXPECT_TRUE(says({Verdict::Mixed, quiet_text(0.8, 0.1)}, "This one was not quiet"));
+  EXPECT_TRUE(says({Verdict::Mixed, quiet_text(0.1, 0.1)}, "was not quiet"));
+  EXPECT_TRUE(says({Verdict::Mixed, quiet_text(std::nan(""), 0.1)}, "could not be read"));
+  EXPECT_EQ(quiet_clause(0.02, 0.1), " (timed on a quiet machine: others used 0.02 cores)");
+  EXPECT_EQ(quiet_clause(1.5, 0.1),
+            " (the machine was NOT quiet while timing: others used 1.50 cores)");
 }
 
 TEST(RelativeCostVerdicts, C7InconclusiveWhenTheNoiseStraddlesAThreshold) {

@@ -69,6 +69,12 @@ struct RatioInterval {
 };
 RatioInterval paired_ratio(const std::vector<double>& numerator,
                            const std::vector<double>& denominator);
+// Timing needs a quiet machine: whether it was, from the CPU other processes used while the
+// cases were timed (in cores; NaN when it could not be read) against quiet_below. A sentence
+// for the report's details, and a clause for the verdict's line. Said, not judged: the paired
+// rounds cancel a slowdown both sides of a ratio share, not one that falls on one side.
+std::string quiet_text(double other_cores, double quiet_below);
+std::string quiet_clause(double other_cores, double quiet_below);
 // Preconditions: at least two rounds per case; every decision's ratio interval lies wholly
 // on one side of its threshold (relative / slowest other against 1 + slower_by, rotary /
 // none against 1 + minimal_overhead). Part A: relative is slower at every length; part B:
