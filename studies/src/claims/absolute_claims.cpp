@@ -79,21 +79,22 @@ double relative_logit_difference(const std::string& a, const std::string& b) {
   return worst / scale;
 }
 
-// Mean training loss by step over a group's seeds, as a gnuplot data block.
+// Mean training loss by step over a group's seeds (a stopped run holding its last value), as a
+// gnuplot data block.
 std::string loss_block(const Group& g, const std::string& name) {
-  std::map<int64_t, std::vector<double>> by_step;
-  for (const std::string& run : g.runs)
-    for (const auto& [step, loss] : loss_curve(run)) by_step[step].push_back(loss);
+  std::vector<LossCurve> curves;
+  for (const std::string& run : g.runs) curves.push_back(loss_curve(run));
   std::string block = "$" + name + " << EOD\n";
-  for (const auto& [step, losses] : by_step)
-    block += fmt::format("{} {}\n", step, gnuplot_number(mean_of(losses)));
+  for (const auto& [step, loss] : carried_forward_mean(curves))
+    block += fmt::format("{} {}\n", step, gnuplot_number(loss));
   return block + "EOD\n";
 }
 
 // The loss curves of every group of a sweep, mean over seeds, on a log scale.
 PlotResult draw_loss_curves(const ClaimSweep& sweep, const std::string& out_dir) {
   std::string body =
-      "set xlabel 'training step'\nset ylabel 'training loss (mean over seeds)'\n"
+      "set xlabel 'training step'\nset ylabel 'training loss (mean over seeds, last value "
+      "held)'\n"
       "set logscale y\nset key outside right\nset grid\n";
   std::string plot = "plot ";
   for (size_t i = 0; i < sweep.comparison.groups.size(); ++i) {
@@ -250,6 +251,10 @@ void c2(const ClaimContext& ctx, ClaimResult& r) {
       removed ? ": float rounding, so in pre-LN they carry no position at all"
               : ": more than float rounding",
       table, sweep_details(sweep));
+  r.details +=
+      "\nThe training loss curves are the mean over every run of a group at every step: a run "
+      "that met its criterion and stopped holds its last logged loss from then on, so the mean "
+      "does not follow only the slower runs still training (survivor bias).\n";
   add_figures(ctx, draw_loss_curves(sweep, ctx.dir), r);
 }
 
@@ -257,12 +262,17 @@ void c2(const ClaimContext& ctx, ClaimResult& r) {
 
 struct EncodingProperties {
   std::string scheme;
-  EncodingSummary summary;   // at `positions` rows
-  double long_max_norm = 0;  // the largest ‖P(p)‖ up to long_positions
-  double length_change = 0;  // max_p<short ‖P_short(p) − P_positions(p)‖ / mean norm
+  EncodingSummary summary;  // at `positions` rows
+  // Bounded: the largest ‖P(p)‖ over the last `positions` rows of a long_positions table,
+  // against the largest over the first `positions` (summary.max_norm): the same number of
+  // rows, so a random table (learned's initialisation) compares like with like, and a norm
+  // that grows with position shows.
+  double far_max_norm = 0;
+  double bounded_growth = 0.1;  // the growth allowed (settings.bounded_growth)
+  double length_change = 0;     // max_p<short ‖P_short(p) − P_positions(p)‖ / mean norm
   // The four properties, each a yes/no by a fixed tolerance (float32 rounding is ~1e-7).
   bool unique() const { return summary.min_distance > 1e-3 * summary.mean_norm; }
-  bool bounded() const { return long_max_norm <= 1.001 * summary.max_norm; }
+  bool bounded() const { return far_max_norm <= (1 + bounded_growth) * summary.max_norm; }
   bool length_independent() const { return length_change < 1e-5; }
   bool small() const { return summary.mean_norm < summary.token_norm; }
   bool all() const { return unique() && bounded() && length_independent() && small(); }
@@ -270,7 +280,7 @@ struct EncodingProperties {
 
 EncodingProperties encoding_properties(const std::string& scheme, int64_t d_model,
                                        int64_t positions, int64_t long_positions,
-                                       int64_t short_length) {
+                                       int64_t short_length, double bounded_growth) {
   PositionalConfig positional;
   positional.type = scheme;
   resolve_run_facts(positional, {long_positions, long_positions});
@@ -279,11 +289,12 @@ EncodingProperties encoding_properties(const std::string& scheme, int64_t d_mode
   p.scheme = scheme;
   const Matrix P = absolute_encoding(model, positions);
   p.summary = summarize_encoding(P, model);
+  p.bounded_growth = bounded_growth;
   const Matrix L = absolute_encoding(model, long_positions);
-  for (int64_t i = 0; i < L.rows; ++i) {
+  for (int64_t i = L.rows - positions; i < L.rows; ++i) {
     double sq = 0;
     for (int64_t c = 0; c < L.cols; ++c) sq += L.at(i, c) * L.at(i, c);
-    p.long_max_norm = std::max(p.long_max_norm, std::sqrt(sq));
+    p.far_max_norm = std::max(p.far_max_norm, std::sqrt(sq));
   }
   // The same positions in a shorter sequence: an encoding independent of length is unchanged.
   const Matrix S = absolute_encoding(model, short_length);
@@ -302,34 +313,41 @@ struct PropertiesTable {
   nlohmann::json properties = nlohmann::json::array();
   double sinusoidal_norm = 0, token_norm = 0;  // sinusoidal's mean norm, the token norm
   std::vector<std::string> with_all;           // the schemes with all four properties
+  bool sinusoidal_unique = false, sinusoidal_length_independent = false, sinusoidal_bounded = false;
 };
 
 PropertiesTable properties_table(const std::vector<std::string>& schemes, int64_t d_model,
-                                 int64_t positions, int64_t long_positions, int64_t short_length) {
+                                 int64_t positions, int64_t long_positions, int64_t short_length,
+                                 double bounded_growth) {
   PropertiesTable t;
   t.table =
-      "| scheme | unique: min ‖P(i) − P(j)‖ | bounded: max ‖P‖ at {} → {} | same at other lengths: "
-      "change of P at length {} | small: ‖P‖ ÷ ‖token‖ | all four |\n|---|--:|--:|--:|--:|---|\n";
-  t.table = fmt::format(fmt::runtime(t.table), positions, long_positions, short_length);
+      "| scheme | unique: min ‖P(i) − P(j)‖ | bounded: max ‖P‖ over positions 0..{} → {}..{} | "
+      "same at other lengths: change of P at length {} | small: ‖P‖ ÷ ‖token‖ | all four |\n"
+      "|---|--:|--:|--:|--:|---|\n";
+  t.table = fmt::format(fmt::runtime(t.table), positions - 1, long_positions - positions,
+                        long_positions - 1, short_length);
   auto mark = [](bool yes) { return yes ? " ✓" : " ✗"; };
   for (const std::string& scheme : schemes) {
-    const EncodingProperties p =
-        encoding_properties(scheme, d_model, positions, long_positions, short_length);
+    const EncodingProperties p = encoding_properties(scheme, d_model, positions, long_positions,
+                                                     short_length, bounded_growth);
     if (scheme == "sinusoidal") {
       t.sinusoidal_norm = p.summary.mean_norm;
       t.token_norm = p.summary.token_norm;
+      t.sinusoidal_unique = p.unique();
+      t.sinusoidal_length_independent = p.length_independent();
+      t.sinusoidal_bounded = p.bounded();
     }
     if (p.all()) t.with_all.push_back(scheme);
     t.table += fmt::format(
         "| {} | {}{} | {} → {}{} | {}{} | {}{} | {} |\n", scheme,
         fmt_number(p.summary.min_distance), mark(p.unique()), fmt_number(p.summary.max_norm),
-        fmt_number(p.long_max_norm), mark(p.bounded()), fmt_number(p.length_change),
+        fmt_number(p.far_max_norm), mark(p.bounded()), fmt_number(p.length_change),
         mark(p.length_independent()), fmt_number(p.summary.mean_norm / p.summary.token_norm),
         mark(p.small()), p.all() ? "yes" : "no");
     t.properties.push_back({{"scheme", scheme},
                             {"min_distance", p.summary.min_distance},
                             {"max_norm", p.summary.max_norm},
-                            {"long_max_norm", p.long_max_norm},
+                            {"far_max_norm", p.far_max_norm},
                             {"length_change", p.length_change},
                             {"norm_ratio", p.summary.mean_norm / p.summary.token_norm},
                             {"unique", p.unique()},
@@ -340,110 +358,136 @@ PropertiesTable properties_table(const std::vector<std::string>& schemes, int64_
   return t;
 }
 
-void c3(const ClaimContext& ctx, ClaimResult& r) {
-  MapReader s = ctx.settings();
-  const ExperimentSettings e = read_experiment_settings(s);
+struct C3Settings {
+  ExperimentSettings experiment;
   int64_t d_model = 64, positions = 64, long_positions = 1024, short_length = 16;
   std::vector<std::string> schemes;
-  double drop_fraction = 0.5;
-  s.read("d_model", d_model);
-  s.read("positions", positions);
-  s.read("long_positions", long_positions);
-  s.read("short_length", short_length);
-  s.read("schemes", schemes);
-  s.read("drop_fraction", drop_fraction);
+  double bounded_growth = 0.1;
+  C3Rule rule;
+};
+
+C3Settings read_c3_settings(const ClaimContext& ctx) {
+  MapReader s = ctx.settings();
+  C3Settings c;
+  c.experiment = read_experiment_settings(s);
+  s.read("d_model", c.d_model);
+  s.read("positions", c.positions);
+  s.read("long_positions", c.long_positions);
+  s.read("short_length", c.short_length);
+  s.read("schemes", c.schemes);
+  s.read("bounded_growth", c.bounded_growth);
+  s.read("drop_fraction", c.rule.drop_fraction);
+  s.read("slower_factor", c.rule.slower_factor);
+  s.read("dominated_ratio", c.rule.dominated_ratio);
   s.finish({"experiment", "overrides", "d_model", "positions", "long_positions", "short_length",
-            "schemes", "drop_fraction"});
-  PELAB_CHECK(short_length >= 1 && short_length < positions && positions < long_positions,
-              "{}: settings need 1 ≤ short_length < positions < long_positions", ctx.config.path);
+            "schemes", "bounded_growth", "drop_fraction", "slower_factor", "dominated_ratio"});
+  PELAB_CHECK(
+      c.short_length >= 1 && c.short_length < c.positions && 2 * c.positions <= c.long_positions,
+      "{}: settings need 1 ≤ short_length < positions ≤ long_positions / 2", ctx.config.path);
+  return c;
+}
 
-  // (a) The four properties, per scheme, at initialisation.
-  const PropertiesTable pt =
-      properties_table(schemes, d_model, positions, long_positions, short_length);
-  const std::string& table = pt.table;
-  const nlohmann::json& properties = pt.properties;
-  const double sinusoidal_norm = pt.sinusoidal_norm, token_norm = pt.token_norm;
-  const std::vector<std::string>& with_all = pt.with_all;
-  PELAB_CHECK(sinusoidal_norm > 0,
-              "{}: settings.schemes must include sinusoidal (the scale "
-              "sweep's norms are sinusoidal's)",
-              ctx.config.path);
-
-  // (b) The scale sweep: sinusoidal at positional.scale s, position ÷ content = s·‖P‖/‖token‖.
-  const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
-  std::vector<std::pair<double, const Group*>> by_scale;
+// The scale sweep's groups as C3's numbers (scale 1 the reference), and its table.
+C3Numbers c3_scales(const ClaimContext& ctx, const ClaimSweep& sweep, const PropertiesTable& pt,
+                    const C3Rule& rule, std::string& table, nlohmann::json& scales) {
+  std::vector<C3Scale> all;
   for (const Group& g : sweep.comparison.groups)
     for (const auto& [k, v] : g.keys)
-      if (k == "positional.scale") by_scale.emplace_back(std::stod(v), &g);
-  PELAB_CHECK(by_scale.size() >= 2, "{}: the experiment must sweep positional.scale",
+      if (k == "positional.scale") {
+        const double scale = std::stod(v);
+        all.push_back({scale, scale * pt.sinusoidal_norm / pt.token_norm,
+                       LearnedCount(g.learned_runs, g.trained_runs(),
+                                    fmt::format("sinusoidal at scale {}", fmt_number(scale))),
+                       g.in_distribution, g.steps});
+      }
+  std::sort(all.begin(), all.end(),
+            [](const C3Scale& a, const C3Scale& b) { return a.scale < b.scale; });
+  C3Numbers n;
+  n.unique = pt.sinusoidal_unique;
+  n.length_independent = pt.sinusoidal_length_independent;
+  n.bounded = pt.sinusoidal_bounded;
+  const auto one =
+      std::find_if(all.begin(), all.end(), [](const C3Scale& s) { return s.scale == 1; });
+  PELAB_CHECK(all.size() >= 2 && one != all.end(),
+              "{}: the experiment must sweep positional.scale, 1 among the scales",
               ctx.config.path);
-  std::sort(by_scale.begin(), by_scale.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  const Group* at_one = nullptr;
-  std::string scale_table =
-      "| positional.scale | ‖position‖ ÷ ‖token‖ | in-distribution | "
-      "beyond training |\n|--:|--:|--:|--:|\n";
+  n.at_one = *one;
+  table =
+      "| positional.scale | ‖position‖ ÷ ‖token‖ | learned | steps to the criterion | "
+      "in-distribution | against scale 1 |\n|--:|--:|--:|--:|--:|---|\n";
+  for (const C3Scale& s : all) {
+    if (s.scale != 1) n.others.push_back(s);
+    const std::string harm = s.scale == 1 ? "(the reference)" : c3_harm(s, *one, rule);
+    table += fmt::format("| {} | {} | {} of {} | {} | {} | {}{} |\n", fmt_number(s.scale),
+                         fmt_number(s.ratio), s.learned.learned, s.learned.runs,
+                         format_stat(s.steps, 0), format_stat(s.accuracy), harm,
+                         s.scale != 1 && s.ratio >= rule.dominated_ratio ? " (judged)" : "");
+    scales.push_back({{"scale", s.scale},
+                      {"norm_ratio", s.ratio},
+                      {"learned_runs", s.learned.learned},
+                      {"runs", s.learned.runs},
+                      {"steps", s.steps.mean},
+                      {"in_distribution", s.accuracy.mean},
+                      {"in_distribution_std", s.accuracy.std},
+                      {"harm", harm}});
+  }
+  return n;
+}
+
+void c3(const ClaimContext& ctx, ClaimResult& r) {
+  const C3Settings set = read_c3_settings(ctx);
+  // (a) The exact properties, per scheme, at initialisation.
+  const PropertiesTable pt =
+      properties_table(set.schemes, set.d_model, set.positions, set.long_positions,
+                       set.short_length, set.bounded_growth);
+  PELAB_CHECK(pt.sinusoidal_norm > 0,
+              "{}: settings.schemes must include sinusoidal (the scale sweep's norms are "
+              "sinusoidal's)",
+              ctx.config.path);
+  // (b) Small: sinusoidal at positional.scale s, position ÷ content = s·‖P‖/‖token‖.
+  const ClaimSweep sweep =
+      run_claim_sweep(ctx, set.experiment.experiment, set.experiment.overrides);
+  std::string scale_table;
   nlohmann::json scales = nlohmann::json::array();
-  for (const auto& [scale, g] : by_scale) {
-    if (scale == 1.0) at_one = g;
-    const double ratio = scale * sinusoidal_norm / token_norm;
-    scale_table += fmt::format("| {} | {} | {} | {} |\n", fmt_number(scale), fmt_number(ratio),
-                               format_stat(g->in_distribution), format_stat(g->extrapolation));
-    scales.push_back({{"scale", scale},
-                      {"norm_ratio", ratio},
-                      {"in_distribution", g->in_distribution.mean},
-                      {"in_distribution_std", g->in_distribution.std},
-                      {"extrapolation", g->extrapolation.mean}});
-  }
-  PELAB_CHECK(at_one != nullptr, "{}: the scale sweep must include 1", ctx.config.path);
-  const Group& largest = *by_scale.back().second;
-  const double drop = at_one->in_distribution.mean - largest.in_distribution.mean;
-  const C3Numbers numbers{{at_one->learned_runs, at_one->trained_runs(), "sinusoidal at scale 1"},
-                          at_one->in_distribution,
-                          by_scale.back().first,
-                          largest.in_distribution};
-  const Judgement j = judge_c3(numbers, drop_fraction);
-  r.verdict = j.verdict;
-  // The thresholds shown beside the rule's: from a slight loss to near-total.
-  std::vector<double> fractions_shown = {0.1, 0.25, 0.5, 0.75, 0.9};
-  if (std::find(fractions_shown.begin(), fractions_shown.end(), drop_fraction) ==
-      fractions_shown.end()) {
-    fractions_shown.push_back(drop_fraction);
-    std::sort(fractions_shown.begin(), fractions_shown.end());
-  }
-  std::string sensitivity =
-      "| drop_fraction | largest scale keeps at most | verdict |\n|--:|--:|---|\n";
-  for (const auto& [fraction, verdict] : c3_threshold_sweep(numbers, fractions_shown))
+  const C3Numbers numbers = c3_scales(ctx, sweep, pt, set.rule, scale_table, scales);
+  apply(judge_c3(numbers, set.rule), r);
+  // The drop fractions shown beside the rule's: from a slight loss to near-total.
+  std::vector<double> fractions = {0.1, 0.25, 0.5, 0.75, 0.9};
+  if (std::find(fractions.begin(), fractions.end(), set.rule.drop_fraction) == fractions.end())
+    fractions.push_back(set.rule.drop_fraction);
+  std::sort(fractions.begin(), fractions.end());
+  std::string sensitivity = "| drop_fraction | small's verdict |\n|--:|---|\n";
+  for (const auto& [fraction, verdict] : c3_threshold_sweep(numbers, set.rule, fractions))
     sensitivity +=
-        fmt::format("| {}{} | {} | {} |\n", fmt_number(fraction),
-                    fraction == drop_fraction ? " (the rule's)" : "",
-                    fmt_number((1 - fraction) * at_one->in_distribution.mean), to_string(verdict));
-  r.numbers = {{"properties", properties},
+        fmt::format("| {}{} | {} |\n", fmt_number(fraction),
+                    fraction == set.rule.drop_fraction ? " (the rule's)" : "", to_string(verdict));
+  r.numbers = {{"properties", pt.properties},
                {"scales", scales},
-               {"drop_at_largest_scale", drop},
-               {"drop_fraction", drop_fraction}};
-  r.because = fmt::format(
-      "of {} schemes, {} all four properties; sinusoidal's in-distribution accuracy {} at scale "
-      "1 and {} at scale {} (position {}× the token's norm)",
-      schemes.size(),
-      with_all.empty() ? "none has"
-                       : fmt::format("{} {}", fmt::join(with_all, ", "),
-                                     with_all.size() == 1 ? "alone has" : "have"),
-      format_stat(at_one->in_distribution), format_stat(largest.in_distribution),
-      fmt_number(by_scale.back().first),
-      fmt_number(by_scale.back().first * sinusoidal_norm / token_norm));
-  if (j.verdict == Verdict::Inconclusive) r.because = j.because;
+               {"small", to_string(judge_c3_small(numbers, set.rule).verdict)},
+               {"drop_fraction", set.rule.drop_fraction},
+               {"slower_factor", set.rule.slower_factor},
+               {"dominated_ratio", set.rule.dominated_ratio}};
   r.details = fmt::format(
-      "**The properties,** per scheme at d_model {} (the token norm is the mean ‖s_emb·E[v]‖ at "
-      "initialisation; the change at another length is relative to the mean norm; `learned` is "
-      "its random initial table). A property holds (✓) when the smallest distance exceeds "
-      "1e-3 of the mean norm, the norm grows by at most 0.1% from {} to {} positions, the "
-      "change is below 1e-5, and the mean norm is below the token's:\n\n{}\n"
-      "**Position outweighing content:** sinusoidal on the default task at several "
-      "`positional.scale`s.\n\n{}\n**How the verdict moves with its threshold** (the share "
-      "of scale 1's accuracy the largest scale must lose; the verdict uses the rule's, chosen "
-      "before the runs):\n\n{}\n{}",
-      d_model, positions, long_positions, table, scale_table, sensitivity, sweep_details(sweep));
+      "**Unique, bounded, independent of length,** per scheme at d_model {} (the token norm is "
+      "the mean ‖s_emb·E[v]‖ at initialisation; the change at another length is relative to "
+      "the mean norm; `learned` is its random initial table). A property holds (✓) when the "
+      "smallest distance exceeds 1e-3 of the mean norm; when the largest norm over the last {} "
+      "rows of a {}-row table is at most {}× that over the first {} (the same number of rows, "
+      "so a random table compares like with like); when the change is below 1e-5; and (small) "
+      "when the mean norm is below the token's. Each is judged on sinusoidal, the encoding the "
+      "notes hold up as good:\n\n{}\n"
+      "**Small: position outweighing content.** Sinusoidal on the default task at several "
+      "`positional.scale`s, the grid and the thresholds chosen from the notes' words before the "
+      "runs (see the config). Against scale 1, a scale harms when it keeps at most {} of its "
+      "accuracy, most of its runs do not learn the task, or it needs at least {}× its steps; "
+      "the scales where position is at least {}× the token are judged. Each scale's accuracy "
+      "is at the learning rate validation selected from the experiment's grid:\n\n{}\n"
+      "**How small's verdict moves with its drop fraction** (the verdict uses the rule's):"
+      "\n\n{}\n{}",
+      set.d_model, set.positions, set.long_positions, fmt_number(1 + set.bounded_growth),
+      set.positions, pt.table, fmt_number(1 - set.rule.drop_fraction),
+      fmt_number(set.rule.slower_factor), fmt_number(set.rule.dominated_ratio), scale_table,
+      sensitivity, sweep_details(sweep));
 }
 
 // ---- C4 ------------------------------------------------------------------------------------
@@ -497,99 +541,154 @@ PositionBias position_bias(const std::string& run_dir, int64_t long_length) {
   return b;
 }
 
-void c4(const ClaimContext& ctx, ClaimResult& r) {
-  MapReader s = ctx.settings();
-  const ExperimentSettings e = read_experiment_settings(s);
-  std::vector<std::string> absolute, compared;
+// C4's measurements per scheme: each run's position bias, and the table row.
+struct C4Scheme {
+  std::vector<double> early, late, drop, early_loss, late_loss, trained, beyond;
+  std::vector<int64_t> first_count, last_count;  // per run: each stops at its own step
+  // Another scheme's runs, added to these (the absolute schemes are judged together).
+  void append(const C4Scheme& other) {
+    auto add = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+    add(early, other.early);
+    add(late, other.late);
+    add(drop, other.drop);
+    add(early_loss, other.early_loss);
+    add(late_loss, other.late_loss);
+    add(trained, other.trained);
+    add(beyond, other.beyond);
+    add(first_count, other.first_count);
+    add(last_count, other.last_count);
+  }
+};
+
+C4Scheme c4_scheme(const Group& g, int64_t long_length) {
+  C4Scheme m;
+  for (const std::string& run : g.runs) {
+    const PositionBias b = position_bias(run, long_length);
+    m.early.push_back(b.early);
+    m.late.push_back(b.late);
+    m.drop.push_back(b.early - b.late);
+    m.early_loss.push_back(b.early_loss);
+    m.late_loss.push_back(b.late_loss);
+    m.trained.push_back(b.trained);
+    m.beyond.push_back(b.beyond);
+    m.first_count.push_back(b.first_count);
+    m.last_count.push_back(b.last_count);
+  }
+  return m;
+}
+
+// "6200× – 6400×" over the runs, or one value when they agree.
+std::string count_range(const std::vector<int64_t>& counts) {
+  if (counts.empty()) return "?";
+  const auto [low, high] = std::minmax_element(counts.begin(), counts.end());
+  return *low == *high ? fmt::format("{}×", *low) : fmt::format("{}× – {}×", *low, *high);
+}
+
+struct C4Settings {
+  ExperimentSettings experiment;
+  std::vector<std::string> absolute, controls, compared;
   int64_t long_length = 64;
   double gap = 0.05;
-  s.read("absolute", absolute);
-  s.read("compared", compared);
-  s.read("long_length", long_length);
-  s.read("gap", gap);
-  s.finish({"experiment", "overrides", "absolute", "compared", "long_length", "gap"});
-  const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
-  std::string table =
-      "| scheme | seeds | accuracy, early positions | accuracy, last quarter | loss, early | loss, "
-      "last quarter | accuracy at n = {}: trained positions | beyond |\n"
-      "|---|--:|--:|--:|--:|--:|--:|--:|\n";
-  table = fmt::format(fmt::runtime(table), long_length);
-  std::vector<double> absolute_early, absolute_late, absolute_trained, absolute_beyond;
-  std::vector<std::pair<std::string, double>> saturation_values;  // per absolute scheme
-  nlohmann::json per_scheme = nlohmann::json::object();
-  int64_t first_count = 0, last_count = 0;
-  std::vector<std::string> schemes = absolute;
-  schemes.insert(schemes.end(), compared.begin(), compared.end());
-  for (const std::string& scheme : schemes) {
-    const Group& g = scheme_group(ctx, sweep, scheme);
-    std::vector<double> early, late, early_loss, late_loss, trained, beyond;
-    for (const std::string& run : g.runs) {
-      const PositionBias b = position_bias(run, long_length);
-      early.push_back(b.early);
-      late.push_back(b.late);
-      early_loss.push_back(b.early_loss);
-      late_loss.push_back(b.late_loss);
-      trained.push_back(b.trained);
-      beyond.push_back(b.beyond);
-      if (std::find(absolute.begin(), absolute.end(), scheme) != absolute.end()) {
-        first_count = b.first_count;  // the same for every run: one training stream per seed
-        last_count = b.last_count;
-        absolute_early.push_back(b.early);
-        absolute_late.push_back(b.late);
-        absolute_trained.push_back(b.trained);
-        absolute_beyond.push_back(b.beyond);
-      }
-    }
-    table +=
-        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", scheme, g.runs.size(),
-                    format_stat(summarize(early), 3), format_stat(summarize(late), 3),
-                    format_stat(summarize(early_loss), 3), format_stat(summarize(late_loss), 3),
-                    format_stat(summarize(trained)), format_stat(summarize(beyond)));
-    if (std::find(absolute.begin(), absolute.end(), scheme) != absolute.end()) {
-      saturation_values.emplace_back(scheme + " early", mean_of(early));
-      saturation_values.emplace_back(scheme + " late", mean_of(late));
-    }
-    per_scheme[scheme] = {{"early_accuracy", mean_of(early)},
-                          {"late_accuracy", mean_of(late)},
-                          {"early_loss", mean_of(early_loss)},
-                          {"late_loss", mean_of(late_loss)},
-                          {"accuracy_trained_positions", mean_of(trained)},
-                          {"accuracy_beyond", mean_of(beyond)}};
-  }
-  const double trained = mean_of(absolute_trained), beyond = mean_of(absolute_beyond);
-  PELAB_CHECK(!absolute_early.empty() && std::isfinite(trained) && std::isfinite(beyond),
-              "{}: nothing to compare (settings.absolute needs a scheme, the longest training "
-              "length scored positions in both windows, and long_length {} must exceed it)",
-              ctx.config.path, long_length);
+};
+
+C4Settings read_c4_settings(const ClaimContext& ctx) {
+  MapReader s = ctx.settings();
+  C4Settings c;
+  c.experiment = read_experiment_settings(s);
+  s.read("absolute", c.absolute);
+  s.read("controls", c.controls);
+  s.read("compared", c.compared);
+  s.read("long_length", c.long_length);
+  s.read("gap", c.gap);
+  s.finish({"experiment", "overrides", "absolute", "controls", "compared", "long_length", "gap"});
+  PELAB_CHECK(!c.absolute.empty() && !c.controls.empty(),
+              "{}: settings.absolute and settings.controls each need a scheme", ctx.config.path);
+  return c;
+}
+
+void c4(const ClaimContext& ctx, ClaimResult& r) {
+  const C4Settings set = read_c4_settings(ctx);
+  const ClaimSweep sweep =
+      run_claim_sweep(ctx, set.experiment.experiment, set.experiment.overrides);
+  std::string table = fmt::format(
+      "| scheme | role | seeds | accuracy, early positions | accuracy, last quarter | drop | "
+      "loss, early | loss, last quarter | accuracy at n = {}: trained positions | beyond |\n"
+      "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+      set.long_length);
+  C4Scheme absolute;  // every absolute run
   C4Numbers numbers;
-  numbers.early = summarize(absolute_early);
-  numbers.late = summarize(absolute_late);
-  numbers.compared = saturation_values;
-  numbers.trained = trained;
-  numbers.beyond = beyond;
-  const Judgement j = judge_c4(numbers, gap);
-  const double bias = numbers.early.mean - numbers.late.mean;
+  nlohmann::json per_scheme = nlohmann::json::object();
+  for (const auto* role : {&set.absolute, &set.controls, &set.compared})
+    for (const std::string& scheme : *role) {
+      const Group& g = scheme_group(ctx, sweep, scheme);
+      const C4Scheme m = c4_scheme(g, set.long_length);
+      const std::string role_name = role == &set.absolute   ? "absolute"
+                                    : role == &set.controls ? "relative control"
+                                                            : "shown";
+      table += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", scheme,
+                           role_name, g.runs.size(), format_stat(summarize(m.early), 3),
+                           format_stat(summarize(m.late), 3), format_stat(summarize(m.drop), 3),
+                           format_stat(summarize(m.early_loss), 3),
+                           format_stat(summarize(m.late_loss), 3),
+                           format_stat(summarize(m.trained)), format_stat(summarize(m.beyond)));
+      per_scheme[scheme] = {{"role", role_name},
+                            {"early_accuracy", m.early},
+                            {"late_accuracy", m.late},
+                            {"drop", m.drop},
+                            {"early_loss", mean_of(m.early_loss)},
+                            {"late_loss", mean_of(m.late_loss)},
+                            {"accuracy_trained_positions", mean_of(m.trained)},
+                            {"accuracy_beyond", mean_of(m.beyond)},
+                            {"training_count_first_position", m.first_count},
+                            {"training_count_last_position", m.last_count}};
+      if (role == &set.controls) numbers.controls.emplace_back(scheme, summarize(m.drop));
+      if (role != &set.absolute) continue;
+      numbers.compared.emplace_back(scheme + " early", mean_of(m.early));
+      numbers.compared.emplace_back(scheme + " late", mean_of(m.late));
+      absolute.append(m);
+    }
+  numbers.early = summarize(absolute.early);
+  numbers.late = summarize(absolute.late);
+  numbers.drop = summarize(absolute.drop);
+  numbers.trained = mean_of(absolute.trained);
+  numbers.beyond = mean_of(absolute.beyond);
+  PELAB_CHECK(
+      !absolute.early.empty() && std::isfinite(numbers.trained) && std::isfinite(numbers.beyond),
+      "{}: nothing to compare (settings.absolute needs a scheme, the longest training "
+      "length scored positions in both windows, and long_length {} must exceed it)",
+      ctx.config.path, set.long_length);
+  const Judgement j = judge_c4(numbers, set.gap);
+  // Each run stops at its own step, so each has its own counts: their range over the runs.
+  const std::string counts = fmt::format(
+      "the first scored position was scored {} in training, the last trained one {} (range over "
+      "the absolute schemes' runs, which stop at different steps)",
+      count_range(absolute.first_count), count_range(absolute.last_count));
   r.verdict = j.verdict;
-  r.numbers = {{"bias_inside_training", bias},
-               {"absolute_accuracy_trained_positions", trained},
-               {"absolute_accuracy_beyond", beyond},
-               {"training_count_first_position", first_count},
-               {"training_count_last_position", last_count},
+  r.numbers = {{"bias_inside_training", numbers.drop.mean},
+               {"controls_drop",
+                [&] {
+                  nlohmann::json c = nlohmann::json::object();
+                  for (const auto& [name, stat] : numbers.controls) c[name] = stat.mean;
+                  return c;
+                }()},
+               {"absolute_accuracy_trained_positions", numbers.trained},
+               {"absolute_accuracy_beyond", numbers.beyond},
+               {"training_count_first_position", absolute.first_count},
+               {"training_count_last_position", absolute.last_count},
                {"schemes", per_scheme}};
-  r.because = fmt::format(
-      "{} (the first scored position was scored {}× in training, the last trained one {}×)",
-      j.because, first_count, last_count);
-  if (j.verdict == Verdict::Inconclusive) r.because = j.because;
+  r.because =
+      j.verdict == Verdict::Inconclusive ? j.because : fmt::format("{} ({})", j.because, counts);
   r.details = fmt::format(
-      "Training lengths are uniform: the first scored position was scored {}× in training, the "
-      "last trained one {}×. Per run, on held-out sequences (the evaluation set, fixed by seed): "
-      "token accuracy "
-      "and loss at the longest training length, over its first half of positions (early) and "
-      "its last quarter; then at n = {}, over positions that training scored and those it never "
-      "did. The runs stop early in training (see the experiment's overrides): a fully trained "
-      "model is at the ceiling everywhere inside training, where no bias can show. Mean ± std "
-      "over seeds:\n\n{}\n{}",
-      first_count, last_count, long_length, table, sweep_details(sweep));
+      "Training lengths are uniform: {}. Per run, on held-out sequences (the evaluation set, "
+      "fixed by seed): token accuracy and loss at the longest training length, over its first "
+      "half of positions (early) and its last quarter, and the drop early − late; then at "
+      "n = {}, over positions that training scored and those it never did. The relative "
+      "controls have no absolute position, so uneven counts of absolute positions cannot cause "
+      "their drop. The runs stop early, at the first check where validation token accuracy "
+      "reaches the criterion (see the experiment's overrides): a fully trained model is at the "
+      "ceiling everywhere inside training, where no bias can show. Mean ± std over seeds:\n\n"
+      "{}\n{}",
+      counts, set.long_length, table, sweep_details(sweep));
 }
 
 // ---- C14 -----------------------------------------------------------------------------------
@@ -818,7 +917,9 @@ void c16(const ClaimContext& ctx, ClaimResult& r) {
   s.read("supported_max", rule.supported_max);
   s.read("refuted_min", rule.refuted_min);
   s.read("harm_max", rule.harm_max);
-  s.finish({"experiment", "overrides", "schemes", "supported_max", "refuted_min", "harm_max"});
+  s.read("harm_refuted_min", rule.harm_refuted_min);
+  s.finish({"experiment", "overrides", "schemes", "supported_max", "refuted_min", "harm_max",
+            "harm_refuted_min"});
   PELAB_CHECK(!schemes.empty() && schemes.front() == "sinusoidal",
               "{}: settings.schemes must start with sinusoidal (the claim's scheme)",
               ctx.config.path);
@@ -856,6 +957,7 @@ void c16(const ClaimContext& ctx, ClaimResult& r) {
                 {numbers.shared_over_chance.ci_low, numbers.shared_over_chance.ci_high}},
                {"sinusoidal_token_accuracy", numbers.accuracy.mean},
                {"sinusoidal_token_accuracy_without_shared", numbers.accuracy_without_shared.mean},
+               {"sinusoidal_token_accuracy_lost_per_run", c16_harm(numbers).values},
                {"schemes", per_scheme}};
   r.details = fmt::format(
       "Per trained run: the span of the token embeddings s_emb·E (as many dimensions as tokens), "

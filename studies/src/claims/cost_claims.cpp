@@ -5,10 +5,15 @@
 // Step times are measured in this process, one thread, each case right after the other, with
 // the benchmark's timing loop (pelab bench): they describe this implementation on this machine.
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <limits>
 #include <map>
 
 #include "claims/claim.h"
@@ -25,6 +30,50 @@
 namespace pelab::claims {
 
 namespace {
+
+// Timing needs a quiet machine: another process on the same cores slows some rounds and not
+// others, and shares caches and memory bandwidth. The rounds pair the cases, which cancels a
+// slow spell that touches both sides of a ratio alike, but not one that falls on one side.
+// So the claims measure how busy the rest of the machine was while they timed: the CPU time
+// all processes used (from /proc/stat), less this process's own, over the wall time, in
+// cores. NaN where /proc/stat cannot be read.
+class OtherProcessesLoad {
+ public:
+  OtherProcessesLoad() : busy_(machine_busy_seconds()), own_(own_cpu_seconds()) {}
+  double cores() const {
+    const double wall = std::chrono::duration<double>(Clock::now() - start_).count();
+    const double others = (machine_busy_seconds() - busy_) - (own_cpu_seconds() - own_);
+    if (std::isnan(others) || wall <= 0) return std::numeric_limits<double>::quiet_NaN();
+    return std::max(0.0, others) / wall;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static double machine_busy_seconds() {
+    std::ifstream in("/proc/stat");
+    std::string cpu;
+    double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+    if (!(in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) ||
+        cpu != "cpu")
+      return std::numeric_limits<double>::quiet_NaN();
+    return (user + nice + system + irq + softirq + steal) /
+           static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+  static double own_cpu_seconds() {
+    struct rusage usage {};
+    getrusage(RUSAGE_SELF, &usage);
+    auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  }
+  double busy_, own_;
+  Clock::time_point start_ = Clock::now();
+};
+
+nlohmann::json quiet_numbers(double other_cores, double quiet_below) {
+  return {{"other_processes_cores", other_cores},  // NaN is written as null
+          {"quiet_below", quiet_below},
+          {"quiet", !std::isnan(other_cores) && other_cores < quiet_below}};
+}
 
 TrainCaseOptions claim_timing(int64_t min_steps, double max_seconds) {
   TrainCaseOptions o;
@@ -115,7 +164,7 @@ struct C7Settings {
   int64_t d_model = 64, layers = 2, heads = 4, tokens = 2048, min_steps = 5, rounds = 5;
   std::vector<int64_t> lengths;
   std::vector<std::string> schemes, others;
-  double max_seconds = 2;
+  double max_seconds = 2, quiet_below = 0.1;
   C7Numbers rule;
 };
 
@@ -134,8 +183,9 @@ C7Settings read_c7_settings(const ClaimContext& ctx) {
   s.read("rounds", c.rounds);
   s.read("minimal_overhead", c.rule.minimal_overhead);
   s.read("slower_by", c.rule.slower_by);
+  s.read("quiet_below", c.quiet_below);
   s.finish({"d_model", "layers", "heads", "tokens_per_batch", "lengths", "schemes", "others",
-            "min_steps", "max_seconds", "rounds", "minimal_overhead", "slower_by"});
+            "min_steps", "max_seconds", "rounds", "minimal_overhead", "slower_by", "quiet_below"});
   for (const std::string required : {"none", "relative", "rotary"})
     PELAB_CHECK(std::find(c.schemes.begin(), c.schemes.end(), required) != c.schemes.end(),
                 "{}: settings.schemes must include {}", ctx.config.path, required);
@@ -168,21 +218,23 @@ void c7(const ClaimContext& ctx, ClaimResult& r) {
   memory += "\n";
   C7Numbers plain = set.rule, fused = set.rule;
   nlohmann::json cases = nlohmann::json::array();
+  const OtherProcessesLoad load;
   for (const int64_t T : set.lengths) {
     const BenchConfig c{
         "claim", set.d_model, set.layers, set.heads, T, std::max<int64_t>(1, set.tokens / T), 16};
     std::map<std::string, double> peak_mb;
     const std::map<std::string, Stat> timing = time_schemes(
         c, set.schemes, set.rounds, claim_timing(set.min_steps, set.max_seconds), cases, peak_mb);
-    C7Length length{T, timing.at("none"), timing.at("relative (plain)"), {}};
-    for (const std::string& other : set.others) length.others.emplace_back(other, timing.at(other));
+    C7Length length{T, timing.at("none").values, timing.at("relative (plain)").values, {}};
+    for (const std::string& other : set.others)
+      length.others.emplace_back(other, timing.at(other).values);
     plain.lengths.push_back(length);
-    length.relative = timing.at("relative");
+    length.relative = timing.at("relative").values;
     fused.lengths.push_back(length);
     table += fmt::format("| {} × {} |", T, c.B);
     for (const std::string& name : columns)
       table += fmt::format(" {} ms ({:.2f}×) |", format_interval(timing.at(name), 1),
-                           timing.at(name).mean / timing.at("none").mean);
+                           paired_ratio(timing.at(name).values, timing.at("none").values).mean);
     table += "\n";
     memory += fmt::format("| {} × {} |", T, c.B);
     for (const std::string& scheme : set.schemes)
@@ -192,21 +244,27 @@ void c7(const ClaimContext& ctx, ClaimResult& r) {
     memory +=
         fmt::format(" {} |\n", fmt_number(2.0 * T * T * static_cast<double>(head_width) * 4 / 1e6));
   }
+  const double other_cores = load.cores();
   const Judgement j = judge_c7(plain);
   apply(j, r);
   const Judgement pelab_own = judge_c7(fused);
-  r.because += fmt::format(" — with pelab's fused relative instead: {} ({})",
-                           to_string(pelab_own.verdict), pelab_own.because);
+  r.because +=
+      fmt::format(" — with pelab's fused relative instead: {} ({}){}", to_string(pelab_own.verdict),
+                  pelab_own.because, quiet_clause(other_cores, set.quiet_below));
   r.numbers = {{"cases", cases},
                {"others", set.others},
-               {"verdict_with_fused_relative", to_string(pelab_own.verdict)}};
+               {"verdict_with_fused_relative", to_string(pelab_own.verdict)},
+               {"machine", quiet_numbers(other_cores, set.quiet_below)}};
   const BenchConfig shape{"claim", set.d_model, set.layers, set.heads, set.lengths.front(), 1, 16};
   const ModelConfig relative = bench_model_config(shape, "relative");
   r.details = fmt::format(
       "One training step (forward, backward, AdamW) of the same encoder (d_model {}, {} layers, "
       "{} heads, {}, relative with k = {}) on {} tokens per batch, one thread; each case timed "
       "once per round over {} interleaved rounds (each time the median of at least {} steps), "
-      "shown as the mean over rounds with its 95% interval, and in parentheses over `none`. "
+      "shown as the mean over rounds with its 95% interval, and in parentheses the mean over "
+      "rounds of its ratio to `none` in the same round. The rule's ratios are paired the same "
+      "way: one ratio per round, their mean, and the 95% bootstrap interval of that mean over "
+      "the rounds. {} "
       "\"The others\" are {}: the absolute schemes and rotary. The note speaks of relative "
       "encodings as usually implemented, with a [T, T, d_h] tensor of key and value embeddings "
       "per layer; pelab's relative scheme computes the same terms from the [2k+1, d_h] tables "
@@ -219,7 +277,8 @@ void c7(const ClaimContext& ctx, ClaimResult& r) {
       "(pelab's fused relative holds none):\n\n{}",
       set.d_model, set.layers, set.heads, relative.causal ? "causal" : "bidirectional",
       relative.positional.keys.integer("max_distance"), set.tokens, set.rounds, set.min_steps,
-      fmt::join(set.others, ", "), set.layers, table, memory);
+      quiet_text(other_cores, set.quiet_below), fmt::join(set.others, ", "), set.layers, table,
+      memory);
 }
 
 // One trained variant of C13: its group, its model and the batch shape it trained on.
@@ -270,7 +329,7 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
   MapReader s = ctx.settings();
   std::string experiment;
   std::vector<std::string> add_overrides, concat_overrides, wide_add_overrides;
-  double costlier_by = 0.05, max_seconds = 2;
+  double costlier_by = 0.05, max_seconds = 2, quiet_below = 0.1;
   int64_t min_steps = 10, rounds = 5;
   PELAB_CHECK(s.read("experiment", experiment), "{}: the key 'experiment' is missing",
               s.where("experiment"));
@@ -281,8 +340,9 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
   s.read("min_steps", min_steps);
   s.read("max_seconds", max_seconds);
   s.read("rounds", rounds);
+  s.read("quiet_below", quiet_below);
   s.finish({"experiment", "add_overrides", "concat_overrides", "wide_add_overrides", "costlier_by",
-            "min_steps", "max_seconds", "rounds"});
+            "min_steps", "max_seconds", "rounds", "quiet_below"});
   const ClaimSweep add = run_claim_sweep(ctx, experiment, add_overrides);
   const ClaimSweep concat = run_claim_sweep(ctx, experiment, concat_overrides);
   const ClaimSweep wide_add = run_claim_sweep(ctx, experiment, wide_add_overrides);
@@ -291,11 +351,13 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
   for (C13Run& v : c13_runs(wide_add, "wide add")) runs.push_back(std::move(v));
 
   // Step times over interleaved rounds: a slow spell of the machine touches every variant.
+  const OtherProcessesLoad load;
   for (int64_t round = 0; round < rounds; ++round)
     for (C13Run& v : runs)
       v.ms.push_back(time_training_steps(v.model, bench_batch(v.shape, 0),
                                          claim_timing(min_steps, max_seconds))
                          .ms_median);
+  const double other_cores = load.cores();
 
   C13Numbers numbers;
   numbers.costlier_by = costlier_by;
@@ -315,9 +377,9 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
                                 number_or_nan(g.in_distribution, g.in_distribution.mean)});
     if (v.width == "concat") {
       numbers.costs.push_back(
-          {v.scheme, summarize(c13_find(runs, "add", v.scheme, ctx.config.path).ms), ms});
+          {v.scheme, c13_find(runs, "add", v.scheme, ctx.config.path).ms, v.ms});
       numbers.equal_total_width.push_back(
-          {v.scheme, summarize(c13_find(runs, "wide add", v.scheme, ctx.config.path).ms), ms});
+          {v.scheme, c13_find(runs, "wide add", v.scheme, ctx.config.path).ms, v.ms});
     }
     const int64_t token_width =
         v.model.d_model -
@@ -335,24 +397,28 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
                     {"matmul_gflop_per_step", gflop},
                     {"ms_per_step", ms.mean},
                     {"ms_ci", {ms.ci_low, ms.ci_high}},
+                    {"ms_per_round", v.ms},
                     {"learned_runs", g.learned_runs},
                     {"runs", g.trained_runs()},
                     {"in_distribution", number_or_nan(g.in_distribution, g.in_distribution.mean)},
                     {"extrapolation", number_or_nan(g.extrapolation, g.extrapolation.mean)}});
   }
   apply(judge_c13(numbers), r);
-  r.numbers = {{"variants", rows}};
+  r.because += quiet_clause(other_cores, quiet_below);
+  r.numbers = {{"variants", rows}, {"machine", quiet_numbers(other_cores, quiet_below)}};
   r.details = fmt::format(
       "Three variants. At equal token width, adding uses d_model = the token width, and "
       "concatenating appends `positional.dim` columns of position, so its model is that much "
       "wider; at equal total width, adding uses a model as wide as concatenating's, whose "
       "tokens then have the wider embedding. Step times: one batch of the run's shape, one "
       "thread, each variant timed once per round over {} interleaved rounds (mean and 95% "
-      "interval); FLOPs count the matmuls. † marks a variant whose runs did not all learn the "
-      "task in distribution.\n\n{}\n"
+      "interval); the cost ratios are paired by round (one ratio per round, their mean and the "
+      "95% bootstrap interval of that mean). {} FLOPs count the matmuls. † marks a variant "
+      "whose runs did not all learn the task in distribution.\n\n{}\n"
       "**Adding, equal token width.** {}\n**Concatenating.** {}\n"
       "**Adding, equal total width.** {}",
-      rounds, table, sweep_details(add), sweep_details(concat), sweep_details(wide_add));
+      rounds, quiet_text(other_cores, quiet_below), table, sweep_details(add),
+      sweep_details(concat), sweep_details(wide_add));
 }
 
 }  // namespace

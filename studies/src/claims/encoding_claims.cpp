@@ -10,6 +10,7 @@
 #include "pelab/analysis/encoding.h"
 #include "pelab/claims/order_encoding_verdicts.h"
 #include "pelab/core/error.h"
+#include "pelab/core/strings.h"
 
 namespace pelab::claims {
 
@@ -112,14 +113,19 @@ order_encoding::C10Numbers moving_shares(const Encoder& model, const std::vector
 }
 
 // How the verdict moves with the threshold: one row per threshold (the chosen one marked),
-// the share of dimensions that barely move at each length, and the verdict it would give.
+// the share of dimensions that barely move at each length with whether most do there (✓) or
+// not (✗), and the verdict over all lengths. `holding` gets, per length, at how many of the
+// thresholds most dimensions barely move: the finding that does not hang on the threshold.
 std::string threshold_table(const Encoder& model, const std::vector<int64_t>& lengths,
-                            double chosen, double most, nlohmann::json& sweep) {
+                            double chosen, double most, nlohmann::json& sweep,
+                            std::vector<int64_t>& holding, int64_t& thresholds_tried) {
   // A column's span over positions lies in (0, 2] × the largest |value|: thresholds across it.
   std::vector<double> thresholds = {0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5};
   if (std::find(thresholds.begin(), thresholds.end(), chosen) == thresholds.end())
     thresholds.push_back(chosen);
   std::sort(thresholds.begin(), thresholds.end());
+  thresholds_tried = static_cast<int64_t>(thresholds.size());
+  holding.assign(lengths.size(), 0);
   std::string table = "| threshold |";
   for (int64_t length : lengths) table += fmt::format(" barely move, L = {} |", length);
   table += " verdict |\n|--:|";
@@ -130,9 +136,12 @@ std::string threshold_table(const Encoder& model, const std::vector<int64_t>& le
     const Verdict v = order_encoding::judge_c10(n, most).verdict;
     table += fmt::format("| {}{} |", fmt_number(threshold), threshold == chosen ? " (chosen)" : "");
     nlohmann::json barely = nlohmann::json::array();
-    for (const auto& [length, share] : n.moving) {
-      table += fmt::format(" {}% |", fmt_number(100 * (1 - share)));
-      barely.push_back({{"length", length}, {"barely_moving_share", 1 - share}});
+    for (size_t l = 0; l < n.moving.size(); ++l) {
+      const auto& [length, share] = n.moving[l];
+      const bool holds = 1 - share > most;
+      holding[l] += holds;
+      table += fmt::format(" {}% {} |", fmt_number(100 * (1 - share)), holds ? "✓" : "✗");
+      barely.push_back({{"length", length}, {"barely_moving_share", 1 - share}, {"holds", holds}});
     }
     table += fmt::format(" {} |\n", to_string(v));
     sweep.push_back({{"threshold", threshold}, {"verdict", to_string(v)}, {"by_length", barely}});
@@ -170,10 +179,17 @@ void c10(const ClaimContext& ctx, ClaimResult& r) {
     shares.push_back({{"length", length}, {"moving_share", share}});
   }
   nlohmann::json sweep = nlohmann::json::array();
-  const std::string by_threshold = threshold_table(model, lengths, threshold, most, sweep);
+  std::vector<int64_t> holding;
+  int64_t tried = 0;
+  const std::string by_threshold =
+      threshold_table(model, lengths, threshold, most, sweep, holding, tried);
   const order_encoding::Judgement j = order_encoding::judge_c10(n, most);
   r.verdict = j.verdict;
-  r.because = j.because;
+  std::vector<std::string> robust;
+  for (size_t l = 0; l < lengths.size(); ++l)
+    robust.push_back(fmt::format("L = {} at {}", lengths[l], holding[l]));
+  r.because = fmt::format("{}; across {} thresholds from 0.05 to 1.5 it is true at {} of them",
+                          j.because, tried, join(robust, ", "));
   r.numbers = {{"d_model", d_model},
                {"threshold", threshold},
                {"moving", shares},
@@ -183,8 +199,9 @@ void c10(const ClaimContext& ctx, ClaimResult& r) {
       "The sinusoidal table at d_model = {}: a dimension is *in use* over the first L positions "
       "when its values span more than {} (× the table's largest |value|; the values lie in "
       "[−1, 1]). The threshold was chosen from the note's words before the run (see the "
-      "config).\n\n{}\n**How the verdict moves with the threshold** (share of dimensions that "
-      "barely move; the verdict uses the chosen threshold):\n\n{}\n"
+      "config).\n\n{}\n**How the verdict moves with the threshold, per length** (share of "
+      "dimensions that barely move; ✓ where that is most of them, so the claim holds over "
+      "those positions; the verdict uses the chosen threshold):\n\n{}\n"
       "![The sinusoidal table]({}/encoding_heatmap.png)\n",
       d_model, fmt_number(threshold), table, by_threshold, ctx.rel_dir);
   if (!files.message.empty()) r.details += fmt::format("\n(figures: {})\n", files.message);
@@ -219,18 +236,22 @@ Judgement judge_c9(const C9Numbers& n) {
 }
 
 Judgement judge_c10(const C10Numbers& n, double most) {
-  int64_t barely_most = 0;  // lengths at which most dimensions barely move
+  std::vector<std::string> holds, fails;  // per length: most dimensions barely move, or not
   for (const auto& [length, share] : n.moving)
-    if (1 - share > most) ++barely_most;
-  const int64_t lengths = static_cast<int64_t>(n.moving.size());
+    (1 - share > most ? holds : fails)
+        .push_back(fmt::format("L = {} ({}% barely move)", length, fmt_number(100 * (1 - share))));
   Judgement j;
-  if (lengths == 0)
+  if (n.moving.empty())
     j.verdict = Verdict::Mixed;  // nothing measured, nothing to say either way
   else
-    j.verdict = barely_most == lengths ? Verdict::Supported
-                : barely_most == 0     ? Verdict::Refuted
-                                       : Verdict::Mixed;
-  j.because = fmt::format("most dimensions barely move at {} of {} lengths", barely_most, lengths);
+    j.verdict = fails.empty()   ? Verdict::Supported
+                : holds.empty() ? Verdict::Refuted
+                                : Verdict::Mixed;
+  j.because =
+      fmt::format("most dimensions barely move at {} of {} lengths", holds.size(), n.moving.size());
+  if (!holds.empty()) j.because += ": true at " + join(holds, ", ");
+  if (!fails.empty())
+    j.because += (holds.empty() ? ": false at " : "; false at ") + join(fails, ", ");
   return j;
 }
 

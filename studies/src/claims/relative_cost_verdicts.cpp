@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "pelab/claims/preconditions.h"
+#include "pelab/core/error.h"
 #include "pelab/core/strings.h"
 #include "pelab/report/representable.h"
+#include "pelab/report/statistics.h"
 
 namespace pelab::claims {
 
@@ -19,7 +22,7 @@ Judgement cannot_tell(const std::string& reason) {
 }
 
 std::string ratio_text(const RatioInterval& r) {
-  return fmt::format("{:.2f}× [{:.2f}, {:.2f}]", r.mean, r.low, r.high);
+  return fmt::format("{:.3f}× [{:.3f}, {:.3f}]", r.mean, r.low, r.high);
 }
 
 // Where a ratio's interval lies against a threshold: wholly at or above it, wholly below it,
@@ -106,12 +109,37 @@ Judgement judge_c15(const C15Numbers& n) {
                          n.margin)};
 }
 
-RatioInterval timing_ratio(const Stat& numerator, const Stat& denominator) {
-  RatioInterval r;
-  r.mean = numerator.mean / denominator.mean;
-  r.low = numerator.ci_low / denominator.ci_high;
-  r.high = numerator.ci_high / denominator.ci_low;
-  return r;
+RatioInterval paired_ratio(const std::vector<double>& numerator,
+                           const std::vector<double>& denominator) {
+  PELAB_CHECK(!numerator.empty() && numerator.size() == denominator.size(),
+              "paired_ratio: both sides need the same rounds, got {} and {}", numerator.size(),
+              denominator.size());
+  std::vector<double> ratios;
+  for (size_t i = 0; i < numerator.size(); ++i) ratios.push_back(numerator[i] / denominator[i]);
+  const Interval ci = bootstrap_mean_interval(ratios);
+  return {mean_of(ratios), ci.low, ci.high, static_cast<int64_t>(ratios.size())};
+}
+
+std::string quiet_text(double other_cores, double quiet_below) {
+  if (std::isnan(other_cores))
+    return "Timing needs a quiet machine; whether this one was could not be read (no "
+           "/proc/stat).";
+  return fmt::format(
+      "Timing needs a quiet machine (nothing else running: other processes using less than "
+      "{} of a core while the cases were timed). This one {}: other processes used {:.2f} "
+      "cores on average{}.",
+      quiet_below, other_cores < quiet_below ? "was quiet" : "was not quiet", other_cores,
+      other_cores < quiet_below ? ""
+                                : ", so the times are less trustworthy than their intervals say "
+                                  "(the paired rounds cancel only a slowdown both sides share)");
+}
+
+std::string quiet_clause(double other_cores, double quiet_below) {
+  if (std::isnan(other_cores)) return " (whether the machine was quiet could not be read)";
+  return other_cores < quiet_below
+             ? fmt::format(" (timed on a quiet machine: others used {:.2f} cores)", other_cores)
+             : fmt::format(" (the machine was NOT quiet while timing: others used {:.2f} cores)",
+                           other_cores);
 }
 
 Judgement judge_c7(const C7Numbers& n) {
@@ -122,16 +150,16 @@ Judgement judge_c7(const C7Numbers& n) {
     if (l.others.empty()) return cannot_tell("no other scheme was timed");
     const auto slowest = std::max_element(
         l.others.begin(), l.others.end(),
-        [](const auto& a, const auto& b) { return a.second.mean < b.second.mean; });
+        [](const auto& a, const auto& b) { return mean_of(a.second) < mean_of(b.second); });
     const auto rotary = std::find_if(l.others.begin(), l.others.end(),
                                      [](const auto& o) { return o.first == "rotary"; });
     if (rotary == l.others.end()) return cannot_tell("rotary was not timed");
-    for (const Stat* s : {&l.none, &l.relative, &slowest->second, &rotary->second})
-      if (s->n < 2)
+    for (const std::vector<double>* s : {&l.none, &l.relative, &slowest->second, &rotary->second})
+      if (s->size() < 2)
         return cannot_tell(
-            fmt::format("T = {} has fewer than two repeats to give an interval", l.length));
-    const RatioInterval rel = timing_ratio(l.relative, slowest->second);
-    const RatioInterval rot = timing_ratio(rotary->second, l.none);
+            fmt::format("T = {} has fewer than two rounds to give an interval", l.length));
+    const RatioInterval rel = paired_ratio(l.relative, slowest->second);
+    const RatioInterval rot = paired_ratio(rotary->second, l.none);
     const Side a = side_of(rel, 1 + n.slower_by), b = side_of(rot, 1 + n.minimal_overhead);
     if (a == Side::Across)
       across.push_back(fmt::format("at T = {} relative / {} is {}, across {:.2f}", l.length,
@@ -179,9 +207,9 @@ Judgement judge_c13(const C13Numbers& n) {
   int64_t costlier = 0, not_slower = 0;
   std::vector<std::string> across, listed;
   for (const C13Cost& c : n.costs) {
-    if (c.add_ms.n < 2 || c.concat_ms.n < 2)
-      return cannot_tell(c.scheme + " has fewer than two timing repeats to give an interval");
-    const RatioInterval r = timing_ratio(c.concat_ms, c.add_ms);
+    if (c.add_ms.size() < 2 || c.concat_ms.size() < 2)
+      return cannot_tell(c.scheme + " has fewer than two timing rounds to give an interval");
+    const RatioInterval r = paired_ratio(c.concat_ms, c.add_ms);
     const Side s = side_of(r, 1 + n.costlier_by);
     costlier += s == Side::Above;
     not_slower += r.high <= 1;
@@ -199,9 +227,9 @@ Judgement judge_c13(const C13Numbers& n) {
                                                          : Verdict::Mixed;
   std::vector<std::string> total;
   for (const C13Cost& c : n.equal_total_width)
-    if (c.add_ms.n >= 2 && c.concat_ms.n >= 2)
+    if (c.add_ms.size() >= 2 && c.concat_ms.size() >= 2)
       total.push_back(
-          fmt::format("{} {}", c.scheme, ratio_text(timing_ratio(c.concat_ms, c.add_ms))));
+          fmt::format("{} {}", c.scheme, ratio_text(paired_ratio(c.concat_ms, c.add_ms))));
   return {v, fmt::format(
                  "{}; concatenating's step time over adding's at equal token width: {} "
                  "(costlier by ≥ {:.0f}% for {} of {} schemes){}",

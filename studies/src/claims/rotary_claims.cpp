@@ -20,7 +20,8 @@ struct RotarySettings {
   double supported_below = 1e-4, refuted_above = 1e-2;
 };
 
-RotarySettings read_settings(const ClaimContext& ctx, int64_t* dim_arg = nullptr) {
+RotarySettings read_settings(const ClaimContext& ctx, int64_t* dim_arg = nullptr,
+                             int64_t* seq_len = nullptr) {
   MapReader s = ctx.settings();
   RotarySettings r;
   s.read("dim", r.dim);
@@ -34,6 +35,10 @@ RotarySettings read_settings(const ClaimContext& ctx, int64_t* dim_arg = nullptr
   if (dim_arg) {
     s.read("note_dim_arg", *dim_arg);
     keys.push_back("note_dim_arg");
+  }
+  if (seq_len) {
+    s.read("note_seq_len", *seq_len);
+    keys.push_back("note_seq_len");
   }
   s.finish(keys);
   PELAB_CHECK(!r.offsets.empty(), "{}: settings.offsets: give at least one offset",
@@ -77,17 +82,28 @@ void c11(const ClaimContext& ctx, ClaimResult& r) {
       check_row("pelab rotary", c));
 }
 
-void c12(const ClaimContext& ctx, ClaimResult& r) {
-  int64_t dim_arg = 32;
-  const RotarySettings s = read_settings(ctx, &dim_arg);
-  // As written: the note's example calls get_rotary_embedding(positions, dim // 2).
-  std::string as_written;
+// What NumPy says when the note's example runs as written: its embeddings are [seq_len, dim]
+// and get_rotary_embedding(positions, dim_arg) gives [seq_len, 2 × ⌈dim_arg / 2⌉] angles
+// (arange(0, dim_arg, 2), twice), so `embeddings * cos` fails unless the widths agree. The
+// analysis checks one position's vector; the message names the example's whole arrays.
+std::string note003_as_written(int64_t seq_len, int64_t dim, int64_t dim_arg) {
   try {
-    note003_rope(std::vector<double>(static_cast<size_t>(s.dim), 1.0), 1, dim_arg);
-    as_written = "runs";
-  } catch (const Error& e) {
-    as_written = e.what();
+    note003_rope(std::vector<double>(static_cast<size_t>(dim), 1.0), 1, dim_arg);
+    return "runs";
+  } catch (const Error&) {
+    const int64_t angles = 2 * ((dim_arg + 1) / 2);
+    return fmt::format(
+        "operands could not be broadcast together with shapes ({},{}) ({},{}): the angles have "
+        "{} entries per position for an embedding of {}",
+        seq_len, dim, seq_len, angles, angles, dim);
   }
+}
+
+void c12(const ClaimContext& ctx, ClaimResult& r) {
+  int64_t dim_arg = 32, seq_len = 10;
+  const RotarySettings s = read_settings(ctx, &dim_arg, &seq_len);
+  // As written: the note's example calls get_rotary_embedding(positions, dim // 2).
+  const std::string as_written = note003_as_written(seq_len, s.dim, dim_arg);
   // The one reading of the code that runs: angles as wide as the embedding.
   const int64_t dim = s.dim;
   const PositionMap note = [dim](const std::vector<double>& x, int64_t p) {
@@ -98,6 +114,7 @@ void c12(const ClaimContext& ctx, ClaimResult& r) {
       check_rotary(pelab_rotary(s.dim, 10000.0), s.dim, s.max_position, s.offsets, s.trials, 12);
   r.numbers = {{"as_written", as_written},
                {"note_dim_arg", dim_arg},
+               {"note_seq_len", seq_len},
                {"note_construction", check_json(c)},
                {"pelab_rotary", check_json(reference)}};
   const order_encoding::Judgement j = order_encoding::judge_c12(

@@ -83,6 +83,10 @@ TEST(Reproduce, AnalyticClaimsWriteReportAndJson) {
   const std::string report((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
   for (const std::string id : {"C8", "C9", "C10", "C11", "C12"})
     EXPECT_NE(report.find("## " + id), std::string::npos) << id;
+  // C12 quotes NumPy's error for the note's example as written: its (10, 64) embeddings
+  // against (10, 32) angles.
+  EXPECT_NE(results[4].because.find("shapes (10,64) (10,32)"), std::string::npos)
+      << results[4].because;
 }
 
 TEST(Reproduce, TheNotesClaimsComeFirstThenThePublishedReproductions) {

@@ -162,11 +162,16 @@ TEST(OrderEncodingVerdicts, C10MostDimensionsBarelyMoveAtEveryLength) {
   // Shares of dimensions that move: below 0.5 means most barely move.
   Judgement j = judge_c10({{{64, 0.2}, {256, 0.3}, {1024, 0.45}}}, 0.5);
   EXPECT_EQ(j.verdict, Verdict::Supported);
-  EXPECT_EQ(j.because, "most dimensions barely move at 3 of 3 lengths");
+  EXPECT_TRUE(
+      starts_with(j.because, "most dimensions barely move at 3 of 3 lengths: true at L = 64"))
+      << j.because;
   EXPECT_EQ(judge_c10({{{64, 0.6}, {256, 0.7}, {1024, 0.9}}}, 0.5).verdict, Verdict::Refuted);
   j = judge_c10({{{64, 0.4}, {256, 0.55}, {1024, 0.7}}}, 0.5);
   EXPECT_EQ(j.verdict, Verdict::Mixed);
-  EXPECT_EQ(j.because, "most dimensions barely move at 1 of 3 lengths");
+  // Each length's own verdict is said: the claim is true over the first 64 positions only.
+  EXPECT_EQ(j.because,
+            "most dimensions barely move at 1 of 3 lengths: true at L = 64 (60% barely move); "
+            "false at L = 256 (45% barely move), L = 1024 (30% barely move)");
   // Exactly half barely moving is not "most".
   EXPECT_EQ(judge_c10({{{64, 0.5}}}, 0.5).verdict, Verdict::Refuted);
   // Every dimension still (a threshold above every span) or every one moving.
@@ -225,6 +230,8 @@ TEST(OrderEncodingVerdicts, C10ReportsTheVerdictAcrossThresholds) {
   }
   EXPECT_EQ(at_chosen, 1);
   EXPECT_TRUE(contains(c10.details, "(chosen)")) << c10.details;
+  // Each length's verdict across the thresholds is in the reason.
+  EXPECT_TRUE(contains(c10.because, "it is true at L = 64 at ")) << c10.because;
   // Raising the threshold can only make more dimensions count as barely moving.
   for (size_t i = 1; i < sweep.size(); ++i)
     for (size_t l = 0; l < 3; ++l)

@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
+
+#include "pelab/core/error.h"
 
 namespace pelab::claims {
 namespace {
@@ -85,15 +89,24 @@ TEST(RelativeCostVerdicts, C15InconclusiveWhenTheMarginIsWithinNoise) {
   EXPECT_TRUE(says(j, "within their 95% intervals")) << j.because;
 }
 
-// Timings of one length: relative, the slowest other and rotary as given; none 10 ms.
+// Step times of three rounds around `mean`, `spread` either side; `shift` rotates which
+// round is slow, so two cases with different shifts do not move together.
+std::vector<double> rounds(double mean, double spread = 0.1, int shift = 0) {
+  std::vector<double> r = {mean - spread, mean, mean + spread};
+  std::rotate(r.begin(), r.begin() + shift, r.end());
+  return r;
+}
+
+// Timings of one length: relative, the slowest other and rotary as given; none 10 ms. The
+// cases' noise is out of step (`spread` ms either side, slow in different rounds).
 C7Length c7_length(int64_t T, double relative, double rotary, double spread = 0.1) {
   C7Length l;
   l.length = T;
-  l.none = around(10, spread);
-  l.relative = around(relative, spread);
-  l.others = {{"sinusoidal", around(10, spread)},
-              {"learned", around(10.2, spread)},
-              {"rotary", around(rotary, spread)}};
+  l.none = rounds(10, spread, 0);
+  l.relative = rounds(relative, spread, 1);
+  l.others = {{"sinusoidal", rounds(10, spread, 2)},
+              {"learned", rounds(10.2, spread, 2)},
+              {"rotary", rounds(rotary, spread, 1)}};
   return l;
 }
 
@@ -114,24 +127,68 @@ TEST(RelativeCostVerdicts, C7SupportedRefutedMixed) {
   EXPECT_TRUE(says(j, "at 1 of 2 lengths")) << j.because;
 }
 
-TEST(RelativeCostVerdicts, C7RatioIntervalTakesOppositeEnds) {
-  const RatioInterval r = timing_ratio(around(20, 1), around(10, 1));
-  EXPECT_DOUBLE_EQ(r.mean, 2.0);
-  EXPECT_LT(r.low, 2.0);
-  EXPECT_GT(r.high, 2.0);
-  EXPECT_DOUBLE_EQ(r.low, around(20, 1).ci_low / around(10, 1).ci_high);
+// The ratio is taken round by round: a slow spell that slows both cases in the same round
+// cancels. Exact values: equal ratios give a point interval; two rounds with ratios 1 and 2
+// give means of resamples in {1, 1.5, 2}, so the 95% percentile interval is [1, 2].
+TEST(RelativeCostVerdicts, PairedRatioIsTheMeanOfPerRoundRatios) {
+  const RatioInterval steady = paired_ratio({12, 24, 36}, {10, 20, 30});
+  EXPECT_DOUBLE_EQ(steady.mean, 1.2);
+  EXPECT_DOUBLE_EQ(steady.low, 1.2);
+  EXPECT_DOUBLE_EQ(steady.high, 1.2);
+  EXPECT_EQ(steady.rounds, 3);
+  const RatioInterval two = paired_ratio({10, 40}, {10, 20});
+  EXPECT_DOUBLE_EQ(two.mean, 1.5);
+  EXPECT_DOUBLE_EQ(two.low, 1.0);
+  EXPECT_DOUBLE_EQ(two.high, 2.0);
+  // Control: the same step times unpaired (the rounds' order shuffled on one side) no longer
+  // cancel the slow spell, and the interval widens.
+  const RatioInterval unpaired = paired_ratio({36, 12, 24}, {10, 20, 30});
+  EXPECT_LT(unpaired.low, 1.2);
+  EXPECT_GT(unpaired.high, 1.2);
+  EXPECT_THROW(paired_ratio({1, 2}, {1}), Error);
+}
+
+TEST(RelativeCostVerdicts, C7ASlowSpellSharedByARoundDoesNotBlurTheRatio) {
+  // Relative 1.2 × sinusoidal and rotary 1.05 × none in every round, while the machine slows
+  // every case of a round by up to 3× from round to round: the paired ratios decide.
+  C7Numbers n;
+  C7Length l;
+  l.length = 64;
+  l.none = {10, 20, 30};
+  l.relative = {12, 24, 36};
+  l.others = {{"sinusoidal", {10, 20, 30}}, {"rotary", {10.5, 21, 31.5}}};
+  n.lengths = {l};
+  const Judgement j = judge_c7(n);
+  EXPECT_EQ(j.verdict, Verdict::Supported) << j.because;
+  // The slowest other is rotary: 12 / 10.5 in every round.
+  EXPECT_TRUE(says(j, "1.143× [1.143, 1.143] over rotary")) << j.because;
+  EXPECT_TRUE(says(j, "1.050× [1.050, 1.050] at T = 64")) << j.because;
+}
+
+// The report says timing needs a quiet machine and whether it was: below quiet_below cores
+// of other processes it was; at or above it was not; unreadable, it says so.
+TEST(RelativeCostVerdicts, TimingSaysWhetherTheMachineWasQuiet) {
+  EXPECT_TRUE(says({Verdict::Mixed, quiet_text(0.02, 0.1)}, "This one was quiet"));
+  EXPECT_TRUE(says({Verdict::Mixed, quiet_text(0.02, 0.1)}, "Timing needs a quiet machine"));
+  EXPECT_TRUE(says({Verdict::Mixed, quiet_text(0.8, 0.1)}, "This one was not quiet"));
+  EXPECT_TRUE(says({Verdict::Mixed, quiet_text(0.1, 0.1)}, "was not quiet"));
+  EXPECT_TRUE(says({Verdict::Mixed, quiet_text(std::nan(""), 0.1)}, "could not be read"));
+  EXPECT_EQ(quiet_clause(0.02, 0.1), " (timed on a quiet machine: others used 0.02 cores)");
+  EXPECT_EQ(quiet_clause(1.5, 0.1),
+            " (the machine was NOT quiet while timing: others used 1.50 cores)");
 }
 
 TEST(RelativeCostVerdicts, C7InconclusiveWhenTheNoiseStraddlesAThreshold) {
-  // ±1.5 ms around 10 ms: relative at 11 ms cannot be told from 1.1 × the slowest other.
+  // ±1.5 ms around 10 ms, out of step: relative at 11 ms cannot be told from 1.1 × the
+  // slowest other.
   const Judgement j = judge_c7(c7(11.2, 10.2, 1.5));
   EXPECT_EQ(j.verdict, Verdict::Inconclusive);
   EXPECT_TRUE(says(j, "straddles its threshold")) << j.because;
   C7Numbers single = c7(15, 10.5);
-  single.lengths[0].relative = summarize({15.0}, {0});
+  single.lengths[0].relative = {15.0};
   const Judgement one = judge_c7(single);
   EXPECT_EQ(one.verdict, Verdict::Inconclusive);
-  EXPECT_TRUE(says(one, "fewer than two repeats")) << one.because;
+  EXPECT_TRUE(says(one, "fewer than two rounds")) << one.because;
 }
 
 C13Numbers c13(double add_accuracy, double concat_accuracy, double concat_ms,
@@ -139,7 +196,7 @@ C13Numbers c13(double add_accuracy, double concat_accuracy, double concat_ms,
   C13Numbers n;
   n.variants = {{"sinusoidal, add", kLearned, add_accuracy},
                 {"sinusoidal, concat", concat_learned, concat_accuracy}};
-  n.costs = {{"sinusoidal", around(10), around(concat_ms)}};
+  n.costs = {{"sinusoidal", rounds(10, 0.01), rounds(concat_ms, 0.01)}};
   return n;
 }
 
@@ -152,10 +209,10 @@ TEST(RelativeCostVerdicts, C13SupportedRefutedMixed) {
   EXPECT_EQ(judge_c13(c13(0.99, 0.98, 10.3)).verdict, Verdict::Mixed);
   // The equal-total-width cost is said, not judged: the same verdict whatever it is.
   C13Numbers n = c13(0.99, 0.98, 13);
-  n.equal_total_width = {{"sinusoidal", around(13), around(13)}};
+  n.equal_total_width = {{"sinusoidal", rounds(13), rounds(13)}};
   const Judgement j = judge_c13(n);
   EXPECT_EQ(j.verdict, Verdict::Supported);
-  EXPECT_TRUE(says(j, "at equal total width (not judged): sinusoidal 1.00×")) << j.because;
+  EXPECT_TRUE(says(j, "at equal total width (not judged): sinusoidal 1.000×")) << j.because;
 }
 
 // A variant whose every run diverged has no value (NaN): it did not learn, so beside a variant
@@ -178,7 +235,7 @@ TEST(RelativeCostVerdicts, C13InconclusiveAtTheFloorOrWithinNoise) {
   EXPECT_EQ(floor.verdict, Verdict::Inconclusive);
   EXPECT_TRUE(says(floor, "floor")) << floor.because;
   C13Numbers n = c13(0.99, 0.98, 10.5);
-  n.costs[0].concat_ms = around(10.5, 1.0);
+  n.costs[0].concat_ms = rounds(10.5, 1.0, 1);
   const Judgement noisy = judge_c13(n);
   EXPECT_EQ(noisy.verdict, Verdict::Inconclusive);
   EXPECT_TRUE(says(noisy, "straddles its threshold")) << noisy.because;

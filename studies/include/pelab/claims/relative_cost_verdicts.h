@@ -55,28 +55,40 @@ struct C15Numbers {
 // supported when every claimed scheme is better, refuted when none is, mixed otherwise.
 Judgement judge_c15(const C15Numbers& n);
 
-// C7: step times (ms) per length, repeated; relative is slower than the others (the absolute
-// schemes plus rotary), rotary's overhead over none is minimal.
+// C7: step times (ms) per length, one per round; relative is slower than the others (the
+// absolute schemes plus rotary), rotary's overhead over none is minimal. Every case is timed
+// once per round, so the rounds pair the cases: a slow spell of the machine slows both sides
+// of a ratio in the same round.
 struct C7Length {
   int64_t length = 0;
-  Stat none, relative;  // relative: the implementation the rule judges
-  std::vector<std::pair<std::string, Stat>> others;
+  std::vector<double> none, relative;  // relative: the implementation the rule judges
+  std::vector<std::pair<std::string, std::vector<double>>> others;
 };
 struct C7Numbers {
   std::vector<C7Length> lengths;
   double slower_by = 0.1, minimal_overhead = 0.1;
 };
-// The interval of a ratio of two timings, from their 95% intervals (conservative: the ends
-// of one over the opposite ends of the other).
+// The ratio of two cases timed in the same rounds: the ratio in each round, their mean, and
+// the 95% percentile bootstrap interval of that mean over the rounds (the paired rounds cancel
+// what the machine did to both; the ends of two separate intervals would not). Needs the same
+// number of rounds on both sides, at least one.
 struct RatioInterval {
   double mean = 0, low = 0, high = 0;
+  int64_t rounds = 0;
 };
-RatioInterval timing_ratio(const Stat& numerator, const Stat& denominator);
-// Preconditions: at least two repeats per case; every decision's ratio interval lies wholly
+RatioInterval paired_ratio(const std::vector<double>& numerator,
+                           const std::vector<double>& denominator);
+// Timing needs a quiet machine: whether it was, from the CPU other processes used while the
+// cases were timed (in cores; NaN when it could not be read) against quiet_below. A sentence
+// for the report's details, and a clause for the verdict's line. Said, not judged: the paired
+// rounds cancel a slowdown both sides of a ratio share, not one that falls on one side.
+std::string quiet_text(double other_cores, double quiet_below);
+std::string quiet_clause(double other_cores, double quiet_below);
+// Preconditions: at least two rounds per case; every decision's ratio interval lies wholly
 // on one side of its threshold (relative / slowest other against 1 + slower_by, rotary /
 // none against 1 + minimal_overhead). Part A: relative is slower at every length; part B:
 // rotary's overhead is minimal at every length. Supported when both hold, refuted when
-// neither does, mixed otherwise.
+// neither does, mixed otherwise. The slowest other is the one with the largest mean time.
 Judgement judge_c7(const C7Numbers& n);
 
 // C13: add vs concat; every variant must work, and concatenating costs more at equal token
@@ -88,7 +100,9 @@ struct C13Variant {
 };
 struct C13Cost {
   std::string scheme;
-  Stat add_ms, concat_ms;  // at equal token width: concat's model is wider
+  // Step time per round (the same rounds, paired); at equal token width concat's model is
+  // wider.
+  std::vector<double> add_ms, concat_ms;
 };
 struct C13Numbers {
   std::vector<C13Variant> variants;
@@ -99,9 +113,9 @@ struct C13Numbers {
   double costlier_by = 0.05;
 };
 // Preconditions: the in-distribution values are not all at the floor (nothing learned: no
-// variant can be said to work); each cost ratio interval lies wholly on one side of
-// 1 + costlier_by or wholly at or below 1 (not slower at all). Supported when every variant
-// learned and concatenating is costlier for every scheme; refuted when some variant did not
+// variant can be said to work); at least two rounds; each cost ratio's paired interval lies wholly
+// on one side of 1 + costlier_by or wholly at or below 1 (not slower at all). Supported when every
+// variant learned and concatenating is costlier for every scheme; refuted when some variant did not
 // learn or concatenating is not slower for some scheme; mixed otherwise.
 Judgement judge_c13(const C13Numbers& n);
 
