@@ -303,23 +303,32 @@ TEST(Reproduce, AClaimWhoseGroupAllDivergedIsInconclusiveNotAnError) {
       << j["claims"][1].dump();
 }
 
-// A suite of two of the chomsky suite's tasks (parity_check, even_pairs) on its encoder, with
-// rotary plain and randomized and a budget of seconds, at root/configs/suites/tiny.yaml.
-void write_tiny_suite(const testing::TempDir& root) {
+// A small suite of the chomsky suite's tasks (`tasks`: the suite's name: config file lines) on
+// a small encoder, with rotary plain and randomized (from [0, max_position)) and a cap of
+// `steps`, at root/configs/suites/tiny.yaml: seconds to run. At 400 steps plain rotary learns
+// even_pairs, and with positions from [0, 20000) randomized rotary does not (it does by 2000).
+void write_tiny_suite(const testing::TempDir& root, const std::string& tasks, int steps = 40,
+                      int max_position = 64) {
   fs::create_directories(fs::path(root / "configs/suites"));
-  const std::string tasks = PELAB_SOURCE_DIR "/configs/tasks/";
   testing::write_file(
       root / "configs/suites/tiny.yaml",
-      "suite: tiny\ndescription: two tasks\ntasks:\n  parity_check: " + tasks +
-          "parity.yaml\n  even_pairs: " + tasks +
-          "even_pairs_deletang.yaml\n"
-          "protocol:\n  model: {d_model: 16, heads: 2, layers: 1, d_ff: 32, causal: false}\n"
+      "suite: tiny\ndescription: small\ntasks:\n" + tasks +
+          "protocol:\n  model: {d_model: 32, heads: 2, layers: 2, d_ff: 64, causal: false}\n"
           "  training: {batch_size: 16, warmup: 0, log_every: 20}\n"
-          "budget:\n  steps: 40\n  stop_when: {accuracy: 0.95, metric: sequence_accuracy, "
+          "budget:\n  steps: " +
+          std::to_string(steps) +
+          "\n  stop_when: {accuracy: 0.95, metric: sequence_accuracy, "
           "patience: 2, every: 20, examples: 8}\n  seeds: [0]\n  lrs: [0.003]\n"
           "  training_lengths: [1, 4]\n  evaluation_lengths: [4, 8]\n  examples: 20\n"
-          "schemes: [rotary]\nrandomized: {schemes: [rotary], max_position: 64}\n"
-          "cost: {seconds_per_token: 1.0e-6}\n");
+          "schemes: [rotary]\nrandomized: {schemes: [rotary], max_position: " +
+          std::to_string(max_position) + "}\ncost: {seconds_per_token: 1.0e-6}\n");
+}
+
+// The lines of write_tiny_suite's tasks for parity_check and even_pairs.
+std::string tiny_tasks(bool parity = true) {
+  const std::string dir = PELAB_SOURCE_DIR "/configs/tasks/";
+  return (parity ? "  parity_check: " + dir + "parity.yaml\n" : std::string()) +
+         "  even_pairs: " + dir + "even_pairs_deletang.yaml\n";
 }
 
 // R1 and R2 read their configs with the tiny suite and these settings (and quick section, if
@@ -342,7 +351,7 @@ void write_suite_claims(const testing::TempDir& root, const std::string& r1_sett
 TEST(Reproduce, R1AndR2TakeTheSuitesRunsAndTheSuiteReusesThem) {
   ASSERT_TRUE(fs::exists(testing::pelab_binary())) << "pelab is not built";
   const testing::TempDir tmp;
-  write_tiny_suite(tmp);
+  write_tiny_suite(tmp, tiny_tasks());
   write_suite_claims(tmp,
                      "  suite: configs/suites/tiny.yaml\n  tasks: [parity_check]\n"
                      "  controls: [even_pairs]\n  schemes: [rotary]\n  min_tasks: 1\n",
@@ -367,6 +376,8 @@ TEST(Reproduce, R1AndR2TakeTheSuitesRunsAndTheSuiteReusesThem) {
   EXPECT_EQ(r1["numbers"]["tasks"][1]["control"], true);
   const std::string report = testing::read_file(tmp / "out/report.md");
   EXPECT_NE(report.find("pelab at most 40 steps at batch 16"), std::string::npos) << report;
+  EXPECT_NE(report.find("Every pair is compared at the suite's cap (40 steps"), std::string::npos)
+      << report;
   // The suite finds every run finished: one compute budget for both.
   auto [suite_code, suite_output] =
       testing::shell("cd '" + std::string(tmp / "") + "' && '" + testing::pelab_binary() +
@@ -382,7 +393,7 @@ TEST(Reproduce, R1AndR2TakeTheSuitesRunsAndTheSuiteReusesThem) {
 TEST(Reproduce, R1ProbesItsTaskAtTheLargerCapBesideTheSuitesRuns) {
   ASSERT_TRUE(fs::exists(testing::pelab_binary())) << "pelab is not built";
   const testing::TempDir tmp;
-  write_tiny_suite(tmp);
+  write_tiny_suite(tmp, tiny_tasks());
   write_suite_claims(tmp,
                      "  suite: configs/suites/tiny.yaml\n  tasks: [parity_check]\n"
                      "  schemes: [rotary]\n  probes:\n"
@@ -404,6 +415,43 @@ TEST(Reproduce, R1ProbesItsTaskAtTheLargerCapBesideTheSuitesRuns) {
   const std::string report = testing::read_file(tmp / "out/report.md");
   EXPECT_NE(report.find("**Probes**"), std::string::npos) << report;
   EXPECT_NE(report.find("parity_check: rotary (in-distribution "), std::string::npos) << report;
+}
+
+// R2's larger cap: a task whose plain runs learned within the suite's cap and whose randomized
+// runs did not gets one probe of the randomized scheme at the larger cap, beside the suite's
+// runs; only if it learns are the task's randomized runs trained again there.
+TEST(Reproduce, R2ProbesTheRandomizedSideAtTheLargerCap) {
+  ASSERT_TRUE(fs::exists(testing::pelab_binary())) << "pelab is not built";
+  const testing::TempDir tmp;
+  write_tiny_suite(tmp, tiny_tasks(/*parity=*/false), 400, 20000);
+  write_suite_claims(tmp,
+                     "  suite: configs/suites/tiny.yaml\n  tasks: [even_pairs]\n"
+                     "  schemes: [rotary]\n",
+                     "  plain_runs_of: R1\n  min_seeds: 1\n  larger_cap: 2000\n");
+  auto [code, output] = reproduce_in(tmp, "R2", "--allow-dirty");
+  ASSERT_EQ(code, 0) << output;
+  const nlohmann::json j = nlohmann::json::parse(testing::read_file(tmp / "out/claims.json"));
+  const nlohmann::json& r2 = j["claims"][0];
+  const nlohmann::json& pairs = r2["numbers"]["pairs"];
+  ASSERT_EQ(pairs.size(), 1u) << r2["numbers"].dump();
+  ASSERT_EQ(pairs[0]["plain_learned"], nlohmann::json::array({1, 1}))
+      << "the setting must learn plain and not randomized: " << pairs.dump();
+  const nlohmann::json& experiments = r2["experiments"];
+  ASSERT_GE(experiments.size(), 2u) << experiments.dump();
+  EXPECT_EQ(experiments[1]["runs"], "../runs/suites/tiny-steps2000");
+  EXPECT_EQ(experiments[1]["steps"], 2000);
+  EXPECT_EQ(experiments[1]["schemes"], nlohmann::json::array({"rotary+randomized"}));
+  const std::string report = testing::read_file(tmp / "out/report.md");
+  const bool learned =
+      report.find(
+          "even_pairs: probe rotary+randomized (lr 0.003, seed 0) learned it; trained "
+          "again: rotary+randomized") != std::string::npos;
+  EXPECT_TRUE(learned || report.find("even_pairs: probe rotary+randomized (lr 0.003, seed 0) "
+                                     "did not learn it; not trained again") != std::string::npos)
+      << report;
+  // Trained again, the randomized side is the larger cap's (the probe's run among them).
+  EXPECT_EQ(experiments.size(), learned ? 3u : 2u) << experiments.dump();
+  EXPECT_EQ(pairs[0]["randomized_larger_cap"], learned) << pairs.dump();
 }
 
 // The committed record of the reproductions' runs: saved without checkpoints, restored into
