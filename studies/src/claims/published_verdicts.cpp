@@ -74,50 +74,81 @@ SweepBest best_over_sweep(const std::vector<ScoredRun>& runs, double min_in_dist
   return best;
 }
 
+namespace {
+
+// Why a task of R1 is left out ("" when its precondition holds).
+std::string r1_left_out(const R1Task& t, double min_in_distribution) {
+  if (t.learned_schemes.empty()) return "no scheme learned it in distribution";
+  if (t.best.runs == 0)
+    return fmt::format(
+        "no run evaluated beyond the training lengths reached an in-distribution token "
+        "accuracy of {:.2f}",
+        min_in_distribution);
+  if (!(t.best.in_distribution >= min_in_distribution))
+    return fmt::format("its best run's in-distribution token accuracy {:.3f} is below {:.2f}",
+                       t.best.in_distribution, min_in_distribution);
+  return "";
+}
+
+// "cycle_navigation 0.448 (none, lr 0.0003, seed 0; in distribution 0.973)"
+std::string r1_best_text(const R1Task& t) {
+  return fmt::format("{} {:.3f} ({}, lr {}, seed {}; in distribution {:.3f})", t.name, t.best.score,
+                     t.best.scheme, t.best.lr, t.best.seed, t.best.in_distribution);
+}
+
+}  // namespace
+
 Judgement judge_r1(const R1Numbers& n) {
   std::vector<std::string> judged, left_out;
   int64_t solved = 0;
   for (const R1Task& t : n.tasks) {
-    if (t.learned_schemes.empty()) {
-      left_out.push_back(t.name + " (no scheme learned it in distribution)");
-      continue;
-    }
-    if (t.best.runs == 0) {
-      left_out.push_back(fmt::format(
-          "{} (no run evaluated beyond the training lengths reached an in-distribution token "
-          "accuracy of {:.2f})",
-          t.name, n.min_in_distribution));
-      continue;
-    }
-    if (!(t.best.in_distribution >= n.min_in_distribution)) {
-      left_out.push_back(
-          fmt::format("{} (its best run's in-distribution token accuracy {:.3f} "
-                      "is below {:.2f})",
-                      t.name, t.best.in_distribution, n.min_in_distribution));
+    const std::string why = r1_left_out(t, n.min_in_distribution);
+    if (!why.empty()) {
+      left_out.push_back(fmt::format("{} ({})", t.name, why));
       continue;
     }
     solved += t.best.score >= n.solved;
-    judged.push_back(fmt::format("{} {:.3f} ({}, lr {}, seed {}; in distribution {:.3f})", t.name,
-                                 t.best.score, t.best.scheme, t.best.lr, t.best.seed,
-                                 t.best.in_distribution));
+    judged.push_back(r1_best_text(t));
   }
+  // The positive controls: each must be judged and solved for "not solved" to be evidence.
+  std::vector<std::string> controls_solved, controls_failed;
+  for (const R1Task& c : n.controls) {
+    const std::string why = r1_left_out(c, n.min_in_distribution);
+    if (!why.empty())
+      controls_failed.push_back(fmt::format("{} ({})", c.name, why));
+    else if (c.best.score >= n.solved)
+      controls_solved.push_back(r1_best_text(c));
+    else
+      controls_failed.push_back(r1_best_text(c) + ", not solved");
+  }
+  std::string controls;
+  if (!controls_solved.empty())
+    controls += "; positive controls solved: " + joined(controls_solved, "; ");
+  if (!controls_failed.empty())
+    controls += "; positive controls failed: " + joined(controls_failed, "; ");
   const std::string unjudged = left_out.empty() ? "" : "; left out: " + joined(left_out, ", ");
   // The report ends the reason with its own full stop.
   std::string budget = n.budget.empty() ? "" : ". " + n.budget;
   while (!budget.empty() && budget.back() == '.') budget.pop_back();
-  if (judged.empty()) return cannot_tell("no task is left to judge" + unjudged + budget);
+  if (judged.empty()) return cannot_tell("no task is left to judge" + unjudged + controls + budget);
   const int64_t m = static_cast<int64_t>(judged.size());
   if (m < n.min_tasks)
-    return cannot_tell(fmt::format("{} of {} tasks judged ({}), the claim needs {}{}{}", m,
+    return cannot_tell(fmt::format("{} of {} tasks judged ({}), the claim needs {}{}{}{}", m,
                                    n.tasks.size(), joined(judged, "; "), n.min_tasks, unjudged,
-                                   budget));
+                                   controls, budget));
   const Verdict v = solved == 0   ? Verdict::Supported
                     : solved == m ? Verdict::Refuted
                                   : Verdict::Mixed;
-  return {v, fmt::format("best token accuracy beyond the training lengths (max over schemes, "
-                         "seeds and learning rates) against the solved line {:.2f}: {}; {} of "
-                         "{} judged tasks solved{}{}",
-                         n.solved, joined(judged, "; "), solved, m, unjudged, budget)};
+  const std::string because = fmt::format(
+      "best token accuracy beyond the training lengths (max over schemes, seeds and learning "
+      "rates) against the solved line {:.2f}: {}; {} of {} judged tasks solved{}{}{}",
+      n.solved, joined(judged, "; "), solved, m, unjudged, controls, budget);
+  if (v != Verdict::Refuted && !controls_failed.empty())
+    return cannot_tell(
+        "a positive control is not solved, so the setup may be too weak to solve anything and "
+        "\"not solved\" is no evidence: " +
+        because);
+  return {v, because};
 }
 
 namespace {
@@ -227,6 +258,19 @@ R2Effect effect_of(const Gain& g, double min_gain, bool a_task_lowered) {
   return R2Effect::Unclear;
 }
 
+// The gain of each task that counts, named beside a scheme too few tasks count for: one task
+// is a finding, not a verdict.
+std::string per_task_findings(const std::vector<R2Task>& counted) {
+  std::vector<std::string> gains;
+  for (const R2Task& t : counted) {
+    const Gain g = randomization_gain({t});
+    if (std::isnan(g.mean)) continue;
+    gains.push_back(fmt::format("{} {:+.3f} [{:+.3f}, {:+.3f}]", t.task, g.mean, g.interval.low,
+                                g.interval.high));
+  }
+  return gains.empty() ? "" : "; findings, randomized − plain: " + joined(gains, ", ");
+}
+
 }  // namespace
 
 std::vector<R2SchemeResult> r2_effects(const R2Numbers& n) {
@@ -243,7 +287,8 @@ std::vector<R2SchemeResult> r2_effects(const R2Numbers& n) {
     if (excluded != n.excluded.end())
       r.not_judged = excluded->reason;
     else if (r.gain.tasks < n.min_tasks || std::isnan(r.gain.mean))
-      r.not_judged = fmt::format("tasks that count: {}, needed: {}", r.gain.tasks, n.min_tasks);
+      r.not_judged = fmt::format("tasks that count: {}, needed: {}{}", r.gain.tasks, n.min_tasks,
+                                 per_task_findings(counted));
     else
       r.effect = effect_of(r.gain, n.min_gain, !r.lowered.empty());
     out.push_back(std::move(r));
@@ -444,7 +489,19 @@ Judgement judge_r3(const R3Numbers& n) {
                        because);
   if (2 * unclear > judged)
     return cannot_tell("the noise is as large as the difference for most comparisons: " + because);
-  return {r3_verdict(ahead, level, behind, judged), because};
+  const Verdict v = r3_verdict(ahead, level, behind, judged);
+  // An unclear comparison whose point estimate already breaks the tolerance cannot rule out
+  // that the reference is behind: it blocks "supported".
+  std::vector<std::string> beyond;
+  for (const R3Comparison& c : all)
+    if (c.standing == R3Standing::Unclear && c.difference.mean < -n.margin)
+      beyond.push_back(fmt::format("{} against {}, {:+.3f}", c.task, c.other, c.difference.mean));
+  if (v == Verdict::Supported && !beyond.empty())
+    return cannot_tell(fmt::format("an unclear comparison's point estimate lies beyond the "
+                                   "tolerance -{:.2f} ({}), so {} may be behind: ",
+                                   n.margin, joined(beyond, "; "), n.reference) +
+                       because);
+  return {v, because};
 }
 
 std::vector<R3PointComparison> r3_point_comparisons(

@@ -64,6 +64,10 @@ struct R1Task {
 };
 struct R1Numbers {
   std::vector<R1Task> tasks;
+  // Positive controls: tasks the paper's Transformer solves. They take the same precondition
+  // and score; unless each one is judged and solved, "not solved" on the tasks above is no
+  // evidence that they are beyond reach (the setup may be too weak to solve anything).
+  std::vector<R1Task> controls;
   double solved = 0.90;  // the paper's "solved" line, as a fraction
   // The best run must have learned the training lengths this well (token accuracy), so that
   // "not solved" beyond them is not merely a run that has not learned yet.
@@ -75,8 +79,9 @@ struct R1Numbers {
 // Precondition per task: at least one scheme learned it in distribution, and the best run's
 // in-distribution token accuracy is at least min_in_distribution (the others are named and
 // left out; fewer than min_tasks left: inconclusive). Supported when every judged task's best
-// score stays below `solved`, refuted when every one reaches it, mixed otherwise. `budget`
-// follows.
+// score stays below `solved`, refuted when every one reaches it, mixed otherwise; but when a
+// control is left out or not solved, only "refuted" stands (a solved task needs no control)
+// and the rest is inconclusive. `budget` follows.
 Judgement judge_r1(const R1Numbers& n);
 
 // ---- R2: Ruoss et al. 2023, randomized positions raise length generalisation ----
@@ -137,7 +142,8 @@ struct R2SchemeResult {
 // Per scheme, a task counts when both its plain and its randomized runs all learned in
 // distribution, each side has min_seeds seeds, and the two sides are neither both at the
 // ceiling nor both at chance; a scheme that is excluded, or has fewer than min_tasks such
-// tasks, is not judged. A judged scheme shows no gain when its gain's interval lies within
+// tasks, is not judged (and then the gain of each task that counts is named beside the
+// reason, as a finding). A judged scheme shows no gain when its gain's interval lies within
 // ±min_gain (too small to matter either way, checked first); otherwise it is raised when the
 // interval lies above 0 (split instead when a counted task's own gain lies below 0), lowered
 // when below 0, no gain when its upper bound lies below min_gain, unclear otherwise.
@@ -196,7 +202,9 @@ std::vector<R3Comparison> r3_comparisons(const R3Numbers& n);
 // has no comparison that counts, or when more than half of those that count are unclear.
 // Otherwise, over the comparisons that count: supported when none is behind and more than half
 // are ahead or level; refuted when more than half are behind and none is ahead; mixed
-// otherwise.
+// otherwise. An unclear comparison whose point estimate lies below −margin blocks "supported"
+// (the data lean to the reference being behind by more than the tolerance and cannot rule it
+// out): inconclusive instead.
 Judgement judge_r3(const R3Numbers& n);
 
 // The same rule applied to published means taken as exact (no interval: a difference within
