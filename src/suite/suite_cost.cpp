@@ -169,11 +169,15 @@ RunCost estimate_run(const SuiteCost& cost, const ExperimentConfig& c) {
                         r.step_time};
   const std::unique_ptr<Task> task = make_task(c.task);
   const int64_t lo = c.task.min_length, hi = c.task.max_length;
-  // Training: each step's batch is padded to its longest example.
+  // Training: each step's batch is padded to its longest example; with per_batch sizes
+  // every example has the step's one size, drawn uniformly.
+  const bool one_size = c.training.length_sampling == "per_batch";
   double step_tokens = 0;
   for (int64_t k = lo; k <= hi; ++k) {
     const double t = task->sequence_length(static_cast<int>(k));
-    step_tokens += p_longest(k, lo, hi, c.training.batch_size) * t * token(t);
+    const double p = one_size ? 1.0 / static_cast<double>(hi - lo + 1)
+                              : p_longest(k, lo, hi, c.training.batch_size);
+    step_tokens += p * t * token(t);
   }
   step_tokens *= static_cast<double>(c.training.batch_size);
   const int64_t draws =

@@ -45,6 +45,20 @@ TEST(SuiteCost, ABatchIsPaddedToItsLongestExample) {
   EXPECT_NEAR(expected_longest(1, 2, 2), 1.75, 1e-12);
 }
 
+// With per_batch sizes a step has no padding: its tokens are the mean over the sizes, fewer
+// than a padded batch's (the control: per_example, padded to the longest).
+TEST(SuiteCost, PerBatchSizesCostTheMeanSize) {
+  const SuiteCost cost = test_cost();
+  const RunCost padded = estimate_run(cost, copy_run({"task.min_length=8", "task.max_length=8"}));
+  const RunCost one = estimate_run(cost, copy_run({"task.min_length=8", "task.max_length=8",
+                                                   "training.length_sampling=per_batch"}));
+  EXPECT_DOUBLE_EQ(one.training, padded.training);  // one size: nothing to pad
+  const RunCost mixed = estimate_run(cost, copy_run({}));
+  const RunCost per_batch = estimate_run(cost, copy_run({"training.length_sampling=per_batch"}));
+  EXPECT_LT(per_batch.training, 0.8 * mixed.training);
+  EXPECT_DOUBLE_EQ(per_batch.evaluation, mixed.evaluation);
+}
+
 // A scheme's step-time factor holds at the measured length; its extra over the base is per
 // pair of tokens, so it grows with the length a token is read at.
 TEST(SuiteCost, ASchemesFactorHoldsAtItsLengthAndItsExtraGrowsWithLength) {
