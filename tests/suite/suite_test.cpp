@@ -455,6 +455,41 @@ std::map<std::string, std::string> suite_results(const fs::path& out) {
   return r;
 }
 
+// tools/suite_runs.sh: a suite's finished runs, saved without checkpoints and restored into
+// an empty directory, serve `pelab suite run` as the runs did: nothing is trained again and
+// the table is the same. A run that is there already is never overwritten.
+TEST(SuiteRuns, SavedRunsAreReusedAfterARestore) {
+  TempDir dir;
+  const std::string suite = write_tiny(dir, tiny_suite("tiny"));
+  const fs::path out = dir.path() / "runs" / "suites" / "tiny";
+  const std::vector<std::string> run = {"suite",      "run",           suite,       "--out",
+                                        out.string(), "--no-progress", "--no-plots"};
+  Outcome o = run_pelab(run);
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const std::string table = read_file(out / "suite.md");
+  const std::string tool = "PELAB_SUITE_RUNS='" + (dir.path() / "runs" / "suites").string() +
+                           "' PELAB_SUITE_RECORD='" + (dir / "record") + "' '" +
+                           PELAB_SOURCE_DIR "/tools/suite_runs.sh' ";
+  auto [saved, save_output] = shell(tool + "save tiny 2>&1");
+  ASSERT_EQ(saved, 0) << save_output;
+  EXPECT_NE(save_output.find("saved 6 finished runs"), std::string::npos) << save_output;
+  for (const auto& f : fs::recursive_directory_iterator(dir.path() / "record"))
+    EXPECT_NE(f.path().filename(), "checkpoint.safetensors") << f.path();
+  fs::remove_all(out);
+  auto [restored, restore_output] = shell(tool + "restore tiny 2>&1");
+  ASSERT_EQ(restored, 0) << restore_output;
+  EXPECT_NE(restore_output.find("restored 6 finished runs"), std::string::npos) << restore_output;
+  o = run_pelab(run);
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("0 completed, 6 skipped (already completed)"), std::string::npos) << o.out;
+  EXPECT_EQ(read_file(out / "suite.md"), table);
+  auto [kept, kept_output] = shell(tool + "restore tiny 2>&1");
+  EXPECT_NE(kept_output.find("restored 0 finished runs"), std::string::npos) << kept_output;
+  EXPECT_NE(kept_output.find("6 already there"), std::string::npos) << kept_output;
+  auto [bad, bad_output] = shell(tool + "save ../x 2>&1");  // a name, not a path
+  EXPECT_EQ(bad, 2) << bad_output;
+}
+
 TEST(SuiteSlow, RecordedBaselinesStandBesideTheUsersOwnScheme) {
   TempDir dir;
   const std::string suite = write_tiny(dir, tiny_suite("tiny"));

@@ -325,7 +325,9 @@ void write_tiny_suite(const testing::TempDir& root, const std::string& tasks, in
           "patience: 2, every: 20, examples: 8}\n  seeds: [0]\n  lrs: [0.003]\n"
           "  training_lengths: [1, 4]\n  evaluation_lengths: [4, 8]\n  examples: 20\n"
           "schemes: [rotary]\nrandomized: {schemes: [rotary], max_position: " +
-          std::to_string(max_position) + "}\ncost: {seconds_per_token: 1.0e-6}\n");
+          std::to_string(max_position) +
+          "}\ncost: {seconds_per_token: 1.0e-6, at_length: 8, step_time: {base: none, factors: {}, "
+          "measured: a test guess}}\n");
 }
 
 // The lines of write_tiny_suite's tasks for parity_check and even_pairs.
