@@ -548,6 +548,8 @@ void summarize_group(Group& g, std::vector<const RunRecord*> rs, Metric metric,
   g.steps = summarize(step_values, step_seeds);
   split_by_training(rs, metric, g.in_distribution, g.extrapolation);
   split_by_training(rs, Metric::token_accuracy, g.in_distribution_token, g.extrapolation_token);
+  split_by_training(rs, Metric::sequence_accuracy, g.in_distribution_sequence,
+                    g.extrapolation_sequence);
 }
 
 // A group's accuracy by position at `position_length`, from its runs' per_position.csv, and
@@ -734,6 +736,10 @@ std::string format_stat(const Stat& s, int decimals) {
 
 std::string with_token(const std::string& sequence_text, const Stat& token) {
   return token.n ? sequence_text + " / " + format_number(token, token.mean) : sequence_text;
+}
+
+std::string with_sequence(const Stat& sequence, const std::string& token_text) {
+  return sequence.n ? format_number(sequence, sequence.mean) + " / " + token_text : token_text;
 }
 
 std::string group_label(const Group& g) {

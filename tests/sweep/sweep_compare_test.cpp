@@ -694,6 +694,12 @@ TEST(CompareStats, MeansStdsAndInDistributionSplit) {
   const Comparison t = compare_runs(find_runs({tmp.path().string()}), Metric::token_accuracy);
   EXPECT_NEAR(t.groups[0].lengths[0].stat.mean, 0.9, 1e-12);
   EXPECT_NEAR(t.groups[0].lengths[0].stat.std, 0.05, 1e-12);
+  // Whatever the metric, a group keeps both accuracies, for the cells that show them side by
+  // side: a token comparison still knows in-distribution sequence accuracy (0.75 per seed).
+  EXPECT_NEAR(t.groups[0].in_distribution.mean, (1 + 0.75) / 2, 1e-12);
+  EXPECT_NEAR(t.groups[0].in_distribution_sequence.mean, 0.75, 1e-12);
+  EXPECT_NEAR(t.groups[0].extrapolation_sequence.mean, 0.1, 1e-12);
+  EXPECT_NEAR(none.in_distribution_sequence.mean, none.in_distribution.mean, 1e-12);
 
   // By position at the longest length (64), averaged over seeds: none 0 + p/100.
   EXPECT_EQ(c.position_length, 64);
@@ -702,6 +708,17 @@ TEST(CompareStats, MeansStdsAndInDistributionSplit) {
   EXPECT_NEAR(rotary.by_position[2].mean, 0.27, 1e-9);
   EXPECT_EQ(rotary.by_position[2].n, 3);
   EXPECT_EQ(none.last_train_position, 3);  // the last position at length 16
+}
+
+// Sequence accuracy stands left of the slash and token accuracy right of it, whichever is the
+// table's metric (the one with the interval); a statistic with no values adds nothing.
+TEST(CompareOutput, SequenceAndTokenCellsKeepTheirSides) {
+  const Stat sequence = summarize({0.0, 0.02, 0.04}), token = summarize({0.9, 0.91, 0.92});
+  EXPECT_EQ(with_token(format_interval(sequence), token).substr(0, 4), "0.02");
+  EXPECT_EQ(with_token("0.02", token), "0.02 / 0.91");
+  EXPECT_EQ(with_sequence(sequence, "0.91"), "0.02 / 0.91");
+  EXPECT_EQ(with_token("0.02", Stat{}), "0.02");
+  EXPECT_EQ(with_sequence(Stat{}, "0.91"), "0.91");
 }
 
 TEST(CompareOutput, MarkdownAndCsv) {

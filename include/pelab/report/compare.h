@@ -131,7 +131,9 @@ struct Group {
   std::vector<std::string> diverged;    // run directories whose training diverged (no numbers)
   std::vector<GroupLength> lengths;     // ascending
   Stat in_distribution, extrapolation;  // per seed: the mean over those lengths
-  Stat in_distribution_token, extrapolation_token;  // the same in token accuracy
+  Stat in_distribution_token, extrapolation_token;        // the same in token accuracy
+  Stat in_distribution_sequence, extrapolation_sequence;  // and in sequence accuracy (the same
+                                                          // as the metric's unless it is token)
   // Why the group's settings cannot represent its task (its runs' not_representable): its
   // numbers beyond training are then no result about its scheme; "" when they can. And the
   // same in distribution (its runs' not_representable_in_distribution): then none of its
@@ -195,6 +197,10 @@ std::string group_label(const Group& g);
 // `sequence_text` (a formatted statistic), " / ", then the token accuracy's mean ("0.02 [0.00,
 // 0.05] / 0.91"; only `sequence_text` when the token statistic has no values).
 std::string with_token(const std::string& sequence_text, const Stat& token);
+// The same pair where token accuracy is the table's metric: sequence accuracy's mean, " / ",
+// then `token_text` ("0.02 / 0.91 [0.88, 0.94]"), so that sequence accuracy stands left of the
+// slash in every table; only `token_text` when the sequence statistic has no values.
+std::string with_sequence(const Stat& sequence, const std::string& token_text);
 
 // "0.98 ± 0.01" ("0.98" when n = 1, "—" when n = 0).
 std::string format_stat(const Stat& s, int decimals = 2);

@@ -207,8 +207,8 @@ void c2(const ClaimContext& ctx, ClaimResult& r) {
   const Judgement j = judge_c2(lengths, rule);
   r.verdict = j.verdict;
   std::string table =
-      "| longest training length | scheme | steps to the criterion | in-distribution | "
-      "beyond training |\n|--:|---|--:|--:|--:|\n";
+      "| longest training length | scheme | steps to the criterion | in-distribution (sequence / "
+      "token) | beyond training (sequence / token) |\n|--:|---|--:|--:|--:|\n";
   nlohmann::json steps = nlohmann::json::array();
   for (size_t i = 0; i < sweep.comparison.groups.size(); ++i) {
     const Group& g = sweep.comparison.groups[i];
@@ -224,8 +224,9 @@ void c2(const ClaimContext& ctx, ClaimResult& r) {
                      {"values", st.steps.values},
                      {"runs_not_reaching", st.not_reached}});
     table += fmt::format("| {} | {} | {} | {} | {} |\n", key_of(g, "task.max_length"),
-                         key_of(g, "positional.type"), steps_text, format_stat(g.in_distribution),
-                         format_stat(g.extrapolation));
+                         key_of(g, "positional.type"), steps_text,
+                         with_token(format_stat(g.in_distribution), g.in_distribution_token),
+                         with_token(format_stat(g.extrapolation), g.extrapolation_token));
   }
   r.numbers = {{"steps_to_criterion", steps},
                {"pre_ln_index_vs_none", index_vs_none},
@@ -398,7 +399,7 @@ C3Numbers c3_scales(const ClaimContext& ctx, const ClaimSweep& sweep, const Prop
         all.push_back({scale, scale * pt.sinusoidal_norm / pt.token_norm,
                        LearnedCount(g.learned_runs, g.trained_runs(),
                                     fmt::format("sinusoidal at scale {}", fmt_number(scale))),
-                       g.in_distribution, g.steps});
+                       g.in_distribution, g.steps, g.in_distribution_token});
       }
   std::sort(all.begin(), all.end(),
             [](const C3Scale& a, const C3Scale& b) { return a.scale < b.scale; });
@@ -414,14 +415,14 @@ C3Numbers c3_scales(const ClaimContext& ctx, const ClaimSweep& sweep, const Prop
   n.at_one = *one;
   table =
       "| positional.scale | ‖position‖ ÷ ‖token‖ | learned | steps to the criterion | "
-      "in-distribution | against scale 1 |\n|--:|--:|--:|--:|--:|---|\n";
+      "in-distribution (sequence / token) | against scale 1 |\n|--:|--:|--:|--:|--:|---|\n";
   for (const C3Scale& s : all) {
     if (s.scale != 1) n.others.push_back(s);
     const std::string harm = s.scale == 1 ? "(the reference)" : c3_harm(s, *one, rule);
     table += fmt::format("| {} | {} | {} of {} | {} | {} | {}{} |\n", fmt_number(s.scale),
                          fmt_number(s.ratio), s.learned.learned, s.learned.runs,
-                         format_stat(s.steps, 0), format_stat(s.accuracy), harm,
-                         s.scale != 1 && s.ratio >= rule.dominated_ratio ? " (judged)" : "");
+                         format_stat(s.steps, 0), with_token(format_stat(s.accuracy), s.token),
+                         harm, s.scale != 1 && s.ratio >= rule.dominated_ratio ? " (judged)" : "");
     scales.push_back({{"scale", s.scale},
                       {"norm_ratio", s.ratio},
                       {"learned_runs", s.learned.learned},
@@ -612,8 +613,8 @@ void c4(const ClaimContext& ctx, ClaimResult& r) {
       run_claim_sweep(ctx, set.experiment.experiment, set.experiment.overrides);
   std::string table = fmt::format(
       "| scheme | role | seeds | accuracy, early positions | accuracy, last quarter | drop | "
-      "loss, early | loss, last quarter | accuracy at n = {}: trained positions | beyond |\n"
-      "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+      "loss, early | loss, last quarter | accuracy at n = {}: trained positions | beyond | "
+      "in-distribution (sequence / token) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
       set.long_length);
   C4Scheme absolute;  // every absolute run
   C4Numbers numbers;
@@ -625,12 +626,13 @@ void c4(const ClaimContext& ctx, ClaimResult& r) {
       const std::string role_name = role == &set.absolute   ? "absolute"
                                     : role == &set.controls ? "relative control"
                                                             : "shown";
-      table += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", scheme,
+      table += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", scheme,
                            role_name, g.runs.size(), format_stat(summarize(m.early), 3),
                            format_stat(summarize(m.late), 3), format_stat(summarize(m.drop), 3),
                            format_stat(summarize(m.early_loss), 3),
                            format_stat(summarize(m.late_loss), 3),
-                           format_stat(summarize(m.trained)), format_stat(summarize(m.beyond)));
+                           format_stat(summarize(m.trained)), format_stat(summarize(m.beyond)),
+                           with_token(format_stat(g.in_distribution), g.in_distribution_token));
       per_scheme[scheme] = {{"role", role_name},
                             {"early_accuracy", m.early},
                             {"late_accuracy", m.late},
@@ -686,7 +688,9 @@ void c4(const ClaimContext& ctx, ClaimResult& r) {
       "controls have no absolute position, so uneven counts of absolute positions cannot cause "
       "their drop. The runs stop early, at the first check where validation token accuracy "
       "reaches the criterion (see the experiment's overrides): a fully trained model is at the "
-      "ceiling everywhere inside training, where no bias can show. Mean ± std over seeds:\n\n"
+      "ceiling everywhere inside training, where no bias can show; the last column is the "
+      "group's in-distribution sequence accuracy with its token accuracy beside it. Mean ± std "
+      "over seeds:\n\n"
       "{}\n{}",
       counts, set.long_length, table, sweep_details(sweep));
 }
@@ -817,10 +821,12 @@ void c14(const ClaimContext& ctx, ClaimResult& r) {
                {"trained_rows_mean_distance", mean_of(trained_rows)},
                {"groups", group_numbers(sweep.comparison)}};
   r.because = fmt::format(
-      "learned: in-distribution {}, beyond the training lengths {}; the {} rows past position {} "
+      "learned (sequence / token accuracy): in-distribution {}, beyond the training lengths {}; "
+      "the {} rows past position {} "
       "{} weight decay alone (largest ‖w − f·w₀‖/‖w₀‖ {}, f = {}), trained rows moved by {} on "
       "average",
-      format_stat(learned.in_distribution), format_stat(learned.extrapolation), untrained_rows,
+      with_token(format_stat(learned.in_distribution), learned.in_distribution_token),
+      with_token(format_stat(learned.extrapolation), learned.extrapolation_token), untrained_rows,
       first.last_trained, untouched ? "moved from their initial values by" : "moved by more than",
       fmt_number(untrained_worst), decay_text, fmt_number(mean_of(trained_rows)));
   if (j.verdict == Verdict::Inconclusive) r.because = j.because;
@@ -865,12 +871,12 @@ int64_t trained_positions(const TrainedRun& run, const Task& task) {
   return positions;
 }
 
-// The functional test: in-distribution token accuracy (validation sets) of a trained model,
-// then with each token embedding's component inside `basis` (the centred encoding's principal
-// span) removed. If position and content kept separate subspaces, nothing is lost.
-std::pair<double, double> accuracy_without_position_span(
+// The functional test: in-distribution accuracy (validation sets) of a trained model, then
+// with each token embedding's component inside `basis` (the centred encoding's principal span)
+// removed. If position and content kept separate subspaces, nothing is lost.
+std::pair<Validation, Validation> accuracy_without_position_span(
     const TrainedRun& run, const Task& task, const std::vector<std::vector<double>>& basis) {
-  const double before = validate(*run.model, task, run.config).token_accuracy;
+  const Validation before = validate(*run.model, task, run.config);
   Tensor embed = run.model->params().get("embed.weight");  // [V_in, d]
   const int64_t vocab = embed.shape()[0], d = embed.shape()[1];
   float* e = embed.data();
@@ -880,12 +886,14 @@ std::pair<double, double> accuracy_without_position_span(
       for (int64_t c = 0; c < d; ++c) along += e[v * d + c] * b[c];
       for (int64_t c = 0; c < d; ++c) e[v * d + c] -= static_cast<float>(along * b[c]);
     }
-  return {before, validate(*run.model, task, run.config).token_accuracy};
+  return {before, validate(*run.model, task, run.config)};
 }
 
-// Per run of a group: the centred overlap and the functional test.
+// Per run of a group: the centred overlap and the functional test (token accuracy, the claim's
+// measure, and sequence accuracy shown beside it).
 struct Overlaps {
   std::vector<double> pos_in_tok, tok_in_pos, shared, token_rank, pos_rank, accuracy, ablated;
+  std::vector<double> accuracy_sequence, ablated_sequence;
 };
 Overlaps measure_overlaps(const ClaimContext& ctx, const Group& g, const std::string& scheme) {
   Overlaps v;
@@ -902,8 +910,10 @@ Overlaps measure_overlaps(const ClaimContext& ctx, const Group& g, const std::st
     v.token_rank.push_back(static_cast<double>(o->token_rank));
     v.pos_rank.push_back(static_cast<double>(o->position_rank));
     const auto [before, after] = accuracy_without_position_span(run, *task, o->position_basis);
-    v.accuracy.push_back(before);
-    v.ablated.push_back(after);
+    v.accuracy.push_back(before.token_accuracy);
+    v.ablated.push_back(after.token_accuracy);
+    v.accuracy_sequence.push_back(before.sequence_accuracy);
+    v.ablated_sequence.push_back(after.sequence_accuracy);
   }
   return v;
 }
@@ -926,18 +936,19 @@ void c16(const ClaimContext& ctx, ClaimResult& r) {
   const ClaimSweep sweep = run_claim_sweep(ctx, e.experiment, e.overrides);
   std::string table =
       "| scheme | token span dim | position dims (90% energy, centred) | P's energy in the token "
-      "span ÷ chance | tokens' energy in P's span ÷ chance | token accuracy | without the "
-      "tokens' part in P's span |\n|---|--:|--:|--:|--:|--:|--:|\n";
+      "span ÷ chance | tokens' energy in P's span ÷ chance | accuracy (sequence / token) | "
+      "without the tokens' part in P's span (sequence / token) |\n|---|--:|--:|--:|--:|--:|--:|\n";
   nlohmann::json per_scheme = nlohmann::json::object();
   C16Numbers numbers;
   for (const std::string& scheme : schemes) {
     const Group& g = scheme_group(ctx, sweep, scheme);
     const Overlaps v = measure_overlaps(ctx, g, scheme);
-    table +=
-        fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", scheme,
-                    fmt_number(mean_of(v.token_rank)), fmt_number(mean_of(v.pos_rank)),
-                    format_stat(summarize(v.pos_in_tok)), format_stat(summarize(v.tok_in_pos)),
-                    format_stat(summarize(v.accuracy), 3), format_stat(summarize(v.ablated), 3));
+    table += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {} |\n", scheme, fmt_number(mean_of(v.token_rank)),
+        fmt_number(mean_of(v.pos_rank)), format_stat(summarize(v.pos_in_tok)),
+        format_stat(summarize(v.tok_in_pos)),
+        with_sequence(summarize(v.accuracy_sequence), format_stat(summarize(v.accuracy), 3)),
+        with_sequence(summarize(v.ablated_sequence), format_stat(summarize(v.ablated), 3)));
     per_scheme[scheme] = {{"position_in_tokens_over_chance", mean_of(v.pos_in_tok)},
                           {"tokens_in_position_over_chance", mean_of(v.tok_in_pos)},
                           {"token_accuracy", mean_of(v.accuracy)},
@@ -969,7 +980,8 @@ void c16(const ClaimContext& ctx, ClaimResult& r) {
       "separation beyond chance, 0 separate subspaces, as concatenating would give. The "
       "functional test removes from every token embedding its component inside P's span and "
       "scores the model again on its validation sets at the training lengths: with separate "
-      "subspaces nothing is lost.\n\n{}\n{}",
+      "subspaces nothing is lost. The claim is judged on token accuracy (mean ± std over "
+      "seeds); sequence accuracy's mean stands left of it.\n\n{}\n{}",
       table, sweep_details(sweep));
 }
 

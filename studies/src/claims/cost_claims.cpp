@@ -363,7 +363,8 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
   numbers.costlier_by = costlier_by;
   std::string table =
       "| scheme | combine | d_model (token + position) | parameters | matmul GFLOP/step | "
-      "ms/step | in-distribution | beyond training |\n|---|---|--:|--:|--:|--:|--:|--:|\n";
+      "ms/step | in-distribution (sequence / token) | beyond training (sequence / token) |\n"
+      "|---|---|--:|--:|--:|--:|--:|--:|\n";
   nlohmann::json rows = nlohmann::json::array();
   for (const C13Run& v : runs) {
     const Group& g = *v.group;
@@ -384,11 +385,12 @@ void c13(const ClaimContext& ctx, ClaimResult& r) {
     const int64_t token_width =
         v.model.d_model -
         (v.combine == "concat" ? resolve_defaults(v.model.positional).integer("dim") : 0);
-    table +=
-        fmt::format("| {} | {} | {} ({} + {}) | {} | {} | {} | {}{} | {} |\n", v.scheme, v.combine,
-                    v.model.d_model, token_width, v.model.d_model - token_width, v.parameters,
-                    fmt_number(gflop), format_interval(ms, 1), format_stat(g.in_distribution),
-                    g.all_learned() ? "" : " †", format_stat(g.extrapolation));
+    table += fmt::format("| {} | {} | {} ({} + {}) | {} | {} | {} | {}{} | {} |\n", v.scheme,
+                         v.combine, v.model.d_model, token_width, v.model.d_model - token_width,
+                         v.parameters, fmt_number(gflop), format_interval(ms, 1),
+                         with_token(format_stat(g.in_distribution), g.in_distribution_token),
+                         g.all_learned() ? "" : " †",
+                         with_token(format_stat(g.extrapolation), g.extrapolation_token));
     rows.push_back({{"scheme", v.scheme},
                     {"combine", v.combine},
                     {"d_model", v.model.d_model},

@@ -63,13 +63,26 @@ LearnedCount learned_of(const Group& g) {
   return {g.learned_runs, g.trained_runs()};
 }
 
-// "0.55 [0.52, 0.58], max 0.57; in 0.99 (3/3 learned)": a group under the protocol ("—" for
-// the numbers of a group whose every run diverged).
-std::string protocol_cell(const Group& g) {
-  return fmt::format("{}, max {}; in {} ({}/{} learned)", format_interval(g.extrapolation),
-                     format_number(g.extrapolation, g.extrapolation.max),
-                     format_number(g.in_distribution, g.in_distribution.mean), g.learned_runs,
-                     g.trained_runs());
+// `text`, a figure of the group's comparison metric `metric`, with the other accuracy's mean
+// beside it, sequence accuracy left of the slash: a harsh metric tells apart from a failure.
+std::string with_other_accuracy(Metric metric, const std::string& text, const Stat& sequence,
+                                const Stat& token) {
+  return metric == Metric::token_accuracy ? with_sequence(sequence, text) : with_token(text, token);
+}
+
+// "0.02 / 0.55 [0.52, 0.58], max 0.57; in 0.80 / 0.99 (3/3 learned)": a group under the
+// protocol, its figures in `metric` with the other accuracy's mean beside them (sequence /
+// token; "—" for the numbers of a group whose every run diverged).
+std::string protocol_cell(const Group& g, Metric metric) {
+  const Stat& e = g.extrapolation;
+  const Stat& in = g.in_distribution;
+  return fmt::format("{}, max {}; in {} ({}/{} learned)",
+                     with_other_accuracy(metric, format_interval(e), g.extrapolation_sequence,
+                                         g.extrapolation_token),
+                     format_number(e, e.max),
+                     with_other_accuracy(metric, format_number(in, in.mean),
+                                         g.in_distribution_sequence, g.in_distribution_token),
+                     g.learned_runs, g.trained_runs());
 }
 
 // A group's numbers under the protocol, for claims.json (null where no run has numbers).
@@ -225,12 +238,15 @@ void add_scored_runs(const SuiteCells& c, const std::string& label_suffix,
   for (const PlannedRun& p : c.plan.runs) {
     const RunRecord r = read_run(p.run.dir);
     if (r.status != "completed") continue;
-    std::vector<LengthScore> lengths;
-    for (const RunRecord::Point& x : r.eval)
+    std::vector<LengthScore> lengths, sequence_lengths;
+    for (const RunRecord::Point& x : r.eval) {
       lengths.push_back({x.length, x.token_accuracy, x.in_training});
+      sequence_lengths.push_back({x.length, x.sequence_accuracy, x.in_training});
+    }
     by_task[plan_value(p, "task")].push_back(
         {plan_value(p, "scheme") + label_suffix, plan_value(p, "training.lr"), r.seed,
-         beyond_training_average(lengths), in_training_average(lengths)});
+         beyond_training_average(lengths), in_training_average(lengths),
+         beyond_training_average(sequence_lengths)});
   }
 }
 
@@ -409,6 +425,11 @@ std::string run_r1_probes(const ClaimContext& ctx, const R1Settings& s, const Su
          join(texts, "; ") + ".\n\n";
 }
 
+// "2.0" (a share in percent), or "—" for NaN (no number).
+std::string percent_or_absent(double x) {
+  return std::isnan(x) ? "—" : fmt::format("{:.1f}", 100 * x);
+}
+
 // One task's row of R1's table and its numbers.
 R1Task r1_task(const std::string& task, const R1Settings& s, const SuiteCells& cells,
                const std::map<std::string, std::vector<ScoredRun>>& scored,
@@ -421,7 +442,8 @@ R1Task r1_task(const std::string& task, const R1Settings& s, const SuiteCells& c
                            s.min_in_distribution)};
   table += t.best.runs == 0
                ? fmt::format("| {} | {} | — (no run learned) |", task, published_text(s, task))
-               : fmt::format("| {} | {} | {:.1f} ({}, {}, {}) |", task, published_text(s, task),
+               : fmt::format("| {} | {} | {} / {:.1f} ({}, {}, {}) |", task,
+                             published_text(s, task), percent_or_absent(t.best.sequence_score),
                              100 * t.best.score, t.best.scheme, t.best.lr, t.best.seed);
   nlohmann::json protocol = nlohmann::json::object();
   for (const std::string& scheme : s.schemes) {
@@ -431,7 +453,7 @@ R1Task r1_task(const std::string& task, const R1Settings& s, const SuiteCells& c
       continue;
     }
     if (g->all_learned()) t.learned_schemes.push_back(scheme);
-    table += fmt::format(" {} |", protocol_cell(*g));
+    table += fmt::format(" {} |", protocol_cell(*g, Metric::token_accuracy));
     protocol[scheme] = protocol_numbers(*g);
   }
   for (const auto& [label, g] : probes) {
@@ -445,6 +467,7 @@ R1Task r1_task(const std::string& task, const R1Settings& s, const SuiteCells& c
                                                             : nlohmann::json()},
                       {"published_confirmed", contains(s.published_confirmed, task)},
                       {"best", t.best.score},
+                      {"best_sequence_accuracy", t.best.sequence_score},
                       {"best_scheme", t.best.scheme},
                       {"best_lr", t.best.lr},
                       {"best_seed", t.best.seed},
@@ -477,10 +500,11 @@ void r1(const ClaimContext& ctx, ClaimResult& r) {
              " A task \"not solved\" here may be undertrained rather than "
              "beyond a Transformer's reach.";
   nlohmann::json per_task = nlohmann::json::array();
-  std::string table = "| task | published (%) | pelab best (%: scheme, lr, seed) |";
+  std::string table =
+      "| task | published (%) | pelab best (%, sequence / token: scheme, lr, seed) |";
   std::string rule = "|---|--:|---|";
   for (const std::string& scheme : s.schemes) {
-    table += fmt::format(" {} (protocol) |", scheme);
+    table += fmt::format(" {} (protocol, sequence / token) |", scheme);
     rule += "---|";
   }
   table += fmt::format("\n{}\n", rule);
@@ -504,9 +528,11 @@ void r1(const ClaimContext& ctx, ClaimResult& r) {
       "scheme the learning rate that in-distribution validation token accuracy selects, the "
       "mean over seeds [nominal 95% bootstrap interval] and the maximum over seeds of the same "
       "score, then the in-distribution token accuracy and how many runs learned the task in "
-      "distribution (compare's rule). The runs are the suite {}'s (`pelab suite run {}` trains "
-      "the same ones in the same directory). Positive controls: {}. Published figures: {}.\n\n"
-      "{}\n",
+      "distribution (compare's rule). Left of each slash stands the same score in sequence "
+      "accuracy (the mean over seeds; the best run's for pelab best), shown, not judged: it "
+      "tells a harsh metric apart from a failure. The runs are the suite {}'s (`pelab suite run "
+      "{}` trains the same ones in the same directory). Positive controls: {}. Published "
+      "figures: {}.\n\n{}\n",
       s.min_in_distribution, source.suite.name, source.suite.name,
       s.controls.empty() ? std::string("none") : join(s.controls, ", "), s.published_source, table);
   r.details += probes;
@@ -667,7 +693,9 @@ R2Measured measure_r2(const R2Runs& runs, const R2Settings& s) {
   m.numbers.floor_margin = s.floor_margin;
   m.numbers.min_gain = s.min_gain;
   m.numbers.excluded = s.not_judged;
-  m.table = "| scheme | task | plain | randomized | randomized − plain |\n|---|---|---|---|--:|\n";
+  m.table =
+      "| scheme | task | plain (sequence / token) | randomized (sequence / token) | randomized − "
+      "plain |\n|---|---|---|---|--:|\n";
   for (const std::string& scheme : runs.schemes) {
     m.numbers.schemes.push_back({scheme, {}});
     for (const std::string& task : runs.tasks) {
@@ -683,9 +711,10 @@ R2Measured measure_r2(const R2Runs& runs, const R2Settings& s) {
       const bool both = a.extrapolation.n > 0 && b.extrapolation.n > 0;
       const double delta = b.extrapolation.mean - a.extrapolation.mean;
       const bool larger = runs.larger_groups.count({task, scheme}) > 0;
-      m.table += fmt::format("| {} | {} | {} | {}{} | {} |\n", scheme, task, protocol_cell(a),
-                             protocol_cell(b), larger ? " (larger cap)" : "",
-                             both ? fmt::format("{:+.3f}", delta) : "—");
+      m.table += fmt::format(
+          "| {} | {} | {} | {}{} | {} |\n", scheme, task, protocol_cell(a, Metric::token_accuracy),
+          protocol_cell(b, Metric::token_accuracy), larger ? " (larger cap)" : "",
+          both ? fmt::format("{:+.3f}", delta) : "—");
       const nlohmann::json pa = protocol_numbers(a), pb = protocol_numbers(b);
       m.pairs.push_back({{"scheme", scheme},
                          {"task", task},
@@ -767,7 +796,8 @@ void r2(const ClaimContext& ctx, ClaimResult& r) {
       "paper's score of a run (per-token accuracy averaged unweighted over the evaluated "
       "lengths beyond training) at the learning rate in-distribution validation token "
       "accuracy selects, mean over seeds [nominal 95% bootstrap interval] and maximum, then the "
-      "in-distribution token accuracy and the runs that learned the task in distribution. "
+      "in-distribution token accuracy and the runs that learned the task in distribution; "
+      "left of each slash, the same mean in sequence accuracy (shown, not judged). "
       "The runs are the suite {}'s, on {}'s tasks and positive controls ({}). {}\n\n{}\n"
       "**Per scheme** (the interval resamples the seeds of each side within each task):\n\n{}\n"
       "**Beside the paper:** randomized − plain, in points of accuracy: published {:+.1f} ({}); "
@@ -923,7 +953,8 @@ std::string r3_scores_table(const ClaimSweep& sweep, const std::vector<RunRecord
                             const R3Settings& s, nlohmann::json& numbers) {
   std::string table =
       "| task (the paper's split) | scheme | published: exact match, mean ± std over 3 seeds | "
-      "pelab: exact match beyond training, mean [nominal 95% interval], max; in distribution | "
+      "pelab (sequence / token): exact match beyond training, mean [nominal 95% interval], max; "
+      "in distribution | "
       "runs whose greedy exact match in distribution reaches the precondition's line |\n"
       "|---|---|--:|---|--:|\n";
   for (const Cell& c : cells_of(sweep.comparison, runs)) {
@@ -931,8 +962,9 @@ std::string r3_scores_table(const ClaimSweep& sweep, const std::vector<RunRecord
     const LearnedCount greedy = greedy_learned(*c.group, s.min_in_distribution);
     table += fmt::format("| {} ({}) | {} | {} | {} | {} of {} (≥ {:.2f}) |\n", c.task,
                          variant == s.published_variant.end() ? "—" : variant->second, c.scheme,
-                         published_score_text(s, c.task, c.scheme), protocol_cell(*c.group),
-                         greedy.learned, greedy.runs, s.min_in_distribution);
+                         published_score_text(s, c.task, c.scheme),
+                         protocol_cell(*c.group, sweep.comparison.metric), greedy.learned,
+                         greedy.runs, s.min_in_distribution);
     const Group& g = *c.group;
     nlohmann::json x = protocol_numbers(g);
     x["task"] = c.task;
@@ -1016,7 +1048,8 @@ void r3(const ClaimContext& ctx, ClaimResult& r) {
       "21..40 together). pelab's columns are its protocol: "
       "per scheme and task the learning rate that in-distribution validation selects, the mean "
       "over seeds [nominal 95% bootstrap interval] and the maximum, then the in-distribution exact "
-      "match and how many runs learned the task in distribution (compare's rule). Published "
+      "match and how many runs learned the task in distribution (compare's rule); right of each "
+      "slash, the same mean in token accuracy (shown, not judged). Published "
       "figures: {}.\n\n{}\n**{} against each scheme** (the interval resamples each side's "
       "seeds):\n\n{}\n**The same rule on the paper's own figures** (its means taken as exact, "
       "for want of per-seed values: a difference within ±{:.2f} is level): {}; by the rule's "

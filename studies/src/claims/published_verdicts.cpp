@@ -65,6 +65,7 @@ SweepBest best_over_sweep(const std::vector<ScoredRun>& runs, double min_in_dist
     ++best.runs;
     if (best.runs == 1 || r.score > best.score) {
       best.score = r.score;
+      best.sequence_score = r.sequence_score;
       best.in_distribution = r.in_distribution;
       best.scheme = r.scheme;
       best.lr = r.lr;

@@ -215,8 +215,8 @@ std::string sweep_details(const ClaimSweep& sweep) {
           : fmt::format(" with overrides `{}`", fmt::join(sweep.overrides, " ")),
       sweep.runs_dir, sweep.table);
   md +=
-      "Per seed (sequence accuracy / token accuracy):\n\n| group | seeds | in-distribution | "
-      "beyond training |\n|---|---|---|---|\n";
+      "Per seed (sequence accuracy / token accuracy):\n\n| group | seeds | in-distribution "
+      "(sequence / token) | beyond training (sequence / token) |\n|---|---|---|---|\n";
   for (const Group& g : sweep.comparison.groups)
     md += fmt::format("| {} | {} | {} / {} | {} / {} |\n", g.label,
                       fmt::join(g.in_distribution.seeds, ", "), per_seed_text(g.in_distribution),

@@ -115,7 +115,8 @@ C3Scale scale(double value, double ratio, std::vector<double> accuracy, int64_t 
           ratio,
           {learned, 3, fmt::format("scale {}", value)},
           summarize(accuracy),
-          summarize(steps)};
+          summarize(steps),
+          Stat{}};
 }
 
 // Sinusoidal with every exact property; scale 1 learns in 400 steps; a scale of 100 puts

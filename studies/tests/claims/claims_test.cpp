@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include <cmath>
@@ -20,6 +21,74 @@ namespace pelab {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The cells of a Markdown table row, trimmed ("| a | b |" → {"a", "b"}).
+std::vector<std::string> row_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::istringstream in(line.substr(1));
+  for (std::string cell; std::getline(in, cell, '|');) {
+    const size_t begin = cell.find_first_not_of(' '), end = cell.find_last_not_of(' ');
+    cells.push_back(begin == std::string::npos ? "" : cell.substr(begin, end - begin + 1));
+  }
+  return cells;
+}
+
+// What a report's tables show of sequence and token accuracy: the columns whose header says
+// they hold both ("sequence / token"), and every cell of theirs with a number ("0.55") that
+// holds only one (no " / "), as "<header>: <cell>".
+struct AccuracyColumns {
+  int64_t columns = 0;
+  std::vector<std::string> one_accuracy_cells;
+};
+AccuracyColumns accuracy_columns(const std::string& report) {
+  std::vector<std::string> lines;
+  std::istringstream in(report);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  const std::regex number("[0-9]\\.[0-9]");
+  AccuracyColumns out;
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    if (lines[i].rfind("|", 0) != 0 || lines[i + 1].rfind("|--", 0) != 0) continue;
+    const std::vector<std::string> header = row_cells(lines[i]);
+    std::vector<size_t> both;
+    for (size_t k = 0; k < header.size(); ++k)
+      if (header[k].find("sequence / token") != std::string::npos) both.push_back(k);
+    out.columns += static_cast<int64_t>(both.size());
+    for (size_t r = i + 2; r < lines.size() && lines[r].rfind("|", 0) == 0; ++r) {
+      const std::vector<std::string> cells = row_cells(lines[r]);
+      for (const size_t k : both)
+        if (k < cells.size() && std::regex_search(cells[k], number) &&
+            cells[k].find(" / ") == std::string::npos)
+          out.one_accuracy_cells.push_back(header[k] + ": " + cells[k]);
+    }
+  }
+  return out;
+}
+
+// The control of accuracy_columns: a table whose column says both and shows one is caught, as
+// is none that shows both; a column that does not claim both is not its business.
+TEST(ReportTables, AColumnThatDropsTokenAccuracyIsCaught) {
+  const std::string both =
+      "\n| scheme | in-distribution (sequence / token) | steps |\n|---|--:|--:|\n"
+      "| rotary | 0.02 ± 0.01 / 0.91 | 400 |\n| alibi | — | 300 |\n\n";
+  const AccuracyColumns good = accuracy_columns(both);
+  EXPECT_EQ(good.columns, 1);
+  EXPECT_TRUE(good.one_accuracy_cells.empty());
+  const std::string dropped =
+      "\n| scheme | in-distribution (sequence / token) | steps |\n|---|--:|--:|\n"
+      "| rotary | 0.02 ± 0.01 | 400 |\n\n";
+  const AccuracyColumns bad = accuracy_columns(dropped);
+  ASSERT_EQ(bad.one_accuracy_cells.size(), 1u);
+  EXPECT_EQ(bad.one_accuracy_cells[0], "in-distribution (sequence / token): 0.02 ± 0.01");
+  EXPECT_EQ(accuracy_columns("\n| scheme | ms/step |\n|---|--:|\n| rotary | 1.5 |\n").columns, 0);
+}
+
+// Every table of a claim's report that shows an accuracy shows sequence and token accuracy
+// side by side: at least `columns` columns say so, and none of their cells drops one.
+void expect_both_accuracies(const std::string& report, int64_t columns) {
+  const AccuracyColumns a = accuracy_columns(report);
+  EXPECT_GE(a.columns, columns) << report;
+  for (const std::string& cell : a.one_accuracy_cells) ADD_FAILURE() << "one accuracy: " << cell;
+}
 
 // A correct rotary in the rotate-half layout (GPT-NeoX): pairs (i, i + d/2).
 std::vector<double> rotate_half_rope(const std::vector<double>& x, int64_t p) {
@@ -210,6 +279,8 @@ TEST(Reproduce, ADivergedRunIsCountedAndListedAndTheClaimIsJudged) {
       << report;
   EXPECT_NE(report.find("| rotary / copy | 0.001: "), std::string::npos) << report;
   EXPECT_NE(report.find("1e+30: 0.000 (1) | 0.001 |"), std::string::npos) << report;
+  // R3's scores (exact match / token accuracy) and the sweep's per-seed table.
+  expect_both_accuracies(report, 3);
   // Each table stands apart: Markdown reads a header row right under another table, or a line
   // right under a table, as one of its rows.
   std::vector<std::string> lines;
@@ -384,6 +455,9 @@ TEST(Reproduce, R1AndR2TakeTheSuitesRunsAndTheSuiteReusesThem) {
   EXPECT_NE(report.find("pelab at most 40 steps at batch 16"), std::string::npos) << report;
   EXPECT_NE(report.find("Every pair is compared at the suite's cap (40 steps"), std::string::npos)
       << report;
+  // R1's best and protocol columns, R2's plain and randomized ones: token accuracy, their
+  // metric, with sequence accuracy beside it.
+  expect_both_accuracies(report, 4);
   // The suite finds every run finished: one compute budget for both.
   auto [suite_code, suite_output] =
       testing::shell("cd '" + std::string(tmp / "") + "' && '" + testing::pelab_binary() +
@@ -529,6 +603,9 @@ TEST(ReproduceSlow, QuickRunsEveryClaimAndReusesRuns) {
   // R1's and R2's runs are the same suite's, in the same directory.
   ASSERT_FALSE(runs_of["R1"].empty());
   EXPECT_EQ(runs_of["R2"], runs_of["R1"]);
+  // Every claim's tables: C2, C3, C4, C13, C15, C16, R1, R2, R3 and the sweeps' per-seed
+  // tables show sequence and token accuracy side by side.
+  expect_both_accuracies(testing::read_file(out + "/report.md"), 12);
   auto [again, output2] = testing::shell(cmd);
   ASSERT_EQ(again, 0) << output2;
   EXPECT_EQ(output2.find("start "), std::string::npos) << "a finished run was trained again";

@@ -67,6 +67,7 @@ struct C3Scale {
   LearnedCount learned;
   Stat accuracy;  // in-distribution sequence accuracy
   Stat steps;     // training steps to the criterion (the budget for runs that never met it)
+  Stat token;     // in-distribution token accuracy, shown beside the sequence accuracy
 };
 struct C3Numbers {
   bool unique = false, length_independent = false, bounded = false;  // sinusoidal's

@@ -37,6 +37,8 @@ struct ScoredRun {
   uint64_t seed = 0;
   double score = std::numeric_limits<double>::quiet_NaN();
   double in_distribution = std::numeric_limits<double>::quiet_NaN();  // in_training_average
+  // The score in sequence accuracy, shown beside it (not judged).
+  double sequence_score = std::numeric_limits<double>::quiet_NaN();
 };
 // The best run of a sweep: the maximum score over schemes, seeds and learning rates, as the
 // paper reports it (no validation selection: chosen on the test lengths themselves, so
@@ -45,6 +47,7 @@ struct ScoredRun {
 // score are skipped; `runs` counts those compared.
 struct SweepBest {
   double score = std::numeric_limits<double>::quiet_NaN();
+  double sequence_score = std::numeric_limits<double>::quiet_NaN();  // the best run's
   double in_distribution = std::numeric_limits<double>::quiet_NaN();
   std::string scheme, lr;
   uint64_t seed = 0;
