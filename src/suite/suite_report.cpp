@@ -234,12 +234,17 @@ std::string column_header(const SuiteColumn& c) {
 
 // "0.62 · 0.55 [0.50, 0.60]", ✗ when no run learned, "k/n learned" when some did not; "not
 // representable at these settings (note N)" when its settings cannot represent the task.
-std::string cell_text(const SuiteCell& c, int note) {
+// The metric's max · mean [interval], with the other accuracy's mean beside it, sequence
+// accuracy left of the slash as in every table (compare.h's with_token, with_sequence).
+std::string cell_text(const SuiteCell& c, int note, Metric metric) {
   if (!c.not_representable.empty()) return fmt::format("{} (note {})", kNotRepresentable, note);
   if (!c.present) return c.missing ? fmt::format("({} to run)", c.missing) : "—";
   const Group& g = c.group;
   const Stat& s = g.extrapolation;
-  std::string text = fmt::format("{} · {}", format_number(s, s.max), format_interval(s));
+  const std::string stat = fmt::format("{} · {}", format_number(s, s.max), format_interval(s));
+  std::string text = metric == Metric::token_accuracy
+                         ? with_sequence(g.extrapolation_sequence, stat)
+                         : with_token(stat, g.extrapolation_token);
   if (g.learned_runs == 0)
     text = "✗ " + text;
   else if (!g.all_learned())
@@ -263,9 +268,10 @@ std::string suite_markdown(const SuiteTable& t) {
   std::string md = fmt::format(
       "Suite `{}`: {} beyond the training lengths, each seed's mean over those lengths; per "
       "cell the maximum over seeds · the mean [95% interval] (the learning rate chosen by "
-      "in-distribution validation). ✗: no run met the in-distribution criterion (did not "
-      "learn). (rec.): a recorded baseline, not run here.\n\n| task |",
-      t.suite, metric_name(t.metric));
+      "in-distribution validation), and {} accuracy's mean beside it (sequence / token). ✗: no "
+      "run met the in-distribution criterion (did not learn). (rec.): a recorded baseline, not "
+      "run here.\n\n| task |",
+      t.suite, metric_name(t.metric), t.metric == Metric::token_accuracy ? "sequence" : "token");
   for (const SuiteColumn& c : t.columns) md += fmt::format(" {} |", column_header(c));
   md += "\n|---|";
   for (size_t i = 0; i < t.columns.size(); ++i) md += "---|";
@@ -278,7 +284,7 @@ std::string suite_markdown(const SuiteTable& t) {
       if (!c.not_representable.empty())
         unrepresentable.push_back(
             fmt::format("{}, {}: {}", t.tasks[r], t.columns[k].label, c.not_representable));
-      md += fmt::format(" {} |", cell_text(c, static_cast<int>(unrepresentable.size())));
+      md += fmt::format(" {} |", cell_text(c, static_cast<int>(unrepresentable.size()), t.metric));
     }
     md += "\n";
   }
@@ -296,7 +302,8 @@ std::string suite_markdown(const SuiteTable& t) {
 std::string suite_csv(const SuiteTable& t) {
   std::string csv =
       "task,scheme,randomized,recorded,commit,cpu,runs,learned_runs,missing_runs,selected_lr,"
-      "max,mean,ci_low,ci_high,n,in_distribution_mean,not_representable\n";
+      "max,mean,ci_low,ci_high,n,in_distribution_mean,sequence_mean,token_mean,"
+      "not_representable\n";
   auto num = [](const Stat& s, double x) {
     return s.n == 0 ? std::string() : fmt::format("{:.6g}", x);
   };
@@ -305,13 +312,14 @@ std::string suite_csv(const SuiteTable& t) {
       const SuiteColumn& col = t.columns[k];
       const SuiteCell& c = t.cells[r][k];
       const Stat& s = c.group.extrapolation;
-      csv += fmt::format("{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{}\n", t.tasks[r],
-                         col.label, col.randomized, col.recorded, col.commit, col.cpu,
+      const Stat &seq = c.group.extrapolation_sequence, &tok = c.group.extrapolation_token;
+      csv += fmt::format("{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                         t.tasks[r], col.label, col.randomized, col.recorded, col.commit, col.cpu,
                          c.present ? c.group.trained_runs() : 0, c.group.learned_runs, c.missing,
                          c.group.selected, num(s, s.max), num(s, s.mean), num(s, s.ci_low),
                          num(s, s.ci_high), s.n,
                          num(c.group.in_distribution, c.group.in_distribution.mean),
-                         csv_quoted(c.not_representable));
+                         num(seq, seq.mean), num(tok, tok.mean), csv_quoted(c.not_representable));
     }
   return csv;
 }

@@ -3,8 +3,10 @@
 // killed at any moment finishing bit-identical to an uninterrupted one. The end-to-end tests
 // run the real binary on a tiny suite written into a temporary configs/ tree.
 #include <gtest/gtest.h>
+
 #include <signal.h>
 #include <sys/wait.h>
+#include <regex>
 
 #include <chrono>
 #include <map>
@@ -467,6 +469,10 @@ TEST(SuiteRuns, SavedRunsAreReusedAfterARestore) {
   Outcome o = run_pelab(run);
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   const std::string table = read_file(out / "suite.md");
+  // Every cell shows token accuracy beside the table's sequence accuracy (its interval, " / ",
+  // the token mean), and the CSV has both means.
+  EXPECT_TRUE(std::regex_search(table, std::regex(R"(\] / [0-9.]+ \|)"))) << table;
+  EXPECT_NE(read_file(out / "suite.csv").find(",sequence_mean,token_mean,"), std::string::npos);
   const std::string tool = "PELAB_SUITE_RUNS='" + (dir.path() / "runs" / "suites").string() +
                            "' PELAB_SUITE_RECORD='" + (dir / "record") + "' '" +
                            PELAB_SOURCE_DIR "/tools/suite_runs.sh' ";
