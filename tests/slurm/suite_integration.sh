@@ -49,7 +49,9 @@ budget:
 schemes: [none, rotary]
 cost:
   seconds_per_token: 1.0e-5
+  at_length: 8
   measured: a guess
+  step_time: {base: none, factors: {rotary: 1.5}, measured: a guess}
 EOF
 suite=$work/configs/suites/tiny.yaml
 runs=("task=shift/scheme=none/training.lr=0.001/seed=0" "task=shift/scheme=none/training.lr=0.001/seed=1"
