@@ -76,7 +76,6 @@ class FireTerms : public AttentionTerms {
       size += (2 * span_[b] + 1) * f_.w2.size(0);
     }
     table_.resize(static_cast<size_t>(size));
-    prepare();  // for callers of the hooks outside the fused op, which would not call it
   }
 
   TensorList parameters() const override { return {f_.w1, f_.b1, f_.w2, f_.b2, f_.c, f_.l}; }

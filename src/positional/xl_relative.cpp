@@ -89,9 +89,7 @@ class XlTerms : public AttentionTerms {
         scale_(1.0f / std::sqrt(static_cast<float>(dh_))),
         table_(position_table(positions, d_, base)),
         span_(tabulated_span(positions, tabulated_)),
-        delta_table_(position_table(distances(span_), d_, base)) {
-    prepare();  // for callers of the hooks outside the fused op, which would not call it
-  }
+        delta_table_(position_table(distances(span_), d_, base)) {}
 
   TensorList parameters() const override { return {p_.u, p_.v, p_.w_r}; }
   bool bias_reads_keys() const override { return true; }
