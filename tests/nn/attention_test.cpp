@@ -1,6 +1,7 @@
 // The fused attention op against its composed oracle, and its gradient by finite
 // differences, with every scheme's positional terms: padding on both sides (rows with no
 // admissible key), causal or not, attention dropout, several query blocks, long lengths.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "nn/model_util.h"
@@ -70,6 +71,34 @@ const std::vector<std::string> kSchemes = schemes_where([](const SchemeInfo& inf
          info.acts == SchemeInfo::Acts::Nowhere;
 });
 
+// z and the gradients of q, k, v and the terms' parameters, from the fused op or its composed
+// oracle, under the loss Σ z ⊙ r with one fixed random r.
+TensorList output_and_gradients(const AttentionCase& s, const AttentionOptions& o, bool fused) {
+  TensorList inputs{s.q, s.k, s.v};
+  if (s.terms)
+    for (const Tensor& t : s.terms->parameters()) inputs.push_back(t);
+  for (Tensor& x : inputs) {
+    x.zero_grad();
+    if (x.is_leaf()) x.set_requires_grad(true);
+  }
+  Tensor z = fused ? attention(s.q, s.k, s.v, s.batch.key_mask, s.terms, o)
+                   : attention_composed(s.q, s.k, s.v, s.batch.key_mask, s.terms, o);
+  sum_all(mul(z, random_tensor(z.shape(), 5))).backward();
+  TensorList out{z.detach()};
+  for (Tensor& x : inputs) out.push_back(x.grad().defined() ? x.grad() : Tensor::zeros(x.shape()));
+  return out;
+}
+
+// The fused op matches its oracle on z and on every gradient; returns the fused outputs.
+TensorList expect_fused_matches_composed(const AttentionCase& s, const AttentionOptions& o,
+                                         const std::string& what) {
+  const TensorList fused = output_and_gradients(s, o, true);
+  const TensorList composed = output_and_gradients(s, o, false);
+  for (size_t i = 0; i < fused.size(); ++i)
+    EXPECT_LE(closeness(fused[i], composed[i], 1e-4, 1e-5), 1.0) << what << " output " << i;
+  return fused;
+}
+
 TEST(Attention, FusedMatchesComposedWithGradients) {
   for (const std::string& scheme : kSchemes)
     for (bool causal : {false, true})
@@ -82,27 +111,9 @@ TEST(Attention, FusedMatchesComposedWithGradients) {
           o.dropout = p;
           o.dropout_seed = 99;
           o.block_rows = 3;  // three blocks for T = 7
-          TensorList inputs{s.q, s.k, s.v};
-          if (s.terms)
-            for (const Tensor& t : s.terms->parameters()) inputs.push_back(t);
-          auto run = [&](bool fused) {
-            for (Tensor& x : inputs) {
-              x.zero_grad();
-              if (x.is_leaf()) x.set_requires_grad(true);
-            }
-            Tensor z = fused ? attention(s.q, s.k, s.v, s.batch.key_mask, s.terms, o)
-                             : attention_composed(s.q, s.k, s.v, s.batch.key_mask, s.terms, o);
-            sum_all(mul(z, random_tensor(z.shape(), 5))).backward();
-            TensorList out{z.detach()};
-            for (Tensor& x : inputs)
-              out.push_back(x.grad().defined() ? x.grad() : Tensor::zeros(x.shape()));
-            return out;
-          };
-          const TensorList fused = run(true), composed = run(false);
-          for (size_t i = 0; i < fused.size(); ++i)
-            EXPECT_LE(closeness(fused[i], composed[i], 1e-4, 1e-5), 1.0)
-                << scheme << " causal " << causal << " left_pad " << left_pad << " dropout " << p
-                << " output " << i;
+          const TensorList fused = expect_fused_matches_composed(
+              s, o,
+              fmt::format("{} causal {} left_pad {} dropout {}", scheme, causal, left_pad, p));
           for (float x : fused[0].to_vector()) ASSERT_TRUE(std::isfinite(x));
         }
 }
@@ -122,24 +133,7 @@ TEST(Attention, FireTabulatedAndDirectRowsMatchTheOracle) {
       AttentionOptions o;
       o.heads = 2;
       o.block_rows = 4;
-      TensorList inputs{s.q, s.k, s.v};
-      for (const Tensor& t : s.terms->parameters()) inputs.push_back(t);
-      auto run = [&](bool fused) {
-        for (Tensor& x : inputs) {
-          x.zero_grad();
-          x.set_requires_grad(true);
-        }
-        Tensor z = fused ? attention(s.q, s.k, s.v, s.batch.key_mask, s.terms, o)
-                         : attention_composed(s.q, s.k, s.v, s.batch.key_mask, s.terms, o);
-        sum_all(mul(z, random_tensor(z.shape(), 5))).backward();
-        TensorList out{z.detach()};
-        for (Tensor& x : inputs) out.push_back(x.grad());
-        return out;
-      };
-      const TensorList fused = run(true), composed = run(false);
-      for (size_t i = 0; i < fused.size(); ++i)
-        EXPECT_LE(closeness(fused[i], composed[i], 1e-4, 1e-5), 1.0)
-            << "L " << L << " spread " << spread << " output " << i;
+      expect_fused_matches_composed(s, o, fmt::format("L {} spread {}", L, spread));
     }
 }
 
@@ -157,24 +151,7 @@ TEST(Attention, XlRelativeTabulatedAndDirectSequencesMatchTheOracle) {
       o.heads = 2;
       o.causal = causal;
       o.block_rows = 4;
-      TensorList inputs{s.q, s.k, s.v};
-      for (const Tensor& t : s.terms->parameters()) inputs.push_back(t);
-      auto run = [&](bool fused) {
-        for (Tensor& x : inputs) {
-          x.zero_grad();
-          x.set_requires_grad(true);
-        }
-        Tensor z = fused ? attention(s.q, s.k, s.v, s.batch.key_mask, s.terms, o)
-                         : attention_composed(s.q, s.k, s.v, s.batch.key_mask, s.terms, o);
-        sum_all(mul(z, random_tensor(z.shape(), 5))).backward();
-        TensorList out{z.detach()};
-        for (Tensor& x : inputs) out.push_back(x.grad());
-        return out;
-      };
-      const TensorList fused = run(true), composed = run(false);
-      for (size_t i = 0; i < fused.size(); ++i)
-        EXPECT_LE(closeness(fused[i], composed[i], 1e-4, 1e-5), 1.0)
-            << "spread " << spread << " causal " << causal << " output " << i;
+      expect_fused_matches_composed(s, o, fmt::format("spread {} causal {}", spread, causal));
     }
 }
 
