@@ -17,58 +17,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${PELAB_SUITE_RUNS:-runs/suites}
 RECORD=${PELAB_SUITE_RECORD:-results/suites}
-FILES=(config.yaml summary.json environment.json eval.csv)
 
 usage() {
   echo "usage: tools/suite_runs.sh save|restore NAME (a suite: chomsky, lm, pelab)" >&2
   exit 2
 }
 
-save() {
-  local from=$OUT/$1 to=$RECORD/$1/runs saved=0
-  [ -d "$from" ] || {
-    echo "no runs under $from"
-    return 0
-  }
-  while IFS= read -r summary; do
-    grep -q '"status": "completed"' "$summary" || continue
-    local run rel
-    run=$(dirname "$summary")
-    rel=${run#"$from"/}
-    mkdir -p "$to/$rel"
-    for f in "${FILES[@]}"; do
-      if [ -f "$run/$f" ]; then cp "$run/$f" "$to/$rel/$f"; fi
-    done
-    saved=$((saved + 1))
-  done < <(find "$from" -name summary.json | sort)
-  echo "saved $saved finished runs of suite $1 to $to"
-}
-
-restore() {
-  local from=$RECORD/$1/runs to=$OUT/$1 restored=0 kept=0
-  [ -d "$from" ] || {
-    echo "no recorded runs under $from"
-    return 0
-  }
-  while IFS= read -r summary; do
-    local run rel
-    run=$(dirname "$summary")
-    rel=${run#"$from"/}
-    if [ -e "$to/$rel" ]; then  # never over a run that is there, finished or not
-      kept=$((kept + 1))
-      continue
-    fi
-    mkdir -p "$to/$rel"
-    cp "$run"/* "$to/$rel/"
-    restored=$((restored + 1))
-  done < <(find "$from" -name summary.json | sort)
-  echo "restored $restored finished runs of suite $1 into $to ($kept already there, left as they are)"
-}
-
 [ $# -eq 2 ] || usage
 [[ $2 =~ ^[A-Za-z0-9_-]+$ ]] || usage
 case "$1" in
-  save) save "$2" ;;
-  restore) restore "$2" ;;
+  save)
+    if [ ! -d "$OUT/$2" ]; then
+      echo "no runs under $OUT/$2"
+      exit 0
+    fi
+    tools/run_record.sh save "$OUT/$2" "$RECORD/$2/runs"
+    ;;
+  restore) tools/run_record.sh restore "$RECORD/$2/runs" "$OUT/$2" ;;
   *) usage ;;
 esac

@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${PELAB_CLAIMS_OUT:-runs/claims}
 RECORD=${PELAB_CLAIM_RUNS:-studies/results/claims}
-FILES=(config.yaml summary.json environment.json eval.csv per_position.csv)
+export PELAB_RECORD_FILES="config.yaml summary.json environment.json eval.csv per_position.csv"
 
 usage() {
   echo "usage: studies/tools/claim_runs.sh save|restore" >&2
@@ -38,43 +38,17 @@ reproduction_experiments() {
 }
 
 save() {
-  local experiments saved=0
-  experiments=$(reproduction_experiments "$OUT")
-  for experiment in $experiments; do
-    while IFS= read -r summary; do
-      grep -q '"status": "completed"' "$summary" || continue
-      local run rel
-      run=$(dirname "$summary")
-      rel=${run#"$OUT"/}
-      mkdir -p "$RECORD/$rel"
-      for f in "${FILES[@]}"; do
-        if [ -f "$run/$f" ]; then cp "$run/$f" "$RECORD/$rel/$f"; fi
-      done
-      saved=$((saved + 1))
-    done < <(find "$OUT/runs/$experiment" -name summary.json | sort)
-  done
-  echo "saved $saved finished runs of the reproductions to $RECORD/runs"
+  local experiments
+  mapfile -t experiments < <(reproduction_experiments "$OUT")
+  if [ ${#experiments[@]} -eq 0 ]; then  # no DIR would save every run under $OUT/runs
+    echo "saved 0 finished runs: no reproduction's experiment under $OUT/runs"
+    return 0
+  fi
+  tools/run_record.sh save "$OUT/runs" "$RECORD/runs" "${experiments[@]}"
 }
 
 restore() {
-  local restored=0 kept=0
-  [ -d "$RECORD/runs" ] || {
-    echo "no recorded runs under $RECORD/runs"
-    return 0
-  }
-  while IFS= read -r summary; do
-    local run rel
-    run=$(dirname "$summary")
-    rel=${run#"$RECORD"/}
-    if [ -e "$OUT/$rel" ]; then  # never over a run that is there, finished or not
-      kept=$((kept + 1))
-      continue
-    fi
-    mkdir -p "$OUT/$rel"
-    cp "$run"/* "$OUT/$rel/"
-    restored=$((restored + 1))
-  done < <(find "$RECORD/runs" -name summary.json | sort)
-  echo "restored $restored finished runs into $OUT/runs ($kept already there, left as they are)"
+  tools/run_record.sh restore "$RECORD/runs" "$OUT/runs"
 }
 
 [ $# -eq 1 ] || usage
