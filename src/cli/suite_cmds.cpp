@@ -44,7 +44,7 @@ void add_suite_options(CLI::App* cmd, SuiteArgs& a) {
   cmd->add_option("--out", a.out, "the suite's run directory (default: runs/suites/NAME)");
   cmd->add_option("--recorded", a.recorded,
                   "the recorded baselines (default: results/suites/NAME beside the suite's "
-                  "configs/)");
+                  "configs/, or under a suite file's own directory elsewhere)");
   cmd->add_option("--metric", a.metric, "the metric of the table")
       ->check(CLI::IsMember({"sequence_accuracy", "token_accuracy"}));
 }

@@ -169,8 +169,12 @@ std::vector<SuiteColumn> ordered_columns(const Suite& suite, std::vector<SuiteCo
 }  // namespace
 
 std::string recorded_dir(const Suite& suite) {
-  // configs/suites/NAME.yaml → results/suites/NAME
-  const fs::path root = fs::path(suite.path).parent_path().parent_path().parent_path();
+  // ROOT/configs/suites/NAME.yaml → ROOT/results/suites/NAME; a suite file anywhere else (a
+  // user's own) keeps its baselines under its own directory, never above it.
+  const fs::path dir = fs::path(suite.path).parent_path();
+  const bool shipped_layout =
+      dir.filename() == "suites" && dir.parent_path().filename() == "configs";
+  const fs::path root = shipped_layout ? dir.parent_path().parent_path() : dir;
   return (root / "results" / "suites" / suite.name).string();
 }
 

@@ -328,6 +328,12 @@ TEST(SuiteReport, RecordedBaselineStandsBesideTheUsersScheme) {
   fs::create_directories(recorded);
   write_file(recorded / "none.json", none.dump(1));
   EXPECT_EQ(recorded_dir(s), recorded.string());
+  Suite elsewhere = s;  // a user's suite file outside configs/suites/: beside it, not above
+  elsewhere.path = (dir.path() / "mine" / "tiny.yaml").string();
+  EXPECT_EQ(recorded_dir(elsewhere),
+            (dir.path() / "mine" / "results" / "suites" / "tiny").string());
+  elsewhere.path = "tiny.yaml";
+  EXPECT_EQ(recorded_dir(elsewhere), "results/suites/tiny");
   const std::vector<SuiteScheme> mine = suite_schemes(s, {"rotary"});
   const SweepPlan plan = plan_suite(s, mine, dir / "out", {}, {});
   std::string md = suite_markdown(suite_table(s, plan, mine, recorded_dir(s)));

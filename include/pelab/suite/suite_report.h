@@ -51,7 +51,8 @@ struct SuiteTable {
   std::vector<std::string> notes;             // recordings left out, and why
 };
 
-// The directory of a suite's recorded baselines: results/suites/NAME beside its configs/.
+// The directory of a suite's recorded baselines: results/suites/NAME beside its configs/ for a
+// file in configs/suites/, else under the suite file's own directory.
 std::string recorded_dir(const Suite& suite);
 
 // The table of the runs of `plan` (plan_suite for `schemes`) with, beside them, the recorded
