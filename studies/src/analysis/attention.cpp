@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "pelab/core/error.h"
 #include "pelab/data/batching.h"
+#include "pelab/data/position_ids.h"
 #include "pelab/io/atomic_file.h"
 
 namespace pelab {
@@ -22,56 +24,64 @@ AttentionAnalysis analyze_attention(const Encoder& model, const Task& task,
   PELAB_CHECK(options.length >= task.min_length(), "--length {} is below the task's minimum {}",
               options.length, task.min_length());
   const ModelConfig& m = model.config();
-  const int64_t T = task.sequence_length(static_cast<int>(options.length));
-  PELAB_CHECK(model.scheme().max_position() < 0 || T - 1 <= model.scheme().max_position(),
+  const int64_t longest = task.sequence_length(static_cast<int>(options.length));
+  PELAB_CHECK(model.scheme().max_position() < 0 || longest - 1 <= model.scheme().max_position(),
               "--length {} needs positions up to {}, but the model represents positions up to {}",
-              options.length, T - 1, model.scheme().max_position());
+              options.length, longest - 1, model.scheme().max_position());
+  const std::vector<Example> examples =
+      evaluation_examples(task, options.length, options.examples, options.eval_seed);
+  // Examples of one size may differ in length (decimal_addition's operands): T is the longest
+  // drawn, and each batch of them is as long as its own longest.
+  int64_t T = 0;
+  for (const Example& e : examples) T = std::max<int64_t>(T, std::ssize(e.tokens));
+  std::optional<DigitRuns> digit_runs;
+  if (options.position_ids == "digit_runs") digit_runs = digit_runs_of(task.info(), 0);
+
   AttentionAnalysis a;
   a.scheme = m.positional.type;
   a.options = options;
   a.layers = m.layers;
   a.heads = m.heads;
   a.tokens = T;
-
-  const std::vector<Example> examples =
-      evaluation_examples(task, options.length, options.examples, options.eval_seed);
-  for (int32_t id : examples[static_cast<size_t>(options.shown)].tokens)
+  const std::vector<int32_t>& shown_input = examples[static_cast<size_t>(options.shown)].tokens;
+  for (int32_t id : shown_input)
     a.shown_tokens.push_back(task.info().input_symbols[static_cast<size_t>(id)]);
+  const int64_t shown_T = std::ssize(shown_input);
 
   for (int64_t d = -(T - 1); d <= T - 1; ++d) a.distances.push_back(d);
   const size_t maps = static_cast<size_t>(a.layers * a.heads);
   std::vector<std::vector<double>> sums(maps, std::vector<double>(a.distances.size(), 0.0));
   std::vector<int64_t> counts(a.distances.size(), 0);
-  a.shown.assign(maps, Matrix(T, T));
+  a.shown.assign(maps, Matrix(shown_T, shown_T));
 
   // In batches, so a long evaluation does not hold every input's [L, H, T, T] at once.
   const int64_t chunk = 16;
   for (int64_t first = 0; first < options.examples; first += chunk) {
     const int64_t last = std::min(options.examples, first + chunk);
     const std::vector<Example> part(examples.begin() + first, examples.begin() + last);
-    const Batch batch = collate(part);
-    const std::vector<Tensor> alphas = model.attention_maps(batch);  // [B, H, T, T] per layer
-    const int64_t B = last - first;
+    const Batch batch = collate(part, nullptr, nullptr, digit_runs ? &*digit_runs : nullptr);
+    const std::vector<Tensor> alphas = model.attention_maps(batch);  // [B, H, Tb, Tb] per layer
+    const int64_t B = last - first, Tb = batch.length();
+    const auto real = [&](int64_t b, int64_t t) { return batch.key_mask.values[b * Tb + t] != 0; };
     for (int64_t b = 0; b < B; ++b) {
-      for (int64_t i = 0; i < T; ++i)
-        for (int64_t j = 0; j < T; ++j)
-          if (batch.key_mask.values[b * T + i] && batch.key_mask.values[b * T + j])
-            ++counts[static_cast<size_t>(j - i + T - 1)];
+      for (int64_t i = 0; i < Tb; ++i)
+        for (int64_t j = 0; j < Tb; ++j)
+          if (real(b, i) && real(b, j)) ++counts[static_cast<size_t>(j - i + T - 1)];
     }
     for (int64_t l = 0; l < a.layers; ++l) {
       const std::vector<float> alpha = alphas[static_cast<size_t>(l)].to_vector();
       for (int64_t b = 0; b < B; ++b)
         for (int64_t h = 0; h < a.heads; ++h) {
-          const float* w = alpha.data() + ((b * a.heads + h) * T) * T;
+          const float* w = alpha.data() + ((b * a.heads + h) * Tb) * Tb;
           std::vector<double>& sum = sums[static_cast<size_t>(l * a.heads + h)];
-          for (int64_t i = 0; i < T; ++i)
-            for (int64_t j = 0; j < T; ++j)
-              if (batch.key_mask.values[b * T + i] && batch.key_mask.values[b * T + j])
-                sum[static_cast<size_t>(j - i + T - 1)] += w[i * T + j];
-          if (first + b == options.shown) {
-            Matrix& shown = a.shown[static_cast<size_t>(l * a.heads + h)];
-            for (int64_t k = 0; k < T * T; ++k) shown.values[static_cast<size_t>(k)] = w[k];
-          }
+          for (int64_t i = 0; i < Tb; ++i)
+            for (int64_t j = 0; j < Tb; ++j)
+              if (real(b, i) && real(b, j))
+                sum[static_cast<size_t>(j - i + T - 1)] += w[i * Tb + j];
+          if (first + b != options.shown) continue;
+          Matrix& shown = a.shown[static_cast<size_t>(l * a.heads + h)];
+          for (int64_t i = 0; i < shown_T; ++i)
+            for (int64_t j = 0; j < shown_T; ++j) shown.at(i, j) = w[i * Tb + j];
         }
     }
   }

@@ -230,6 +230,7 @@ void add_attention_command(CLI::App* analyze, Action& action) {
       const std::unique_ptr<Task> task = make_task(config.task);
       AttentionAnalysisOptions options = aa->options;
       options.eval_seed = config.evaluation.seed;
+      options.position_ids = config.task.position_ids;
       const AttentionAnalysis a = analyze_attention(*model, *task, options);
       const std::string out = aa->out.empty() ? (dir / "analysis" / "attention").string() : aa->out;
       const PlotResult written = write_attention_analysis(a, out);

@@ -7,6 +7,8 @@
 
 #include "nn/model_util.h"
 #include "pelab/core/rng.h"
+#include "pelab/data/batching.h"
+#include "pelab/data/position_ids.h"
 #include "pelab/data/task.h"
 #include "pelab/nn/attention.h"
 #include "pelab/positional/scheme.h"
@@ -131,6 +133,37 @@ TEST(AnalyzeAttention, CausalShiftModelLooksBackOnly) {
       if (a.distances[k] > 0) {
         EXPECT_EQ(curve[k], 0.0);
       }
+}
+
+// A run trained with task.position_ids: digit_runs is read at the positions its evaluation
+// uses (each digit's index in its run, no offset), not at 0..T-1: the maps shown are the
+// model's own on those positions, and a learned table makes the control, 0..T-1, differ.
+TEST(AnalyzeAttention, DigitRunsNumberTheInputsAsEvaluationDoes) {
+  const std::unique_ptr<Task> task = make_task("decimal_addition");
+  ModelConfig c = tiny_config("learned", 16, 2, 1);
+  c.vocab_in = task->info().vocab_in();
+  c.vocab_out = task->info().vocab_out();
+  Encoder model(c, make_scheme, 1);
+  randomize_parameters(model, 5);
+  AttentionAnalysisOptions o;
+  o.length = 3;
+  o.examples = 2;
+  o.position_ids = "digit_runs";
+  const AttentionAnalysis runs = analyze_attention(model, *task, o);
+  const DigitRuns digits = digit_runs_of(task->info(), 0);
+  const Batch batch = collate(evaluation_examples(*task, o.length, o.examples, o.eval_seed),
+                              nullptr, nullptr, &digits);
+  const std::vector<float> alpha = model.attention_maps(batch)[0].to_vector();  // [B, H, T, T]
+  const int64_t T = batch.length(), shown_T = std::ssize(runs.shown_tokens);
+  ASSERT_EQ(runs.tokens, T);
+  for (int64_t h = 0; h < runs.heads; ++h)
+    for (int64_t i = 0; i < shown_T; ++i)
+      for (int64_t j = 0; j < shown_T; ++j)
+        EXPECT_EQ(runs.shown[static_cast<size_t>(h)].at(i, j),
+                  alpha[static_cast<size_t>((h * T + i) * T + j)]);
+  o.position_ids = "index";
+  const AttentionAnalysis index = analyze_attention(model, *task, o);
+  EXPECT_NE(index.shown[0].values, runs.shown[0].values);
 }
 
 }  // namespace

@@ -17,6 +17,9 @@ struct AttentionAnalysisOptions {
   int64_t examples = 64;  // inputs averaged in the by-distance curves
   int64_t shown = 0;      // which of them is drawn head by head
   uint64_t eval_seed = 1234;
+  // The run's task.position_ids: "digit_runs" numbers the inputs as its evaluation does
+  // (each digit's index in its run, no offset); the by-distance curves stay by token index.
+  std::string position_ids = "index";
 };
 
 struct AttentionAnalysis {
