@@ -15,7 +15,6 @@
 #include "pelab/core/strings.h"
 #include "pelab/io/atomic_file.h"
 #include "pelab/io/read_file.h"
-#include "pelab/run/provenance.h"
 #include "pelab/suite/suite.h"
 #include "pelab/suite/suite_report.h"
 #include "pelab/sweep/slurm.h"
@@ -222,20 +221,15 @@ void add_record(CLI::App& suite, Action& action) {
   CLI::App* record = suite.add_subcommand(
       "record",
       "Write the recorded baselines (results/suites/NAME/SCHEME.json) of a finished "
-      "suite run, with its commit and CPU");
+      "suite run, with the commit and CPUs that trained its runs");
   add_suite_options(record, a->suite);
   record->add_flag("--allow-dirty", a->allow_dirty,
-                   "record from a source tree that is not one clean commit (says so)");
+                   "record runs trained by a build that was not one clean commit (says so)");
   record->callback([a, &action] {
     action = [a] {
       const Planned p = plan_of(a->suite);
-      const fs::path configs = fs::path(p.suite.path).parent_path().parent_path();
-      const Provenance prov = read_provenance(configs.string(), a->allow_dirty);
-      require_clean_tree(prov, "pelab suite record");
-      std::string commit = prov.source_commit.empty() ? prov.binary_commit : prov.source_commit;
-      if (!prov.dirty_reason().empty() && !commit.ends_with("-dirty")) commit += " (not clean)";
       for (const std::string& f :
-           record_suite(p.suite, p.plan, p.schemes, p.recorded, commit, prov.cpu))
+           record_suite(p.suite, p.plan, p.schemes, p.recorded, a->allow_dirty))
         fmt::print("wrote {}\n", f);
       return 0;
     };

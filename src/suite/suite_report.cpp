@@ -429,10 +429,33 @@ std::vector<std::string> write_task_comparisons(const Suite& suite, const std::s
   return written;
 }
 
+namespace {
+
+// The commit and CPU a run names in its environment.json (written when it started).
+std::pair<std::string, std::string> trained_by(const std::string& run_dir) {
+  const std::string file = (fs::path(run_dir) / "environment.json").string();
+  try {
+    const json env = json::parse(read_regular_file(file, "a run's environment", uint64_t{1} << 20));
+    return {env.at("git_commit").get<std::string>(), env.at("cpu").get<std::string>()};
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: not a run's environment.json ({})", file, e.what()));
+  }
+}
+
+// "A" for one CPU; "A (300 runs), B (210 runs)" when runs came from several.
+std::string cpus_text(const std::map<std::string, int64_t>& cpus) {
+  if (cpus.size() == 1) return cpus.begin()->first;
+  std::vector<std::string> parts;
+  for (const auto& [cpu, n] : cpus)
+    parts.push_back(fmt::format("{} ({} run{})", cpu, n, n == 1 ? "" : "s"));
+  return join(parts, ", ");
+}
+
+}  // namespace
+
 std::vector<std::string> record_suite(const Suite& suite, const SweepPlan& plan,
                                       const std::vector<SuiteScheme>& schemes,
-                                      const std::string& recorded, const std::string& commit,
-                                      const std::string& cpu) {
+                                      const std::string& recorded, bool allow_dirty) {
   std::vector<std::pair<std::string, json>> files;
   for (const SuiteScheme& s : schemes) {
     PELAB_CHECK(s.shipped,
@@ -440,6 +463,7 @@ std::vector<std::string> record_suite(const Suite& suite, const SweepPlan& plan,
                 "{}); only those are recorded",
                 s.label, join(suite.schemes), join(suite.randomized));
     json runs = json::array();
+    std::map<std::string, int64_t> commits, cpus;
     for (const PlannedRun& p : plan.runs) {
       if (value_of(p, "scheme") != s.label) continue;
       const RunRecord r = read_run(p.run.dir);
@@ -447,7 +471,24 @@ std::vector<std::string> record_suite(const Suite& suite, const SweepPlan& plan,
                   "{}: {} ({}); record a suite once every run of the scheme has finished",
                   p.run.dir, r.status, r.detail.empty() ? "run the suite to finish it" : r.detail);
       runs.push_back(run_to_json(value_of(p, "task"), value_of(p, kSelect), r));
+      const auto [commit, cpu] = trained_by(p.run.dir);
+      ++commits[commit];
+      ++cpus[cpu];
     }
+    std::vector<std::string> named;
+    for (const auto& [commit, n] : commits)
+      named.push_back(fmt::format("{} ({} run{})", commit, n, n == 1 ? "" : "s"));
+    PELAB_CHECK(commits.size() <= 1,
+                "{}: its runs come from {} commits, {}; a recorded baseline is one commit's: "
+                "train the others again at one",
+                s.label, commits.size(), join(named, ", "));
+    std::string commit = commits.empty() ? "" : commits.begin()->first;
+    const bool clean = !commit.ends_with("-dirty") && commit != "unknown";
+    PELAB_CHECK(clean || allow_dirty,
+                "{}: its runs were trained by a build of {}, not one clean commit; record them "
+                "with --allow-dirty to say so, or train them again from a clean checkout",
+                s.label, commit);
+    if (!clean) commit += " (not clean)";
     std::time_t now = std::time(nullptr);
     char date[32];
     std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
@@ -456,7 +497,7 @@ std::vector<std::string> record_suite(const Suite& suite, const SweepPlan& plan,
                                      {"randomized", s.randomized},
                                      {"fingerprint", suite.fingerprint()},
                                      {"commit", commit},
-                                     {"cpu", cpu},
+                                     {"cpu", cpus_text(cpus)},
                                      {"date", date},
                                      {"runs", runs}});
   }

@@ -502,6 +502,62 @@ TEST(SuiteRuns, SavedRunsAreReusedAfterARestore) {
   EXPECT_EQ(bad, 2) << bad_output;
 }
 
+// pelab suite record names the commit and the CPUs that trained the runs (each run's
+// environment.json), not the tree it is called from. A scheme whose runs come from two
+// commits is not recorded, nor one trained by a build that was not one clean commit unless
+// --allow-dirty says so.
+TEST(SuiteRecord, NamesTheCommitAndCpusThatTrainedTheRuns) {
+  TempDir dir;
+  const std::string suite = write_tiny(dir, tiny_suite("tiny"));
+  const std::string out = dir / "out";
+  Outcome o = run_pelab(
+      {"suite", "run", suite, "--schemes", "none", "--out", out, "--no-progress", "--no-plots"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  std::vector<fs::path> envs;
+  for (const auto& e : fs::recursive_directory_iterator(out))
+    if (e.path().filename() == "environment.json") envs.push_back(e.path());
+  std::sort(envs.begin(), envs.end());
+  ASSERT_EQ(envs.size(), 2u);
+  const auto trained_by = [](const fs::path& file, const std::string& commit,
+                             const std::string& cpu) {
+    json env = json::parse(read_file(file));
+    env["git_commit"] = commit;
+    env["cpu"] = cpu;
+    write_file(file, env.dump(2));
+  };
+  const std::vector<std::string> record = {"suite", "record", suite, "--schemes",
+                                           "none",  "--out",  out};
+  const fs::path recorded = dir.path() / "results" / "suites" / "tiny" / "none.json";
+
+  trained_by(envs[0], "0123456789ab", "CPU A");
+  trained_by(envs[1], "ba9876543210", "CPU B");
+  o = run_pelab(record);
+  EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+  EXPECT_NE(o.err.find("none: its runs come from 2 commits"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(recorded));
+
+  trained_by(envs[1], "0123456789ab", "CPU B");
+  o = run_pelab(record);
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  json j = json::parse(read_file(recorded));
+  EXPECT_EQ(j["commit"], "0123456789ab");
+  EXPECT_EQ(j["cpu"], "CPU A (1 run), CPU B (1 run)");
+
+  for (const fs::path& env : envs) trained_by(env, "0123456789ab-dirty", "CPU A");
+  fs::remove(recorded);
+  o = run_pelab(record);
+  EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+  EXPECT_NE(o.err.find("not one clean commit"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(recorded));
+  std::vector<std::string> allowed = record;
+  allowed.push_back("--allow-dirty");
+  o = run_pelab(allowed);
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  j = json::parse(read_file(recorded));
+  EXPECT_EQ(j["commit"], "0123456789ab-dirty (not clean)");
+  EXPECT_EQ(j["cpu"], "CPU A");
+}
+
 TEST(SuiteSlow, RecordedBaselinesStandBesideTheUsersOwnScheme) {
   TempDir dir;
   const std::string suite = write_tiny(dir, tiny_suite("tiny"));

@@ -83,12 +83,14 @@ std::vector<std::string> write_task_comparisons(const Suite& suite, const std::s
                                                 bool plots);
 
 // Writes <recorded>/SCHEME.json for each shipped scheme of `schemes` whose runs in `plan` are
-// all finished (completed or diverged), with `commit` and `cpu`. Errors (nothing written): a
-// scheme the suite does not ship, a run not finished. Returns the files written.
+// all finished (completed or diverged), with the commit and CPUs that trained them, read from
+// each run's environment.json. Errors (nothing written): a scheme the suite does not ship, a
+// run not finished, a scheme whose runs come from more than one commit, or from a build that
+// was not one clean commit ("-dirty", "unknown") unless `allow_dirty` (then "(not clean)" is
+// recorded beside it). Returns the files written.
 std::vector<std::string> record_suite(const Suite& suite, const SweepPlan& plan,
                                       const std::vector<SuiteScheme>& schemes,
-                                      const std::string& recorded, const std::string& commit,
-                                      const std::string& cpu);
+                                      const std::string& recorded, bool allow_dirty);
 
 // The suite's page (docs/suites/NAME.md): its description, its table and heat map from the
 // recorded baselines alone (or that they are not recorded yet), then `budget`
