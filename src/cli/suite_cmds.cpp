@@ -12,9 +12,11 @@
 #include "launcher_options.h"
 #include "pelab/cli/commands.h"
 #include "pelab/config/experiment.h"
+#include "pelab/core/error.h"
 #include "pelab/core/strings.h"
 #include "pelab/io/atomic_file.h"
 #include "pelab/io/read_file.h"
+#include "pelab/run/provenance.h"
 #include "pelab/suite/suite.h"
 #include "pelab/suite/suite_report.h"
 #include "pelab/sweep/slurm.h"
@@ -228,6 +230,17 @@ void add_record(CLI::App& suite, Action& action) {
   record->callback([a, &action] {
     action = [a] {
       const Planned p = plan_of(a->suite);
+      // The runs name the build that trained them (record_suite checks it); the suite and
+      // task files read here must be committed too. The binary recording them may be any.
+      const fs::path configs = fs::path(p.suite.path).parent_path().parent_path();
+      const Provenance tree = read_provenance(configs.string(), a->allow_dirty);
+      const std::string& changes = tree.source_changes;  // `git status --porcelain` lines
+      const std::string first = changes.substr(0, changes.find('\n'));
+      PELAB_CHECK(changes.empty() || a->allow_dirty,
+                  "pelab suite record: {} has uncommitted changes ({}{}); commit them first, or "
+                  "pass --allow-dirty",
+                  tree.source_dir, first.size() > 3 ? first.substr(3) : first,
+                  changes.find('\n') + 1 < changes.size() ? ", …" : "");
       for (const std::string& f :
            record_suite(p.suite, p.plan, p.schemes, p.recorded, a->allow_dirty))
         fmt::print("wrote {}\n", f);

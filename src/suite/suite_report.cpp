@@ -166,16 +166,19 @@ std::vector<SuiteColumn> ordered_columns(const Suite& suite, std::vector<SuiteCo
   return columns;
 }
 
-}  // namespace
-
-std::string recorded_dir(const Suite& suite) {
-  // ROOT/configs/suites/NAME.yaml → ROOT/results/suites/NAME; a suite file anywhere else (a
-  // user's own) keeps its baselines under its own directory, never above it.
+// ROOT for ROOT/configs/suites/NAME.yaml; a suite file anywhere else (a user's own) is its
+// own directory's, never a directory above it.
+fs::path suite_root(const Suite& suite) {
   const fs::path dir = fs::path(suite.path).parent_path();
   const bool shipped_layout =
       dir.filename() == "suites" && dir.parent_path().filename() == "configs";
-  const fs::path root = shipped_layout ? dir.parent_path().parent_path() : dir;
-  return (root / "results" / "suites" / suite.name).string();
+  return shipped_layout ? dir.parent_path().parent_path() : dir;
+}
+
+}  // namespace
+
+std::string recorded_dir(const Suite& suite) {
+  return (suite_root(suite) / "results" / "suites" / suite.name).string();
 }
 
 SuiteTable suite_table(const Suite& suite, const SweepPlan& plan,
@@ -482,7 +485,9 @@ std::vector<std::string> record_suite(const Suite& suite, const SweepPlan& plan,
                 "{}: its runs come from {} commits, {}; a recorded baseline is one commit's: "
                 "train the others again at one",
                 s.label, commits.size(), join(named, ", "));
-    std::string commit = commits.empty() ? "" : commits.begin()->first;
+    PELAB_CHECK(!commits.empty(), "{}: no run of it in this suite's plan; nothing to record",
+                s.label);
+    std::string commit = commits.begin()->first;
     const bool clean = !commit.ends_with("-dirty") && commit != "unknown";
     PELAB_CHECK(clean || allow_dirty,
                 "{}: its runs were trained by a build of {}, not one clean commit; record them "
@@ -573,9 +578,7 @@ std::string suite_budget_markdown(const Suite& suite, const SweepPlan& plan) {
       plan.runs.size(), steps, seconds / 3600, join(columns), model.seconds_per_token,
       model.step_time.base, model.at_length, model.measured.empty() ? "not stated" : model.measured,
       model.step_time.base,
-      fs::path(model.step_time.source)
-          .lexically_relative(fs::path(suite.path).parent_path().parent_path().parent_path())
-          .string(),
+      fs::path(model.step_time.source).lexically_relative(suite_root(suite)).string(),
       model.step_time.measured);
   return md;
 }

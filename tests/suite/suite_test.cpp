@@ -556,6 +556,22 @@ TEST(SuiteRecord, NamesTheCommitAndCpusThatTrainedTheRuns) {
   j = json::parse(read_file(recorded));
   EXPECT_EQ(j["commit"], "0123456789ab-dirty (not clean)");
   EXPECT_EQ(j["cpu"], "CPU A");
+
+  // The suite's own files must be committed: recorded from a clean checkout, refused once a
+  // task config is edited.
+  for (const fs::path& env : envs) trained_by(env, "0123456789ab", "CPU A");
+  const std::string git = "cd '" + dir.path().string() + "' && git ";
+  ASSERT_EQ(shell(git + "init -q && " + git + "add configs && " + git +
+                  "-c user.name=t -c user.email=t@t commit -qm suite")
+                .first,
+            0);
+  o = run_pelab(record);
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  write_file(dir / "configs/tasks/shift.yaml", kTask + std::string("# edited\n"));
+  o = run_pelab(record);
+  EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+  EXPECT_NE(o.err.find("has uncommitted changes (configs/tasks/shift.yaml"), std::string::npos)
+      << o.err;
 }
 
 TEST(SuiteSlow, RecordedBaselinesStandBesideTheUsersOwnScheme) {
