@@ -32,6 +32,9 @@ AttentionAnalysis analyze_attention(const Encoder& model, const Task& task,
       evaluation_examples(task, options.length, options.examples, options.eval_seed);
   // Examples of one size may differ in length (decimal_addition's operands): T is the longest
   // drawn, and each batch of them is as long as its own longest.
+  const int64_t count = std::ssize(examples);  // a task may have fewer than asked
+  PELAB_CHECK(options.shown < count, "--shown {}: the task has {} inputs of size {}", options.shown,
+              count, options.length);
   int64_t T = 0;
   for (const Example& e : examples) T = std::max<int64_t>(T, std::ssize(e.tokens));
   std::optional<DigitRuns> digit_runs;
@@ -56,8 +59,8 @@ AttentionAnalysis analyze_attention(const Encoder& model, const Task& task,
 
   // In batches, so a long evaluation does not hold every input's [L, H, T, T] at once.
   const int64_t chunk = 16;
-  for (int64_t first = 0; first < options.examples; first += chunk) {
-    const int64_t last = std::min(options.examples, first + chunk);
+  for (int64_t first = 0; first < count; first += chunk) {
+    const int64_t last = std::min(count, first + chunk);
     const std::vector<Example> part(examples.begin() + first, examples.begin() + last);
     const Batch batch = collate(part, nullptr, nullptr, digit_runs ? &*digit_runs : nullptr);
     const std::vector<Tensor> alphas = model.attention_maps(batch);  // [B, H, Tb, Tb] per layer

@@ -136,8 +136,10 @@ TEST(AnalyzeAttention, CausalShiftModelLooksBackOnly) {
 }
 
 // A run trained with task.position_ids: digit_runs is read at the positions its evaluation
-// uses (each digit's index in its run, no offset), not at 0..T-1: the maps shown are the
-// model's own on those positions, and a learned table makes the control, 0..T-1, differ.
+// uses (each digit's index in its run, no offset), not at 0..T-1: the map shown is the
+// model's own on that input alone, and a learned table makes the control, 0..T-1, differ.
+// decimal_addition's inputs of one size differ in length, and 40 of them go in batches of
+// 16: the shown one (in the third batch) is shorter than the longest.
 TEST(AnalyzeAttention, DigitRunsNumberTheInputsAsEvaluationDoes) {
   const std::unique_ptr<Task> task = make_task("decimal_addition");
   ModelConfig c = tiny_config("learned", 16, 2, 1);
@@ -147,20 +149,29 @@ TEST(AnalyzeAttention, DigitRunsNumberTheInputsAsEvaluationDoes) {
   randomize_parameters(model, 5);
   AttentionAnalysisOptions o;
   o.length = 3;
-  o.examples = 2;
+  o.examples = 40;
   o.position_ids = "digit_runs";
+  const std::vector<Example> inputs = evaluation_examples(*task, o.length, o.examples, o.eval_seed);
+  o.shown = 32;
+  while (o.shown < 39 && std::ssize(inputs[static_cast<size_t>(o.shown)].tokens) ==
+                             task->sequence_length(static_cast<int>(o.length)))
+    ++o.shown;
+  const int64_t S = std::ssize(inputs[static_cast<size_t>(o.shown)].tokens);
   const AttentionAnalysis runs = analyze_attention(model, *task, o);
+  ASSERT_LT(S, runs.tokens) << "no input in the third batch is shorter than the longest";
+  ASSERT_EQ(std::ssize(runs.shown_tokens), S);
+
   const DigitRuns digits = digit_runs_of(task->info(), 0);
-  const Batch batch = collate(evaluation_examples(*task, o.length, o.examples, o.eval_seed),
-                              nullptr, nullptr, &digits);
-  const std::vector<float> alpha = model.attention_maps(batch)[0].to_vector();  // [B, H, T, T]
-  const int64_t T = batch.length(), shown_T = std::ssize(runs.shown_tokens);
-  ASSERT_EQ(runs.tokens, T);
+  const Batch alone = collate({inputs[static_cast<size_t>(o.shown)]}, nullptr, nullptr, &digits);
+  const std::vector<float> alpha = model.attention_maps(alone)[0].to_vector();  // [1, H, S, S]
   for (int64_t h = 0; h < runs.heads; ++h)
-    for (int64_t i = 0; i < shown_T; ++i)
-      for (int64_t j = 0; j < shown_T; ++j)
-        EXPECT_EQ(runs.shown[static_cast<size_t>(h)].at(i, j),
-                  alpha[static_cast<size_t>((h * T + i) * T + j)]);
+    for (int64_t i = 0; i < S; ++i)
+      for (int64_t j = 0; j < S; ++j)
+        EXPECT_NEAR(runs.shown[static_cast<size_t>(h)].at(i, j),
+                    alpha[static_cast<size_t>((h * S + i) * S + j)], 1e-6);
+  for (const auto& curve : runs.by_distance)
+    for (double v : curve) EXPECT_TRUE(std::isnan(v) || (v >= 0 && v <= 1)) << v;
+
   o.position_ids = "index";
   const AttentionAnalysis index = analyze_attention(model, *task, o);
   EXPECT_NE(index.shown[0].values, runs.shown[0].values);

@@ -25,9 +25,9 @@ struct AttentionAnalysisOptions {
 struct AttentionAnalysis {
   std::string scheme;
   AttentionAnalysisOptions options;
-  int64_t layers = 0, heads = 0, tokens = 0;  // tokens: sequence length of the inputs
-  std::vector<std::string> shown_tokens;      // the drawn input, as symbols
-  std::vector<Matrix> shown;                  // [layer·heads + head]: α [tokens, tokens]
+  int64_t layers = 0, heads = 0, tokens = 0;  // tokens: the longest input's length
+  std::vector<std::string> shown_tokens;      // the drawn input, as symbols (its length S)
+  std::vector<Matrix> shown;                  // [layer·heads + head]: α [S, S]
   // Mean α[i, i+Δ] over real queries i and inputs, for Δ = distances[k]; per layer and head:
   // by_distance[layer·heads + head][k]. NaN where no two real tokens are that far apart
   // (a causal model's weights at Δ > 0 are 0).
