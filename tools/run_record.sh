@@ -10,7 +10,7 @@
 #
 # A run is a directory with a summary.json; a completed one says "status": "completed". The
 # files saved are config.yaml, summary.json, environment.json and eval.csv (never a checkpoint
-# or a log); PELAB_RECORD_FILES (space-separated) names others. Each environment.json names
+# or a log); PELAB_RECORD_FILES (space-separated) replaces that list. Each environment.json names
 # the commit and CPU that trained its run.
 set -euo pipefail
 read -r -a FILES <<<"${PELAB_RECORD_FILES:-config.yaml summary.json environment.json eval.csv}"

@@ -31,7 +31,8 @@ case "$1" in
       echo "no runs under $OUT/$2"
       exit 0
     fi
-    tools/run_record.sh save "$OUT/$2" "$RECORD/$2/runs"
+    PELAB_RECORD_FILES="config.yaml summary.json environment.json eval.csv" \
+      tools/run_record.sh save "$OUT/$2" "$RECORD/$2/runs"
     ;;
   restore) tools/run_record.sh restore "$RECORD/$2/runs" "$OUT/$2" ;;
   *) usage ;;
