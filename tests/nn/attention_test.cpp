@@ -72,7 +72,8 @@ const std::vector<std::string> kSchemes = schemes_where([](const SchemeInfo& inf
 });
 
 // z and the gradients of q, k, v and the terms' parameters, from the fused op or its composed
-// oracle, under the loss Σ z ⊙ r with one fixed random r.
+// oracle, under the loss Σ z ⊙ r with one fixed random r. Every input must get a gradient (a
+// missing one fails here, and compares as zeros).
 TensorList output_and_gradients(const AttentionCase& s, const AttentionOptions& o, bool fused) {
   TensorList inputs{s.q, s.k, s.v};
   if (s.terms)
@@ -85,7 +86,10 @@ TensorList output_and_gradients(const AttentionCase& s, const AttentionOptions& 
                    : attention_composed(s.q, s.k, s.v, s.batch.key_mask, s.terms, o);
   sum_all(mul(z, random_tensor(z.shape(), 5))).backward();
   TensorList out{z.detach()};
-  for (Tensor& x : inputs) out.push_back(x.grad().defined() ? x.grad() : Tensor::zeros(x.shape()));
+  for (Tensor& x : inputs) {
+    EXPECT_TRUE(x.grad().defined()) << (fused ? "fused: " : "composed: ") << "no gradient";
+    out.push_back(x.grad().defined() ? x.grad() : Tensor::zeros(x.shape()));
+  }
   return out;
 }
 
