@@ -90,13 +90,18 @@ TEST(AttentionMaps, LeaveLaterForwardsUnchanged) {
   EXPECT_EQ(model.forward(batch).logits.to_vector(), before);
 }
 
+// A one-layer model of `scheme` sized for `task`'s vocabulary.
+ModelConfig config_for(const Task& task, const std::string& scheme) {
+  ModelConfig c = tiny_config(scheme, 16, 2, 1);
+  c.vocab_in = task.info().vocab_in();
+  c.vocab_out = task.info().vocab_out();
+  return c;
+}
+
 TEST(AnalyzeAttention, UniformAttentionWithoutPositionsIsFlatByDistance) {
   // `none`, bidirectional, with q = k = 0 (all weights zero): every real key gets 1/T.
-  ModelConfig c = tiny_config("none", 16, 2, 1);
   const std::unique_ptr<Task> task = make_task("shift");
-  c.vocab_in = task->info().vocab_in();
-  c.vocab_out = task->info().vocab_out();
-  Encoder model(c, make_scheme, 1);
+  Encoder model(config_for(*task, "none"), make_scheme, 1);
   for (const std::string name : {"layers.0.attn.q.weight", "layers.0.attn.k.weight"}) {
     Tensor w = model.params().get(name);
     for (int64_t i = 0; i < w.numel(); ++i) w.data()[i] = 0.0f;
@@ -117,11 +122,9 @@ TEST(AnalyzeAttention, UniformAttentionWithoutPositionsIsFlatByDistance) {
 }
 
 TEST(AnalyzeAttention, CausalShiftModelLooksBackOnly) {
-  ModelConfig c = tiny_config("alibi", 16, 2, 1);
-  c.causal = true;
   const std::unique_ptr<Task> task = make_task("shift");
-  c.vocab_in = task->info().vocab_in();
-  c.vocab_out = task->info().vocab_out();
+  ModelConfig c = config_for(*task, "alibi");
+  c.causal = true;
   Encoder model(c, make_scheme, 1);
   randomize_parameters(model, 9);
   AttentionAnalysisOptions o;
@@ -142,10 +145,7 @@ TEST(AnalyzeAttention, CausalShiftModelLooksBackOnly) {
 // 16: the shown one (in the third batch) is shorter than the longest.
 TEST(AnalyzeAttention, DigitRunsNumberTheInputsAsEvaluationDoes) {
   const std::unique_ptr<Task> task = make_task("decimal_addition");
-  ModelConfig c = tiny_config("learned", 16, 2, 1);
-  c.vocab_in = task->info().vocab_in();
-  c.vocab_out = task->info().vocab_out();
-  Encoder model(c, make_scheme, 1);
+  Encoder model(config_for(*task, "learned"), make_scheme, 1);
   randomize_parameters(model, 5);
   AttentionAnalysisOptions o;
   o.length = 3;
