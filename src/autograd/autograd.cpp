@@ -67,13 +67,13 @@ void record(Tensor& output, const char* name, const TensorList& inputs, Backward
   node->name = name;
   node->inputs.reserve(inputs.size());
   for (const Tensor& in : inputs)
-    node->inputs.push_back(in.defined() && in.requires_grad() ? in.impl() : nullptr);
+    node->inputs.push_back(in.defined() && in.requires_grad() ? in.impl()->slot : nullptr);
   node->backward = std::move(backward);
-  output.impl()->grad_fn = std::move(node);
+  output.impl()->slot = std::make_shared<GradSlot>(GradSlot{output.shape(), {}, std::move(node)});
   output.impl()->requires_grad = true;
 }
 
-void accumulate_grad(TensorImpl& t, const Tensor& grad) {
+void accumulate_grad(GradSlot& t, const Tensor& grad) {
   PELAB_ASSERT(grad.shape() == t.shape);
   if (!t.grad) {
     // Own a fresh handle: the same gradient tensor may be handed to several inputs
@@ -109,31 +109,33 @@ void accumulate_grad(TensorImpl& t, const Tensor& grad) {
 void run_backward(const Tensor& root, const Tensor& seed) {
   NoGradGuard no_grad;
   // Topological order by iterative depth-first search (graphs can be deep).
-  // `order` owns the tensors: releasing a node below may drop the last other reference to
+  // `order` owns the slots: releasing a node below may drop the last other reference to
   // one of its inputs before that input has been processed.
-  std::vector<std::shared_ptr<TensorImpl>> order;
-  std::unordered_set<const TensorImpl*> visited;
-  std::vector<std::pair<std::shared_ptr<TensorImpl>, size_t>> stack;
-  stack.emplace_back(root.impl(), 0);
-  visited.insert(root.impl().get());
+  const std::shared_ptr<GradSlot>& root_slot = root.impl()->slot;
+  PELAB_ASSERT(root_slot != nullptr);
+  std::vector<std::shared_ptr<GradSlot>> order;
+  std::unordered_set<const GradSlot*> visited;
+  std::vector<std::pair<std::shared_ptr<GradSlot>, size_t>> stack;
+  stack.emplace_back(root_slot, 0);
+  visited.insert(root_slot.get());
   while (!stack.empty()) {
-    auto& [impl, next_input] = stack.back();
-    const Node* node = impl->grad_fn.get();
+    auto& [slot, next_input] = stack.back();
+    const Node* node = slot->grad_fn.get();
     if (node && next_input < node->inputs.size()) {
-      const std::shared_ptr<TensorImpl>& child = node->inputs[next_input++];
+      const std::shared_ptr<GradSlot>& child = node->inputs[next_input++];
       if (child && visited.insert(child.get()).second) stack.emplace_back(child, 0);
       continue;
     }
-    order.push_back(std::move(impl));
+    order.push_back(std::move(slot));
     stack.pop_back();
   }
 
-  accumulate_grad(*root.impl(), seed);
+  accumulate_grad(*root_slot, seed);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    TensorImpl* impl = it->get();
-    if (!impl->grad_fn) continue;  // a leaf: keeps its gradient
-    std::shared_ptr<Node> node = std::move(impl->grad_fn);
-    std::shared_ptr<TensorImpl> grad = std::move(impl->grad);
+    GradSlot* slot = it->get();
+    if (!slot->grad_fn) continue;  // a leaf: keeps its gradient
+    std::shared_ptr<Node> node = std::move(slot->grad_fn);
+    std::shared_ptr<TensorImpl> grad = std::move(slot->grad);
     if (!grad) continue;  // no gradient flowed here
     TensorList input_grads = node->backward(Tensor(grad));
     PELAB_ASSERT(input_grads.size() == node->inputs.size());
@@ -151,7 +153,7 @@ void run_backward(const Tensor& root, const Tensor& seed) {
 
 // Methods of Tensor that need the graph, defined in the layer that owns it.
 const char* Tensor::grad_fn_name() const {
-  return impl_->grad_fn ? impl_->grad_fn->name : "";
+  return impl_->slot && impl_->slot->grad_fn ? impl_->slot->grad_fn->name : "";
 }
 
 void Tensor::backward() const {

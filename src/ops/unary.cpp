@@ -135,10 +135,13 @@ Tensor tanh(const Tensor& x) {
 }
 
 // backward: dx = dy ⊙ [x > 0].
+// The backward reads y, not x (y > 0 exactly where x > 0), so the op's input, the linear
+// layer's output, is freed after the forward while y, which the next layer saves anyway, is
+// the one tensor kept.
 Tensor relu(const Tensor& x) {
-  return unary_from_x(
+  return unary_from_y(
       x, "relu", [](float v) { return v > 0.0f ? v : 0.0f; },
-      [](float v) { return v > 0.0f ? 1.0f : 0.0f; });
+      [](float y) { return y > 0.0f ? 1.0f : 0.0f; });
 }
 
 // Exact GELU, x·Φ(x) with Φ(x) = ½(1 + erf(x/√2)).

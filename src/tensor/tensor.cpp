@@ -137,21 +137,23 @@ void Tensor::copy_from_(const Tensor& source) {
 Tensor& Tensor::set_requires_grad(bool flag) {
   PELAB_CHECK(is_leaf(), "requires_grad can only be set on a leaf tensor");
   impl_->requires_grad = flag;
+  if (flag && !impl_->slot) impl_->slot = std::make_shared<GradSlot>(GradSlot{shape(), {}, {}});
   return *this;
 }
 
 Tensor Tensor::grad() const {
-  return impl_->grad ? Tensor(impl_->grad) : Tensor();
+  return impl_->slot && impl_->slot->grad ? Tensor(impl_->slot->grad) : Tensor();
 }
 
 void Tensor::zero_grad() {
-  impl_->grad.reset();
+  if (impl_->slot) impl_->slot->grad.reset();
 }
 
 void Tensor::set_grad(const Tensor& grad) {
   PELAB_CHECK(!grad.defined() || grad.shape() == shape(), "gradient of shape {} for a tensor of {}",
               to_string(grad.shape()), to_string(shape()));
-  impl_->grad = grad.defined() ? grad.impl() : nullptr;
+  if (!impl_->slot) impl_->slot = std::make_shared<GradSlot>(GradSlot{shape(), {}, {}});
+  impl_->slot->grad = grad.defined() ? grad.impl() : nullptr;
 }
 
 Tensor Tensor::detach() const {

@@ -6,7 +6,9 @@
 // input needs none). It captures only what backward needs; a saved output is captured
 // detached, so the graph never holds a cycle. backward() runs the closures in reverse
 // topological order with grad mode off (no double backward), accumulates into the leaves,
-// and frees every node and intermediate gradient as soon as it has been used.
+// and frees every node and intermediate gradient as soon as it has been used. A node refers
+// to its inputs through their GradSlots, so the graph itself keeps no tensor's data alive:
+// only what the closures captured lives until the backward.
 #pragma once
 
 #include <functional>
@@ -21,7 +23,7 @@ using BackwardFn = std::function<TensorList(const Tensor& grad_output)>;
 
 struct Node {
   const char* name;
-  std::vector<std::shared_ptr<TensorImpl>> inputs;  // null where no gradient is needed
+  std::vector<std::shared_ptr<GradSlot>> inputs;  // null where no gradient is needed
   BackwardFn backward;
 };
 
@@ -55,8 +57,8 @@ void record(Tensor& output, const char* name, const TensorList& inputs, Backward
 void set_check_finite(bool on);
 bool check_finite_enabled();
 
-// Adds `grad` into t's accumulated gradient (shapes must match).
-void accumulate_grad(TensorImpl& t, const Tensor& grad);
+// Adds `grad` into the slot's accumulated gradient (shapes must match).
+void accumulate_grad(GradSlot& t, const Tensor& grad);
 
 // Runs backward from `root` with dL/d(root) = `seed`.
 void run_backward(const Tensor& root, const Tensor& seed);

@@ -16,6 +16,17 @@
 namespace pelab {
 
 struct Node;
+struct TensorImpl;
+
+// What autograd knows of a tensor: the op that made it and the gradient reaching it. The
+// graph's nodes hold these slots, not the tensors, so a tensor that no backward closure saved
+// (a dropout's output, the product before rotary) is freed when the forward is done with it
+// rather than when the backward passes it.
+struct GradSlot {
+  Shape shape;
+  std::shared_ptr<TensorImpl> grad;  // accumulated dL/d(this), same shape
+  std::shared_ptr<Node> grad_fn;     // the op that produced this tensor (null for leaves)
+};
 
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
@@ -23,9 +34,8 @@ struct TensorImpl {
   Shape shape;
   Shape strides;  // in elements
   bool requires_grad = false;
-  std::shared_ptr<TensorImpl> grad;  // accumulated dL/d(this), same shape
-  std::shared_ptr<Node> grad_fn;     // the op that produced this tensor (null for leaves)
-  std::string name;                  // optional; parameters carry their checkpoint name
+  std::shared_ptr<GradSlot> slot;  // null until recorded, set to require or given a gradient
+  std::string name;                // optional; parameters carry their checkpoint name
 };
 
 class Tensor {
@@ -65,7 +75,7 @@ class Tensor {
   // ---- autograd ----------------------------------------------------------------------
   bool requires_grad() const { return impl_->requires_grad; }
   Tensor& set_requires_grad(bool flag);  // leaves only
-  bool is_leaf() const { return impl_->grad_fn == nullptr; }
+  bool is_leaf() const { return !impl_->slot || !impl_->slot->grad_fn; }
   Tensor grad() const;  // undefined if no gradient has reached this tensor
   void zero_grad();     // drops the gradient (an undefined gradient counts as zero)
   void set_grad(const Tensor& grad);
