@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -13,10 +14,12 @@ namespace pelab {
 namespace {
 
 constexpr size_t kAlign = 64;
-// The pool never keeps more than this many idle bytes; beyond it, freed buffers go back to
-// malloc, which coalesces them. A cache by exact size class hoards one buffer per shape:
-// with a gigabyte allowed, training on batches of varying length and evaluation over many
-// lengths grew a run of a 250k-parameter model past half a gigabyte.
+// The pool keeps idle buffers of at most kMaxCachedBuffer bytes, and never more than
+// kMaxCachedBytes of them: the many small tensors of a step (a head's rows, a bias and its
+// gradient) then skip malloc, while large ones go back to malloc, which coalesces them and
+// reuses the space for the next step's tensors of other sizes. Cached by size class, large
+// buffers are hoarded: one per shape, and the batches' lengths vary from step to step.
+constexpr size_t kMaxCachedBuffer = size_t{64} << 10;
 constexpr size_t kMaxCachedBytes = size_t{32} << 20;
 // By default malloc hands large buffers to mmap, returning them to the kernel when freed (and
 // trims its heap's free top), so each next step faults fresh zeroed pages in again. Raised to
@@ -34,6 +37,35 @@ size_t round_bytes(size_t count) {
   size_t step = size_t{1} << (63 - __builtin_clzll(bytes) - 2);  // a quarter of the power of two
   return (bytes + step - 1) / step * step;
 }
+
+// A kAlign-aligned block from plain malloc, its start stored just before the aligned address
+// (malloc's 16-byte alignment leaves at least that much room). Not aligned_alloc: for large
+// blocks glibc over-allocates and splits off the misaligned head, and those slivers, left
+// between the tensors, kept the next steps' tensors from reusing the space: the heap of a
+// small training run grew to about twice its live peak. Sanitized builds keep aligned_alloc,
+// whose blocks end exactly where the sanitizer's guard zone begins.
+#ifdef PELAB_SANITIZE
+void* aligned_malloc(size_t bytes) {
+  void* p = std::aligned_alloc(kAlign, bytes);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void aligned_free(void* p) {
+  std::free(p);
+}
+#else
+void* aligned_malloc(size_t bytes) {
+  char* raw = static_cast<char*>(std::malloc(bytes + kAlign));
+  if (!raw) throw std::bad_alloc();
+  const uintptr_t aligned = (reinterpret_cast<uintptr_t>(raw) + kAlign) & ~uintptr_t{kAlign - 1};
+  void** p = reinterpret_cast<void**>(aligned);
+  p[-1] = raw;
+  return p;
+}
+void aligned_free(void* p) {
+  std::free(static_cast<void**>(p)[-1]);
+}
+#endif
 
 struct Pool {
   Pool() {
@@ -65,28 +97,26 @@ struct Pool {
         return p;
       }
     }
-    void* p = std::aligned_alloc(kAlign, bytes);
-    if (!p) throw std::bad_alloc();
-    return p;
+    return aligned_malloc(bytes);
   }
 
   void give(void* p, size_t bytes) {
     {
       std::lock_guard<std::mutex> lock(mutex);
       live -= bytes;
-      if (kEnabled && cached + bytes <= kMaxCachedBytes) {
+      if (kEnabled && bytes <= kMaxCachedBuffer && cached + bytes <= kMaxCachedBytes) {
         free_lists[bytes].push_back(p);
         cached += bytes;
         return;
       }
     }
-    std::free(p);
+    aligned_free(p);
   }
 
   void release() {
     std::lock_guard<std::mutex> lock(mutex);
     for (auto& [bytes, list] : free_lists)
-      for (void* p : list) std::free(p);
+      for (void* p : list) aligned_free(p);
     free_lists.clear();
     cached = 0;
   }
@@ -117,6 +147,9 @@ size_t live_bytes() {
 }
 void release_cached() {
   pool().release();
+}
+bool pool_enabled() {
+  return Pool::kEnabled;
 }
 size_t peak_live_bytes() {
   std::lock_guard<std::mutex> lock(pool().mutex);

@@ -31,6 +31,8 @@ size_t cached_bytes();
 size_t live_bytes();
 // Returns every cached buffer to the system.
 void release_cached();
+// False in sanitized builds, where every buffer goes straight back to malloc.
+bool pool_enabled();
 // The most bytes in use by live storages at any one time since the last reset (or start).
 size_t peak_live_bytes();
 void reset_peak_live_bytes();
