@@ -57,7 +57,7 @@ void aligned_free(void* p) {
 void* aligned_malloc(size_t bytes) {
   char* raw = static_cast<char*>(std::malloc(bytes + kAlign));
   if (!raw) throw std::bad_alloc();
-  const uintptr_t aligned = (reinterpret_cast<uintptr_t>(raw) + kAlign) & ~uintptr_t{kAlign - 1};
+  char* aligned = raw + (kAlign - reinterpret_cast<uintptr_t>(raw) % kAlign);  // raw + 16..64
   void** p = reinterpret_cast<void**>(aligned);
   p[-1] = raw;
   return p;
