@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "ops/op_util.h"
@@ -70,6 +71,38 @@ inline uint64_t alpha_row_counter(const Dims& n, int64_t b, int64_t h, int64_t i
   return static_cast<uint64_t>((b * n.H + h) * n.T + i) << 32;
 }
 
+constexpr float kNone = -std::numeric_limits<float>::infinity();
+
+// max over j < n of row[j] where mask[j] is set (−inf where none is; NaNs are passed over).
+// In sixteen lanes of GCC's vector types, so that it compiles to whole-register compares and
+// blends for the machine (a float maximum does not vectorise as a plain loop: the compiler
+// must keep its order for NaN and −0). Lane by lane it is the scalar `v > m ? v : m`; the
+// order the lanes are combined in can only choose between −0 and +0 for a maximum of zero,
+// and the softmax below gives the same weights for either (x − ±0 is x, exp(±0) is 1).
+inline float masked_row_max(const float* row, const int32_t* mask, int64_t n) {
+  constexpr int64_t kLanes = 16;
+  using Floats = float __attribute__((vector_size(4 * kLanes)));
+  using Ints = int32_t __attribute__((vector_size(4 * kLanes)));
+  const Floats none = Floats{} + kNone;
+  Floats lane_max = none;
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    Floats v;
+    Ints m;
+    std::memcpy(&v, row + j, sizeof v);
+    std::memcpy(&m, mask + j, sizeof m);
+    v = m != 0 ? v : none;
+    lane_max = v > lane_max ? v : lane_max;
+  }
+  float max = kNone;
+  for (; j < n; ++j) {
+    const float v = mask[j] ? row[j] : kNone;
+    max = v > max ? v : max;
+  }
+  for (int64_t l = 0; l < kLanes; ++l) max = lane_max[l] > max ? lane_max[l] : max;
+  return max;
+}
+
 // Turns the score rows [i0, i1) of (b, h) into attention weights in place: masked softmax
 // over the first kc keys; α = 0 for the other keys up to `width` (kc, or T where positional
 // hooks read whole rows). Keys from kc on are past the last real key, or causal.
@@ -79,20 +112,7 @@ void masked_softmax_rows(const Dims& n, int64_t i0, int64_t i1, int64_t kc, cons
     float* row = S + (i - i0) * n.T;
     const int64_t end = causal ? std::min(i + 1, kc) : kc;  // keys j ≤ i when causal
     std::fill(row + end, row + width, 0.0f);
-    // The row's maximum over admissible keys, in lanes so that the loop vectorises.
-    constexpr int64_t kLanes = 16;
-    constexpr float kNone = -std::numeric_limits<float>::infinity();
-    float lane_max[kLanes];
-    std::fill_n(lane_max, kLanes, kNone);
-    auto take = [&](int64_t j, int64_t l) {
-      const float v = mask[j] ? row[j] : kNone;
-      lane_max[l] = v > lane_max[l] ? v : lane_max[l];
-    };
-    int64_t j0 = 0;
-    for (; j0 + kLanes <= end; j0 += kLanes)
-      for (int64_t l = 0; l < kLanes; ++l) take(j0 + l, l);
-    for (int64_t l = 0; j0 + l < end; ++l) take(j0 + l, l);
-    const float max = *std::max_element(lane_max, lane_max + kLanes);
+    const float max = masked_row_max(row, mask, end);
     if (max == kNone) {  // no admissible key: α = 0
       std::fill_n(row, end, 0.0f);
       continue;
