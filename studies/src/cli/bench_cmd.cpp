@@ -1,12 +1,14 @@
 // `pelab bench`: the command line of the benchmarks in pelab/bench/bench_suite.h (training
 // speed of the reference configs and of the shipped experiments, every case in a child process
 // of its own, the reference configs optionally side by side with the PyTorch reference script;
-// `pelab bench gemm`: pelab's matmul path vs the bare library call). It only parses options;
+// `pelab bench gemm`: pelab's matmul path vs the bare library call; `pelab bench attention`:
+// the attention op alone). It only parses options;
 // the library runs and prints the benchmarks.
 #include <cstdlib>
 #include <memory>
 
 #include "cli/pelab_commands.h"
+#include "pelab/bench/attention_bench.h"
 #include "pelab/bench/bench_suite.h"
 #include "pelab/config/experiment.h"
 
@@ -98,6 +100,24 @@ CLI::App* add_gemm_command(CLI::App* bench, Action& action) {
   return gemm_cmd;
 }
 
+CLI::App* add_attention_command(CLI::App* bench, Action& action) {
+  auto args = std::make_shared<AttentionBenchOptions>();
+  CLI::App* cmd = bench->add_subcommand(
+      "attention", "the fused attention op alone, forward and backward, at a small model's shapes");
+  add_integer_list(cmd, "--length", args->lengths, range_of<int64_t>(1, 4096),
+                   "sequence lengths (comma-separated; default 42, R1's reverse at its mean size)");
+  add_integer(cmd, "--batch", args->batch, range_of<int64_t>(1, 4096), "sequences a call");
+  add_integer(cmd, "--d-model", args->d_model, range_of<int64_t>(1, 4096), "model width");
+  add_integer(cmd, "--heads", args->heads, range_of<int64_t>(1, 256), "heads (divide d_model)");
+  add_number(cmd, "--dropout", args->dropout, NumberRange{0.0, 0.99}, "attention dropout");
+  add_integer(cmd, "--threads", args->threads, range_of<int>(1, kMaxThreads), "OpenMP threads");
+  add_integer(cmd, "--calls", args->calls, range_of<int>(1, 100000),
+              "timed calls per length (median; 20 untimed first)");
+  cmd->add_option("--json", args->json, "also write the rows as JSON to this file");
+  cmd->callback([args, &action] { action = [args] { return print_attention_bench(*args); }; });
+  return cmd;
+}
+
 }  // namespace
 
 void add_bench_commands(CLI::App& app, Action& action) {
@@ -105,16 +125,18 @@ void add_bench_commands(CLI::App& app, Action& action) {
       "bench",
       "Benchmarks (figures, not pass/fail tests): training speed of the reference configs, "
       "optionally against the PyTorch reference script, and of the shipped experiments "
-      "(--config default); `bench gemm` for the GEMM path");
+      "(--config default); `bench gemm` for the GEMM path; `bench attention` for the attention "
+      "op");
   bench->require_subcommand(0, 1);
   auto ta = std::make_shared<TrainBenchOptions>();
   add_train_bench_options(bench, ta.get());
   CLI::App* gemm_cmd = add_gemm_command(bench, action);
+  CLI::App* attention_cmd = add_attention_command(bench, action);
 
   // The train benchmark runs when no subcommand was given (CLI11 calls the parent's callback
   // after the subcommand's).
-  bench->callback([bench, gemm_cmd, ta, &action] {
-    if (bench->got_subcommand(gemm_cmd)) return;
+  bench->callback([bench, gemm_cmd, attention_cmd, ta, &action] {
+    if (bench->got_subcommand(gemm_cmd) || bench->got_subcommand(attention_cmd)) return;
     action = [bench, ta] {
       // PELAB_GEMM (checked before any command runs) stands in for a --gemm not given.
       const char* env = std::getenv("PELAB_GEMM");
