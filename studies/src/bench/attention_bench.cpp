@@ -11,19 +11,14 @@
 #include "pelab/autograd/autograd.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
-#include "pelab/core/rng.h"
 #include "pelab/nn/attention.h"
+#include "random_tensor.h"
 
 namespace pelab {
 
 namespace {
 
-Tensor random_tensor(const Shape& shape, uint64_t seed) {
-  Generator rng(seed);
-  Tensor t = Tensor::empty(shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = rng.normal(0.0f, 1.0f);
-  return t;
-}
+using bench_detail::random_normal;
 
 // Median of `calls` timed calls of fn(call), after 20 untimed ones.
 double median_ms(int calls, const std::function<void(int)>& fn) {
@@ -42,8 +37,8 @@ double median_ms(int calls, const std::function<void(int)>& fn) {
 
 AttentionBenchRow bench_length(const AttentionBenchOptions& o, int64_t T) {
   const Shape shape{o.batch, T, o.d_model};  // q, k, v, z: [B, T, d]
-  Tensor q = random_tensor(shape, 1), k = random_tensor(shape, 2), v = random_tensor(shape, 3);
-  const Tensor dz = random_tensor(shape, 4);
+  Tensor q = random_normal(shape, 1), k = random_normal(shape, 2), v = random_normal(shape, 3);
+  const Tensor dz = random_normal(shape, 4);
   IntTensor mask;
   mask.shape = Shape({o.batch, T});
   mask.values.assign(static_cast<size_t>(o.batch * T), 1);

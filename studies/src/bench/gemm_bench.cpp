@@ -9,8 +9,8 @@
 
 #include "pelab/backend/gemm.h"
 #include "pelab/core/error.h"
-#include "pelab/core/rng.h"
 #include "pelab/ops/ops.h"
+#include "random_tensor.h"
 
 namespace pelab {
 
@@ -23,10 +23,7 @@ constexpr Config kConfigs[] = {
     {"tiny", 64, 4, 32, 32, 16}, {"small", 128, 4, 64, 32, 16}, {"medium", 256, 8, 128, 16, 16}};
 
 Tensor random_matrix(int64_t rows, int64_t cols, uint64_t seed) {
-  Generator rng(seed);
-  Tensor t = Tensor::empty({rows, cols});
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = rng.normal(0.0f, 1.0f);
-  return t;
+  return bench_detail::random_normal({rows, cols}, seed);
 }
 
 // Median GFLOP/s of `fn`, each sample timing back-to-back calls for at least min_ms.
