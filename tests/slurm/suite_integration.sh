@@ -115,7 +115,11 @@ if wait_closely training_mid_run "$slurm_dir/$victim"; then
   scontrol requeue "${array}_3"
   wait_for "the requeued run to save" file_has "$slurm_dir/$victim/status.json" '"interrupted"'
   wait_for "task ${array}_3 to be queued again" task_pending "${array}_3"
-  scontrol update JobId="${array}_3" StartTime=now # instead of the 2 minutes' requeue delay
+  # Instead of the 2 minutes' requeue delay; but not within the second of the requeue: Slurm
+  # revokes the old instance's credential with a time in whole seconds, and a task started
+  # again in that same second is killed as "Job credential revoked" and never resumes.
+  sleep 2
+  scontrol update JobId="${array}_3" StartTime=now
   wait_for "array job $array to end" job_gone "$array"
   wait_for "report job $compare to end" job_gone "$compare"
   check "the requeued task resumed the run" file_has "$slurm_dir/slurm/run-3.log" "^resume "

@@ -132,7 +132,11 @@ if wait_closely training_mid_run "$slurm_dir/$victim"; then
   "$pelab" sweep --status "$slurm_dir" >"$work/status.out" 2>&1
   check "--status shows the requeued run queued" \
     file_has "$work/status.out" "pending positional.type=rotary/seed=1: queued ("
-  scontrol update JobId="${array}_3" StartTime=now # instead of the 2 minutes' requeue delay
+  # Instead of the 2 minutes' requeue delay; but not within the second of the requeue: Slurm
+  # revokes the old instance's credential with a time in whole seconds, and a task started
+  # again in that same second is killed as "Job credential revoked" and never resumes.
+  sleep 2
+  scontrol update JobId="${array}_3" StartTime=now
   wait_for "array job $array to end" job_gone "$array"
   wait_for "compare job $compare to end" job_gone "$compare"
   check "the requeued task resumed the run" \
