@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "pelab/backend/small_gemm.h"
@@ -78,6 +79,10 @@ void pack_a(bool trans_a, const float* A, int64_t lda, int64_t i0, int64_t mc, i
       for (int64_t k = 0; k < kc; ++k) {
         const float* src = A + (p0 + k) * lda + i0 + ir;
         float* dst = panel + k * kMr;
+        if (rows == kMr) {  // a copy of constant size: a few vector moves, not six of each
+          std::memcpy(dst, src, kMr * sizeof(float));
+          continue;
+        }
         for (int64_t r = 0; r < rows; ++r) dst[r] = src[r];
         for (int64_t r = rows; r < kMr; ++r) dst[r] = 0.0f;
       }
@@ -136,32 +141,39 @@ __attribute__((target("avx2"))) int64_t pack_bt_panel_avx2(const float* rows, in
 // values written.
 void pack_b(PackedKernel kernel, bool trans_b, const float* B, int64_t ldb, int64_t p0, int64_t kc,
             int64_t j0, int64_t nc, float* packed) {
-  for (int64_t jr = 0; jr < nc; jr += kNr) {
-    const int64_t cols = std::min(kNr, nc - jr);
-    float* panel = packed + jr * kc;
-    if (trans_b) {       // op(B)(k, j) = B[j, k]
-      int64_t done = 0;  // the first `done` k of every column, by the vector transpose
-#ifdef PELAB_PACKED_AVX2
-      if (cols == kNr && kernel == PackedKernel::Avx2)
-        done = pack_bt_panel_avx2(B + (j0 + jr) * ldb + p0, ldb, kc, panel);
-#else
-      (void)kernel;
-#endif
-      for (int64_t c = 0; c < cols; ++c) {
-        const float* src = B + (j0 + jr + c) * ldb + p0;
-        for (int64_t k = done; k < kc; ++k) panel[k * kNr + c] = src[k];
-      }
-      for (int64_t c = cols; c < kNr; ++c)
-        for (int64_t k = 0; k < kc; ++k) panel[k * kNr + c] = 0.0f;
-    } else {  // op(B)(k, j) = B[k, j]: a panel's columns are contiguous in memory
-      for (int64_t k = 0; k < kc; ++k) {
-        const float* src = B + (p0 + k) * ldb + j0 + jr;
-        float* dst = panel + k * kNr;
+  if (!trans_b) {  // op(B)(k, j) = B[k, j]: row k of the block, in one pass over its panels
+    for (int64_t k = 0; k < kc; ++k) {
+      const float* src = B + (p0 + k) * ldb + j0;
+      for (int64_t jr = 0; jr < nc; jr += kNr) {
+        const int64_t cols = std::min(kNr, nc - jr);
+        float* dst = packed + jr * kc + k * kNr;
+        if (cols == kNr) {  // a full panel: a copy of constant size, a few vector moves
+          std::memcpy(dst, src + jr, kNr * sizeof(float));
+          continue;
+        }
         // One pass over the full panel width: a separate zeroing loop for the padding
         // becomes a memset call per row, which costs more than the copy at these widths.
-        for (int64_t c = 0; c < kNr; ++c) dst[c] = c < cols ? src[c] : 0.0f;
+        for (int64_t c = 0; c < kNr; ++c) dst[c] = c < cols ? src[jr + c] : 0.0f;
       }
     }
+    return;
+  }
+  for (int64_t jr = 0; jr < nc; jr += kNr) {  // op(B)(k, j) = B[j, k]
+    const int64_t cols = std::min(kNr, nc - jr);
+    float* panel = packed + jr * kc;
+    int64_t done = 0;  // the first `done` k of every column, by the vector transpose
+#ifdef PELAB_PACKED_AVX2
+    if (cols == kNr && kernel == PackedKernel::Avx2)
+      done = pack_bt_panel_avx2(B + (j0 + jr) * ldb + p0, ldb, kc, panel);
+#else
+    (void)kernel;
+#endif
+    for (int64_t c = 0; c < cols; ++c) {
+      const float* src = B + (j0 + jr + c) * ldb + p0;
+      for (int64_t k = done; k < kc; ++k) panel[k * kNr + c] = src[k];
+    }
+    for (int64_t c = cols; c < kNr; ++c)
+      for (int64_t k = 0; k < kc; ++k) panel[k * kNr + c] = 0.0f;
   }
 }
 
