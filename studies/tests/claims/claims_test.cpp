@@ -532,6 +532,33 @@ TEST(Reproduce, R2ProbesTheRandomizedSideAtTheLargerCap) {
   // Trained again, the randomized side is the larger cap's (the probe's run among them).
   EXPECT_EQ(experiments.size(), learned ? 3u : 2u) << experiments.dump();
   EXPECT_EQ(pairs[0]["randomized_larger_cap"], learned) << pairs.dump();
+
+  // The probe's runs are the reproduction's: the claims' record keeps them (the suite's own
+  // runs are the suite's record, not this one) and gives them back to a new clone.
+  const fs::path probe = tmp / "runs/suites/tiny-steps2000";
+  const auto summaries_under = [](const fs::path& dir) {
+    size_t n = 0;
+    for (const auto& f : fs::recursive_directory_iterator(dir)) {
+      EXPECT_NE(f.path().filename(), "checkpoint.safetensors") << f.path();
+      n += f.path().filename() == "summary.json";
+    }
+    return n;
+  };
+  size_t trained = 0;
+  for (const auto& f : fs::recursive_directory_iterator(probe))
+    trained += f.path().filename() == "summary.json";
+  ASSERT_GE(trained, 1u);
+  const std::string tool = "PELAB_CLAIMS_OUT='" + (tmp / "out") + "' PELAB_CLAIM_RUNS='" +
+                           (tmp / "record") + "' PELAB_SUITE_RUNS='" + (tmp / "runs/suites") +
+                           "' '" + PELAB_SOURCE_DIR "/studies/tools/claim_runs.sh' ";
+  auto [saved, save_output] = testing::shell(tool + "save 2>&1");
+  ASSERT_EQ(saved, 0) << save_output;
+  EXPECT_EQ(summaries_under(tmp / "record/suites/tiny-steps2000/runs"), trained) << save_output;
+  EXPECT_FALSE(fs::exists(tmp / "record/suites/tiny")) << "the suite's own runs are not a probe";
+  fs::remove_all(probe);
+  auto [restored, restore_output] = testing::shell(tool + "restore 2>&1");
+  ASSERT_EQ(restored, 0) << restore_output;
+  EXPECT_EQ(summaries_under(probe), trained) << restore_output;
 }
 
 // The committed record of the reproductions' runs: saved without checkpoints, restored into
