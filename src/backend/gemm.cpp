@@ -5,6 +5,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 
 #include "pelab/backend/packed_gemm.h"
 #include "pelab/backend/small_gemm.h"
@@ -88,7 +89,32 @@ void openblas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alph
 
 constexpr int64_t kSmallWeightGradient = 64 * 256;  // M·N: output elements
 
+bool openblas_core_is_vectorised(const std::string& core) {
+  // OpenBLAS's x86-64 cores with AVX2 or AVX-512 kernels (its DYNAMIC_ARCH names).
+  std::string lower = core;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* name :
+       {"haswell", "excavator", "zen", "skylakex", "cooperlake", "sapphirerapids"})
+    if (lower == name) return true;
+  return false;
+}
+
+std::string openblas_core() {
+  return openblas_get_corename();
+}
+
+bool openblas_vectorised() {
+  static const bool vectorised = openblas_core_is_vectorised(openblas_core());
+  return vectorised;
+}
+
 GemmBackend auto_gemm_backend(bool ta, bool tb, int64_t M, int64_t N, int64_t K) {
+  return auto_gemm_backend(ta, tb, M, N, K, openblas_vectorised());
+}
+
+GemmBackend auto_gemm_backend(bool ta, bool tb, int64_t M, int64_t N, int64_t K,
+                              bool openblas_fast) {
   // Small products (attention's per head: 16×16×8 in the default experiment, thousands a step)
   // cost a library call's fixed overhead more than their arithmetic; pelab's own kernel has
   // none (docs/performance.md).
@@ -97,8 +123,11 @@ GemmBackend auto_gemm_backend(bool ta, bool tb, int64_t M, int64_t N, int64_t K)
   // rate there (`pelab bench gemm --config medium`, docs/performance.md). A small weight's
   // gradient (at most 64 × 256, R1's model) goes to pelab's kernel, as fast there: OpenBLAS's
   // first call maps a 128 MiB buffer and touches a quarter of it, a small model's whole size.
-  if (ta && !tb && K >= 512)
-    return M * N <= kSmallWeightGradient ? GemmBackend::Packed : GemmBackend::OpenBlas;
+  // An OpenBLAS without a vector kernel for this CPU is slower than oneDNN: oneDNN then.
+  if (ta && !tb && K >= 512) {
+    if (M * N <= kSmallWeightGradient) return GemmBackend::Packed;
+    return openblas_fast ? GemmBackend::OpenBlas : GemmBackend::OneDnn;
+  }
   return GemmBackend::OneDnn;
 }
 

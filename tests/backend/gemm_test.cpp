@@ -48,8 +48,24 @@ TEST(Gemm, EveryBackendMatchesTheReferenceOnEveryLayout) {
   set_num_threads(saved);
 }
 
+// OpenBLAS's generic kernel on a CPU it does not know is several times slower than oneDNN
+// (docs/performance.md): only its AVX2 and AVX-512 cores count as vectorised.
+TEST(Gemm, OnlyOpenBlasVectorCoresCountAsVectorised) {
+  for (const char* core : {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids", "zen"})
+    EXPECT_TRUE(openblas_core_is_vectorised(core)) << core;
+  for (const char* core : {"Prescott", "Core2", "Nehalem", "Sandybridge", "Unknown", ""})
+    EXPECT_FALSE(openblas_core_is_vectorised(core)) << core;
+  EXPECT_EQ(openblas_vectorised(), openblas_core_is_vectorised(openblas_core()));
+}
+
 TEST(Gemm, AutoSendsSmallProductsToPackedAndLongWeightGradientsToOpenBlas) {
-  EXPECT_EQ(auto_gemm_backend(true, false, 256, 1024, 2048), GemmBackend::OpenBlas);
+  EXPECT_EQ(auto_gemm_backend(true, false, 256, 1024, 2048, true), GemmBackend::OpenBlas);
+  // An OpenBLAS without a vector kernel for the CPU is not used.
+  EXPECT_EQ(auto_gemm_backend(true, false, 256, 1024, 2048, false), GemmBackend::OneDnn);
+  EXPECT_EQ(auto_gemm_backend(true, false, 64, 256, 2048, false), GemmBackend::Packed);
+  EXPECT_EQ(auto_gemm_backend(true, false, 256, 1024, 2048),
+            openblas_vectorised() ? GemmBackend::OpenBlas : GemmBackend::OneDnn)
+      << "OpenBLAS runs its " << openblas_core() << " kernel here";
   EXPECT_EQ(auto_gemm_backend(false, true, 2048, 1024, 256), GemmBackend::OneDnn);
   EXPECT_EQ(auto_gemm_backend(false, false, 2048, 256, 1024), GemmBackend::OneDnn);
   EXPECT_EQ(auto_gemm_backend(true, false, 64, 32, 32), GemmBackend::OneDnn);

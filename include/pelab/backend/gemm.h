@@ -30,8 +30,20 @@ void set_gemm_backend(GemmBackend backend);
 const char* to_string(GemmBackend backend);
 // "auto" | "onednn" | "openblas" | "packed" | "reference"
 GemmBackend parse_gemm_backend(const std::string& name);
-// The backend Auto uses for this product (Packed, OneDnn or OpenBlas).
+// The backend Auto uses for this product (Packed, OneDnn or OpenBlas), on this machine.
 GemmBackend auto_gemm_backend(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K);
+// The same rule for an OpenBLAS that runs (or does not run) a vector kernel for the CPU.
+GemmBackend auto_gemm_backend(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+                              bool openblas_fast);
+
+// OpenBLAS chooses its kernels for the CPU when it loads, by the CPU's model; a CPU newer than
+// the library gets its generic SSE3 kernel ("Prescott"), several times slower than oneDNN
+// there (Debian bookworm's 0.3.21 on an Intel Xeon of family 6, model 207). Whether the core
+// OpenBLAS chose (openblas_get_corename(): "Haswell", "SkylakeX", "Prescott", ...) is one of
+// its AVX2 or AVX-512 kernels; and whether this process's OpenBLAS runs one.
+bool openblas_core_is_vectorised(const std::string& core);
+bool openblas_vectorised();
+std::string openblas_core();
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
           int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
