@@ -3,7 +3,9 @@
 // block of 32, and spans that cross a 2³² boundary (where the key changes).
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "pelab/core/rng.h"
@@ -11,6 +13,7 @@
 namespace pelab::testing {
 namespace {
 
+// Each kernel this CPU runs, and apply_counter_mask's choice among them, against the definition.
 void expect_mask_is_counter_uniform(uint64_t seed, uint64_t first, int64_t n, float p) {
   std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
   for (int64_t t = 0; t < n; ++t) x[t] = 1.0f + static_cast<float>(t);
@@ -20,18 +23,53 @@ void expect_mask_is_counter_uniform(uint64_t seed, uint64_t first, int64_t n, fl
     const bool keep = counter_uniform(seed, first + static_cast<uint64_t>(t)) >= p;
     ASSERT_EQ(y[t], keep ? x[t] * scale : 0.0f) << "first " << first << " t " << t;
   }
-  std::vector<float> z = x;  // in place: the same
-  apply_counter_mask(seed, first, n, p, scale, z.data(), z.data());
-  EXPECT_EQ(z, y);
+  for (const CounterMaskKernel kernel :
+       {CounterMaskKernel::Avx512, CounterMaskKernel::Avx2, CounterMaskKernel::Portable}) {
+    if (!counter_mask_runs_here(kernel)) continue;
+    std::vector<float> w(static_cast<size_t>(n), -1.0f);
+    apply_counter_mask_with(kernel, seed, first, n, p, scale, x.data(), w.data());
+    EXPECT_EQ(w, y) << "kernel " << static_cast<int>(kernel) << " first " << first << " n " << n;
+    std::vector<float> z = x;  // in place: the same
+    apply_counter_mask_with(kernel, seed, first, n, p, scale, z.data(), z.data());
+    EXPECT_EQ(z, y) << "kernel " << static_cast<int>(kernel) << " in place";
+  }
 }
 
 TEST(CounterMask, EqualsCounterUniformOnEverySpan) {
-  for (uint64_t first : {uint64_t{0}, uint64_t{5}, uint64_t{31}, uint64_t{32}, uint64_t{1000003}})
-    for (int64_t n : {1, 7, 31, 32, 33, 100})
-      for (float p : {0.1f, 0.5f}) expect_mask_is_counter_uniform(17, first, n, p);
+  for (uint64_t first :
+       {uint64_t{0}, uint64_t{5}, uint64_t{16}, uint64_t{31}, uint64_t{32}, uint64_t{1000003}})
+    for (int64_t n : {1, 7, 15, 16, 17, 31, 32, 33, 100})
+      for (float p : {0.1f, 0.5f, 0.9f}) expect_mask_is_counter_uniform(17, first, n, p);
+  // A rate equal to a counter's own draw, in the low and the high half of its hash: that
+  // counter sits on the threshold and is kept (u ≥ p), its neighbours fall either way.
+  for (uint64_t at : {uint64_t{5}, uint64_t{21}, uint64_t{40}}) {
+    const float p = counter_uniform(17, at);
+    if (p > 0.0f) expect_mask_is_counter_uniform(17, 0, 64, p);
+  }
   // Across the boundary between two keys.
   expect_mask_is_counter_uniform(17, (uint64_t{1} << 32) - 45, 100, 0.3f);
   expect_mask_is_counter_uniform(17, (uint64_t{3} << 32) - 1, 2, 0.3f);
+}
+
+// A kept value is the float product, whatever it is; a dropped one is +0 even for inf or NaN.
+TEST(CounterMask, EveryKernelKeepsAndDropsSpecialValuesAlike) {
+  const int64_t n = 64;
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t t = 0; t < n; ++t)
+    x[t] = t % 4 == 0   ? std::numeric_limits<float>::infinity()
+           : t % 4 == 1 ? -0.0f
+           : t % 4 == 2 ? 3.0e38f
+                        : std::numeric_limits<float>::denorm_min();
+  std::vector<float> want(static_cast<size_t>(n));
+  apply_counter_mask_with(CounterMaskKernel::Portable, 9, 3, n, 0.5f, 2.0f, x.data(), want.data());
+  for (const CounterMaskKernel kernel : {CounterMaskKernel::Avx512, CounterMaskKernel::Avx2}) {
+    if (!counter_mask_runs_here(kernel)) continue;
+    std::vector<float> got(static_cast<size_t>(n));
+    apply_counter_mask_with(kernel, 9, 3, n, 0.5f, 2.0f, x.data(), got.data());
+    for (int64_t t = 0; t < n; ++t)  // bit for bit: +0 and −0 apart
+      EXPECT_EQ(std::bit_cast<uint32_t>(got[t]), std::bit_cast<uint32_t>(want[t]))
+          << "kernel " << static_cast<int>(kernel) << " t " << t;
+  }
 }
 
 TEST(CounterMask, KeepRateIsPRoundedUpTo16Bits) {
@@ -63,8 +101,8 @@ TEST(CounterMask, SeedsAndCountersGiveIndependentLookingBits) {
     agree += (u >= 0.5f) == (counter_uniform(12, static_cast<uint64_t>(c)) >= 0.5f);
   }
   // σ of a count over 2¹⁶ fair bits is 128; 6σ = 768.
-  for (int b = 0; b < 16; ++b) EXPECT_NEAR(ones_by_bit[b], n / 2, 768) << "bit " << b;
-  EXPECT_NEAR(agree, n / 2, 768);
+  for (int b = 0; b < 16; ++b) EXPECT_NEAR(ones_by_bit[b], n / 2.0, 768) << "bit " << b;
+  EXPECT_NEAR(agree, n / 2.0, 768);
 }
 
 }  // namespace
