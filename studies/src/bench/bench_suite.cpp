@@ -110,6 +110,12 @@ int run_one_eval_case(const TrainBenchOptions& a) {
 void print_gemm_choice(const TrainBenchOptions& a) {
   if (a.gemm != "auto")
     fmt::print("pelab's GEMMs through the '{}' backend (pelab train uses auto)\n", a.gemm);
+  if (!openblas_vectorised())
+    fmt::print(
+        "OpenBLAS runs its generic '{}' kernel on this CPU (it does not know the model): auto "
+        "leaves it out; PyTorch from Debian uses it too, unless OPENBLAS_CORETYPE names the "
+        "CPU's kind (e.g. SkylakeX, Haswell)\n",
+        openblas_core());
 }
 
 // Where --vs-torch finds the PyTorch reference script unless --torch-script says.
@@ -225,6 +231,7 @@ class TrainBench {
                 {"peak_gflops_per_thread", a_.peak_gflops},
                 {"peak_source", peak_source_},
                 {"gemm", a_.gemm},
+                {"openblas_core", openblas_core()},
                 {"omp_wait", a_.omp_wait},
                 {"rows", rows},
                 {"scaling", scaling}}
