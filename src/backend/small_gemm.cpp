@@ -139,35 +139,11 @@ __attribute__((target("avx2,fma,avx512f"))) void small_rows_avx512(
 
 }  // namespace
 
-bool small_gemm_runs_here(SmallGemmKernel kernel) {
-#ifdef PELAB_SMALL_AVX2
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f");
-  switch (kernel) {
-    case SmallGemmKernel::Avx512:
-      return avx512;
-    case SmallGemmKernel::Avx2:
-      return avx2;
-    case SmallGemmKernel::Portable:
-      return true;
-  }
-  return false;
-#else
-  return kernel == SmallGemmKernel::Portable;
-#endif
-}
-
-SmallGemmKernel small_gemm_best_kernel() {
-  for (const SmallGemmKernel k : {SmallGemmKernel::Avx512, SmallGemmKernel::Avx2})
-    if (small_gemm_runs_here(k)) return k;
-  return SmallGemmKernel::Portable;
-}
-
 void small_gemm_with(SmallGemmKernel kernel, bool trans_a, bool trans_b, int64_t M, int64_t N,
                      int64_t K, float alpha, const float* A, int64_t lda, const float* B,
                      int64_t ldb, float beta, float* C, int64_t ldc) {
-  PELAB_CHECK(small_gemm_runs_here(kernel), "this CPU cannot run the small GEMM's {} kernel",
-              kernel == SmallGemmKernel::Avx512 ? "avx512 (AVX-512F)" : "avx2 (AVX2 and FMA)");
+  PELAB_CHECK(vector_kernel_runs_here(kernel), "this CPU cannot run the small GEMM's {} kernel",
+              describe(kernel));
   PELAB_CHECK(K <= kPackedKc && !trans_b,
               "internal error: small_gemm takes K ≤ {} and B untransposed, got K = {}{}", kPackedKc,
               K, trans_b ? " and Bᵀ" : "");
@@ -188,8 +164,8 @@ void small_gemm_with(SmallGemmKernel kernel, bool trans_a, bool trans_b, int64_t
 void small_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                 const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
                 int64_t ldc) {
-  small_gemm_with(small_gemm_best_kernel(), trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta,
-                  C, ldc);
+  small_gemm_with(best_vector_kernel(), trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C,
+                  ldc);
 }
 
 }  // namespace pelab

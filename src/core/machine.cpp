@@ -23,6 +23,42 @@ std::string cpu_model_name() {
   return name + " (family " + fields["cpu family"] + ", model " + fields["model"] + ")";
 }
 
+bool vector_kernel_runs_here(VectorKernel kernel) {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f");
+  switch (kernel) {
+    case VectorKernel::Avx512:
+      return avx512;
+    case VectorKernel::Avx2:
+      return avx2;
+    case VectorKernel::Portable:
+      return true;
+  }
+  return false;
+#else
+  return kernel == VectorKernel::Portable;
+#endif
+}
+
+VectorKernel best_vector_kernel() {
+  for (const VectorKernel k : {VectorKernel::Avx512, VectorKernel::Avx2})
+    if (vector_kernel_runs_here(k)) return k;
+  return VectorKernel::Portable;
+}
+
+const char* describe(VectorKernel kernel) {
+  switch (kernel) {
+    case VectorKernel::Avx512:
+      return "avx512 (AVX-512F)";
+    case VectorKernel::Avx2:
+      return "avx2 (AVX2 and FMA)";
+    case VectorKernel::Portable:
+      return "portable";
+  }
+  return "?";
+}
+
 std::string cpu_vector_isa() {
 #if defined(__x86_64__) || defined(__i386__)
   if (__builtin_cpu_supports("avx512f")) return "avx512";

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "pelab/core/error.h"
+#include "pelab/core/machine.h"
 
 namespace pelab {
 
@@ -109,50 +110,18 @@ __attribute__((target("avx2"))) void mask_block_avx2(CounterKey key, uint32_t bl
 
 using MaskBlock = void (*)(CounterKey, uint32_t, int, int, uint32_t, float, const float*, float*);
 
-MaskBlock mask_block_of(CounterMaskKernel kernel) {
-  PELAB_CHECK(counter_mask_runs_here(kernel), "this CPU cannot run the dropout mask's {} kernel",
-              kernel == CounterMaskKernel::Avx512 ? "avx512 (AVX-512F)" : "avx2 (AVX2)");
+MaskBlock mask_block_of(VectorKernel kernel) {
+  PELAB_CHECK(vector_kernel_runs_here(kernel), "this CPU cannot run the dropout mask's {} kernel",
+              describe(kernel));
 #ifdef PELAB_RNG_X86
-  if (kernel == CounterMaskKernel::Avx512) return mask_block_avx512;
-  if (kernel == CounterMaskKernel::Avx2) return mask_block_avx2;
+  if (kernel == VectorKernel::Avx512) return mask_block_avx512;
+  if (kernel == VectorKernel::Avx2) return mask_block_avx2;
 #endif
   return mask_block_portable;
 }
-}  // namespace
 
-bool counter_mask_runs_here(CounterMaskKernel kernel) {
-#ifdef PELAB_RNG_X86
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  switch (kernel) {
-    case CounterMaskKernel::Avx512:
-      return avx512;
-    case CounterMaskKernel::Avx2:
-      return avx2;
-    case CounterMaskKernel::Portable:
-      return true;
-  }
-  return false;
-#else
-  return kernel == CounterMaskKernel::Portable;
-#endif
-}
-
-CounterMaskKernel counter_mask_best_kernel() {
-  for (const CounterMaskKernel k : {CounterMaskKernel::Avx512, CounterMaskKernel::Avx2})
-    if (counter_mask_runs_here(k)) return k;
-  return CounterMaskKernel::Portable;
-}
-
-void apply_counter_mask(uint64_t seed, uint64_t first, int64_t n, float p, float scale,
-                        const float* src, float* dst) {
-  static const CounterMaskKernel best = counter_mask_best_kernel();
-  apply_counter_mask_with(best, seed, first, n, p, scale, src, dst);
-}
-
-void apply_counter_mask_with(CounterMaskKernel kernel, uint64_t seed, uint64_t first, int64_t n,
-                             float p, float scale, const float* src, float* dst) {
-  const MaskBlock mask_block = mask_block_of(kernel);
+void apply_mask_blocks(MaskBlock mask_block, uint64_t seed, uint64_t first, int64_t n, float p,
+                       float scale, const float* src, float* dst) {
   // u ≥ p ⇔ bits ≥ ⌈p·2¹⁶⌉, u = bits·2⁻¹⁶ being exact: the comparison in integers.
   const auto threshold = static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 65536.0));
   const uint64_t last = first + static_cast<uint64_t>(n);
@@ -169,6 +138,19 @@ void apply_counter_mask_with(CounterMaskKernel kernel, uint64_t seed, uint64_t f
       c += static_cast<uint64_t>(l1 - l0);
     }
   }
+}
+}  // namespace
+
+// Called once per attention row: the kernel is chosen once per process.
+void apply_counter_mask(uint64_t seed, uint64_t first, int64_t n, float p, float scale,
+                        const float* src, float* dst) {
+  static const MaskBlock best = mask_block_of(best_vector_kernel());
+  apply_mask_blocks(best, seed, first, n, p, scale, src, dst);
+}
+
+void apply_counter_mask_with(VectorKernel kernel, uint64_t seed, uint64_t first, int64_t n, float p,
+                             float scale, const float* src, float* dst) {
+  apply_mask_blocks(mask_block_of(kernel), seed, first, n, p, scale, src, dst);
 }
 
 uint64_t derive_seed(uint64_t seed, const char* stream) {

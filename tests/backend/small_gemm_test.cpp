@@ -26,7 +26,7 @@ std::vector<SmallGemmKernel> kernels() {
   std::vector<SmallGemmKernel> runnable;
   for (const SmallGemmKernel k :
        {SmallGemmKernel::Avx512, SmallGemmKernel::Avx2, SmallGemmKernel::Portable})
-    if (small_gemm_runs_here(k)) runnable.push_back(k);
+    if (vector_kernel_runs_here(k)) runnable.push_back(k);
   return runnable;
 }
 

@@ -23,9 +23,9 @@ void expect_mask_is_counter_uniform(uint64_t seed, uint64_t first, int64_t n, fl
     const bool keep = counter_uniform(seed, first + static_cast<uint64_t>(t)) >= p;
     ASSERT_EQ(y[t], keep ? x[t] * scale : 0.0f) << "first " << first << " t " << t;
   }
-  for (const CounterMaskKernel kernel :
-       {CounterMaskKernel::Avx512, CounterMaskKernel::Avx2, CounterMaskKernel::Portable}) {
-    if (!counter_mask_runs_here(kernel)) continue;
+  for (const VectorKernel kernel :
+       {VectorKernel::Avx512, VectorKernel::Avx2, VectorKernel::Portable}) {
+    if (!vector_kernel_runs_here(kernel)) continue;
     std::vector<float> w(static_cast<size_t>(n), -1.0f);
     apply_counter_mask_with(kernel, seed, first, n, p, scale, x.data(), w.data());
     EXPECT_EQ(w, y) << "kernel " << static_cast<int>(kernel) << " first " << first << " n " << n;
@@ -61,9 +61,9 @@ TEST(CounterMask, EveryKernelKeepsAndDropsSpecialValuesAlike) {
            : t % 4 == 2 ? 3.0e38f
                         : std::numeric_limits<float>::denorm_min();
   std::vector<float> want(static_cast<size_t>(n));
-  apply_counter_mask_with(CounterMaskKernel::Portable, 9, 3, n, 0.5f, 2.0f, x.data(), want.data());
-  for (const CounterMaskKernel kernel : {CounterMaskKernel::Avx512, CounterMaskKernel::Avx2}) {
-    if (!counter_mask_runs_here(kernel)) continue;
+  apply_counter_mask_with(VectorKernel::Portable, 9, 3, n, 0.5f, 2.0f, x.data(), want.data());
+  for (const VectorKernel kernel : {VectorKernel::Avx512, VectorKernel::Avx2}) {
+    if (!vector_kernel_runs_here(kernel)) continue;
     std::vector<float> got(static_cast<size_t>(n));
     apply_counter_mask_with(kernel, 9, 3, n, 0.5f, 2.0f, x.data(), got.data());
     for (int64_t t = 0; t < n; ++t)  // bit for bit: +0 and −0 apart

@@ -18,13 +18,13 @@
 
 #include <cstdint>
 
+#include "pelab/core/machine.h"
+
 namespace pelab {
 
 inline constexpr int64_t kSmallGemmMax = 32 * 32 * 32;  // multiply-adds
 
-enum class SmallGemmKernel { Avx512, Avx2, Portable };
-bool small_gemm_runs_here(SmallGemmKernel kernel);  // this CPU has the kernel's instructions
-SmallGemmKernel small_gemm_best_kernel();           // the first of them that runs here
+using SmallGemmKernel = VectorKernel;  // chosen per CPU as core/machine.h says
 
 // C[M, N] = alpha · op(A) · B + beta · C (row-major, as gemm() with trans_b false);
 // K ≤ kPackedKc. Single-threaded.

@@ -10,6 +10,8 @@
 #include <array>
 #include <cstdint>
 
+#include "pelab/core/machine.h"
+
 namespace pelab {
 
 // SplitMix64's finaliser: a bijective mix of 64 bits.
@@ -63,12 +65,9 @@ inline float counter_uniform(uint64_t seed, uint64_t index) {
 void apply_counter_mask(uint64_t seed, uint64_t first, int64_t n, float p, float scale,
                         const float* src, float* dst);
 // The same through a chosen kernel (tests): each gives the same bits, the vector ones hashing
-// a block's 16 counters at once; apply_counter_mask uses the first that runs on this CPU.
-enum class CounterMaskKernel { Avx512, Avx2, Portable };
-bool counter_mask_runs_here(CounterMaskKernel kernel);
-CounterMaskKernel counter_mask_best_kernel();
-void apply_counter_mask_with(CounterMaskKernel kernel, uint64_t seed, uint64_t first, int64_t n,
-                             float p, float scale, const float* src, float* dst);
+// a block's 16 counters at once; apply_counter_mask uses best_vector_kernel().
+void apply_counter_mask_with(VectorKernel kernel, uint64_t seed, uint64_t first, int64_t n, float p,
+                             float scale, const float* src, float* dst);
 
 // Derives an independent seed for a named sub-stream (e.g. "init", "data", "dropout").
 uint64_t derive_seed(uint64_t seed, const char* stream);
