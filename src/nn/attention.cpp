@@ -23,6 +23,8 @@
 
 #include "ops/op_util.h"
 #include "pelab/backend/gemm.h"
+#include "pelab/backend/packed_gemm.h"
+#include "pelab/backend/small_gemm.h"
 #include "pelab/core/error.h"
 #include "pelab/core/fast_math.h"
 #include "pelab/core/parallel.h"
@@ -151,6 +153,58 @@ void apply_dropout(const Dims& n, int64_t b, int64_t h, int64_t i0, int64_t i1, 
                        dst + (i - i0) * n.T);
 }
 
+// The per-head products, C = alpha · A · op(B) + beta · C. With narrow heads (d_h ≤
+// kNarrowHead) and gemm() routing by `auto` or `packed`, each whose reduction fits one block
+// (K ≤ kPackedKc) goes to the small GEMM directly (backend/small_gemm.h): gemm() would send
+// the larger ones to a library whose call costs more than their arithmetic, and the packed
+// kernel transposes a Bᵀ in registers on every call. A product with Bᵀ is given B transposed
+// once per head instead (`transposed`). The small GEMM adds the same products in the same
+// order as the packed kernel, so under `--gemm packed` the bits are those of the routed
+// products (tests/nn/attention_test.cpp); under `auto` they may differ in the last bits.
+class HeadProducts {
+ public:
+  static constexpr int64_t kNarrowHead = 16;
+
+  HeadProducts(const Dims& n, const AttentionOptions& o)
+      : direct_(o.direct_head_products && n.dh <= kNarrowHead &&
+                (gemm_backend() == GemmBackend::Auto || gemm_backend() == GemmBackend::Packed)),
+        kernel_(best_vector_kernel()) {}
+
+  bool direct() const { return direct_; }
+
+  // C[M, N] = alpha · op(A) · B + beta · C, B [K, N] at ldb.
+  void times(bool trans_a, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+             int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) const {
+    if (direct_ && K <= kPackedKc)
+      small_gemm_with(kernel_, trans_a, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    else
+      gemm(trans_a, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
+
+  // C[M, N] = alpha · A · Bᵀ + beta · C for B [N, K] at ldb, whose first N rows `transposed`
+  // (made by transpose() when direct()) holds as [K, N] at ldt.
+  void times_transposed(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                        const float* B, int64_t ldb, const float* transposed, int64_t ldt,
+                        float beta, float* C, int64_t ldc) const {
+    if (direct_)  // K = d_h ≤ kNarrowHead: one block
+      small_gemm_with(kernel_, false, false, M, N, K, alpha, A, lda, transposed, ldt, beta, C, ldc);
+    else
+      gemm(false, true, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
+
+  // out [cols, ldo] = the first `rows` rows of x [rows, cols] at ldx, transposed (direct only).
+  void transpose(int64_t rows, int64_t cols, const float* x, int64_t ldx, float* out,
+                 int64_t ldo) const {
+    if (!direct_) return;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) out[c * ldo + r] = x[r * ldx + c];
+  }
+
+ private:
+  bool direct_;
+  VectorKernel kernel_;
+};
+
 // What the backward kernel reads of one attention call: the inputs, α, and the call's settings.
 struct AttentionSaved {
   Dims n;
@@ -174,9 +228,11 @@ void attention_forward_kernel(const Dims& n, int64_t R, const float* qp, const f
   const bool save = alpha != nullptr;
   const bool use_dropout = options.dropout > 0.0f;
   const int64_t row_width = terms ? n.T : 0;  // hooks read rows of T columns; else kc do
+  const HeadProducts products(n, options);
   if (terms) terms->prepare();
   parallel_for(0, n.B * n.H, 1, [&](int64_t lo, int64_t hi) {
     std::vector<float> scores(save ? 0 : R * n.T), dropped(use_dropout ? R * n.T : 0);
+    std::vector<float> k_t(products.direct() ? n.dh * n.T : 0);  // [d_h, T]: k_hᵀ
     for (int64_t w = lo; w < hi; ++w) {
       const int64_t b = w / n.H, h = w % n.H;
       const int32_t* mask = key_mask.data() + b * n.T;
@@ -184,6 +240,7 @@ void attention_forward_kernel(const Dims& n, int64_t R, const float* qp, const f
       const int64_t rows_end = range.rows_end(options, n.T);
       const float* k_h = kp + b * n.T * n.d + h * n.dh;
       const float* v_h = vp + b * n.T * n.d + h * n.dh;
+      products.transpose(range.keys(options.causal, n.T), n.dh, k_h, n.d, k_t.data(), n.T);
       for (int64_t i0 = 0; i0 < n.T; i0 += R) {
         const int64_t i1 = std::min(rows_end, i0 + R), rows = std::max<int64_t>(0, i1 - i0);
         const int64_t kc = range.keys(options.causal, i1);
@@ -194,7 +251,8 @@ void attention_forward_kernel(const Dims& n, int64_t R, const float* qp, const f
           std::fill_n(z_blk + r * n.d, n.dh, 0.0f);
         if (rows == 0) continue;
         const float* q_blk = qp + (b * n.T + i0) * n.d + h * n.dh;
-        gemm(false, true, rows, kc, n.dh, n.scale, q_blk, n.d, k_h, n.d, 0.0f, S, n.T);
+        products.times_transposed(rows, kc, n.dh, n.scale, q_blk, n.d, k_h, n.d, k_t.data(), n.T,
+                                  0.0f, S, n.T);
         if (terms && terms->bias_reads_keys())
           terms->add_bias_with_keys(b, h, i0, i1, n.T, q_blk, n.d, k_h, n.d, S, n.T);
         if (terms && terms->has_bias()) terms->add_bias(b, h, i0, i1, n.T, q_blk, n.d, S, n.T);
@@ -207,7 +265,7 @@ void attention_forward_kernel(const Dims& n, int64_t R, const float* qp, const f
             std::fill(dropped.data() + r * n.T + kc, dropped.data() + r * n.T + width, 0.0f);
           A = dropped.data();
         }
-        gemm(false, false, rows, n.dh, kc, 1.0f, A, n.T, v_h, n.d, 0.0f, z_blk, n.d);
+        products.times(false, rows, n.dh, kc, 1.0f, A, n.T, v_h, n.d, 0.0f, z_blk, n.d);
         if (terms && terms->has_values()) terms->add_values(b, h, i0, i1, n.T, A, n.T, z_blk, n.d);
       }
     }
@@ -219,7 +277,8 @@ void attention_forward_kernel(const Dims& n, int64_t R, const float* qp, const f
 void attention_backward_head(const AttentionSaved& s, int64_t w, const float* dz, float* dq,
                              float* dk, float* dv, const AttentionTerms::GradBuffers& grads,
                              std::vector<float>& dA, std::vector<float>& dropped,
-                             std::vector<float>& keep) {
+                             std::vector<float>& keep, const HeadProducts& products,
+                             std::vector<float>& v_t) {
   const Dims& n = s.n;
   const int64_t R = s.block_rows;
   const bool dropout = s.options.dropout > 0.0f;
@@ -235,6 +294,7 @@ void attention_backward_head(const AttentionSaved& s, int64_t w, const float* dz
   const KeyRange range = key_range(s.key_mask.data() + b * n.T, n.T, t);
   const int64_t rows_end = range.rows_end(s.options, n.T);
   const int64_t row_width = t ? n.T : 0;  // hooks read rows of T columns; else kc do
+  products.transpose(range.keys(s.options.causal, n.T), n.dh, v_h, n.d, v_t.data(), n.T);
   for (int64_t i0 = 0; i0 < rows_end; i0 += R) {
     const int64_t i1 = std::min(rows_end, i0 + R), rows = i1 - i0;
     const int64_t kc = range.keys(s.options.causal, i1);
@@ -256,9 +316,10 @@ void attention_backward_head(const AttentionSaved& s, int64_t w, const float* dz
     }
     const float* dz_blk = dz + head + i0 * n.d;
     // dv_h += α'ᵀ dz_blk
-    gemm(true, false, kc, n.dh, rows, 1.0f, Ad, n.T, dz_blk, n.d, 1.0f, dv_h, n.d);
+    products.times(true, kc, n.dh, rows, 1.0f, Ad, n.T, dz_blk, n.d, 1.0f, dv_h, n.d);
     // dα' = dz_blk v_hᵀ (+ the value terms' part, over whole rows)
-    gemm(false, true, rows, kc, n.dh, 1.0f, dz_blk, n.d, v_h, n.d, 0.0f, dA.data(), n.T);
+    products.times_transposed(rows, kc, n.dh, 1.0f, dz_blk, n.d, v_h, n.d, v_t.data(), n.T, 0.0f,
+                              dA.data(), n.T);
     if (t && t->has_values())
       t->values_backward(b, h, i0, i1, n.T, Ad, n.T, dz_blk, n.d, dA.data(), n.T, grads);
     // dS = α ⊙ (dα − Σ_j α dα) in place, dα = dα' ⊙ keep; α = 0 past kc, so dS is too
@@ -281,8 +342,8 @@ void attention_backward_head(const AttentionSaved& s, int64_t w, const float* dz
     if (t && t->bias_reads_keys())
       t->bias_backward_with_keys(b, h, i0, i1, n.T, q_blk, n.d, k_h, n.d, dA.data(), n.T, dq_blk,
                                  n.d, dk_h, n.d, grads);
-    gemm(false, false, rows, n.dh, kc, n.scale, dA.data(), n.T, k_h, n.d, 1.0f, dq_blk, n.d);
-    gemm(true, false, kc, n.dh, rows, n.scale, dA.data(), n.T, q_blk, n.d, 1.0f, dk_h, n.d);
+    products.times(false, rows, n.dh, kc, n.scale, dA.data(), n.T, k_h, n.d, 1.0f, dq_blk, n.d);
+    products.times(true, kc, n.dh, rows, n.scale, dA.data(), n.T, q_blk, n.d, 1.0f, dk_h, n.d);
   }
 }
 
@@ -300,15 +361,17 @@ TensorList attention_backward_kernel(const AttentionSaved& s, const Tensor& g) {
   for (const Tensor& p : s.term_params)
     param_grads.emplace_back(static_cast<size_t>(items * p.numel()), 0.0f);
   const bool dropout = s.options.dropout > 0.0f;
+  const HeadProducts products(n, s.options);
   if (s.terms) s.terms->prepare();  // the parameters may have moved since the forward (tests)
   parallel_for(0, items, 1, [&](int64_t lo, int64_t hi) {
     std::vector<float> dA(R * n.T), dropped(dropout ? R * n.T : 0), keep(dropout ? R * n.T : 0);
+    std::vector<float> v_t(products.direct() ? n.dh * n.T : 0);  // [d_h, T]: v_hᵀ
     AttentionTerms::GradBuffers grads(s.term_params.size());
     for (int64_t w = lo; w < hi; ++w) {
       for (size_t p = 0; p < s.term_params.size(); ++p)
         grads[p] = param_grads[p].data() + w * s.term_params[p].numel();
       attention_backward_head(s, w, dz.data(), dq.data(), dk.data(), dv.data(), grads, dA, dropped,
-                              keep);
+                              keep, products, v_t);
     }
   });
   TensorList result{s.need_q ? dq : Tensor(), s.need_k ? dk : Tensor(), s.need_v ? dv : Tensor()};

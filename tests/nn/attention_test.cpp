@@ -6,6 +6,7 @@
 
 #include "nn/model_util.h"
 #include "ops/gradcheck.h"
+#include "pelab/backend/gemm.h"
 #include "pelab/core/parallel.h"
 #include "pelab/nn/attention.h"
 #include "pelab/positional/scheme.h"
@@ -258,6 +259,44 @@ TEST(Attention, LongSequencesInBlocksMatchTheOracle) {
     const Tensor composed = attention_composed(s.q, s.k, s.v, s.batch.key_mask, s.terms, o);
     EXPECT_LE(closeness(fused, composed, 1e-4, 1e-5), 1.0) << scheme;
   }
+}
+
+// Narrow heads' per-head products go to the small GEMM directly, which adds the products in
+// the packed kernel's order: under `packed` routing the direct and the routed products give
+// z and every gradient bit for bit, for every scheme with terms, causal or not, with dropout,
+// over blocks and (T = 300) over reductions longer than one block. The controls: routed
+// through the reference kernel, which adds without fused multiply-adds, the bits differ, so
+// the comparison can see a change in how the sums are formed; and under auto the direct and
+// the routed products differ, so the direct path is taken.
+TEST(Attention, DirectHeadProductsGiveThePackedKernelsBits) {
+  const GemmBackend saved = gemm_backend();
+  const auto run = [](const AttentionCase& s, AttentionOptions o, bool direct) {
+    o.direct_head_products = direct;
+    return output_and_gradients(s, o, true);
+  };
+  for (const std::string& scheme : kSchemes)
+    for (int64_t T : {7, 300}) {
+      AttentionCase s = make_setup(scheme, T, true, 13);
+      AttentionOptions o;
+      o.heads = 2;  // d_h = 6
+      o.causal = T == 7;
+      o.dropout = 0.2f;
+      o.dropout_seed = 5;
+      o.block_rows = T == 7 ? 3 : 64;
+      set_gemm_backend(GemmBackend::Packed);
+      const TensorList direct = run(s, o, true), routed = run(s, o, false);
+      for (size_t i = 0; i < direct.size(); ++i)
+        EXPECT_EQ(direct[i].to_vector(), routed[i].to_vector()) << scheme << " T " << T << " " << i;
+      if (scheme == "none" && T == 7) {
+        set_gemm_backend(GemmBackend::Reference);
+        EXPECT_NE(run(s, o, false)[1].to_vector(), direct[1].to_vector());
+      }
+      if (scheme == "none" && T == 300) {     // the direct path is taken: under auto the routed
+        set_gemm_backend(GemmBackend::Auto);  // 64 × 300 × 6 products go to oneDNN instead
+        EXPECT_NE(run(s, o, true)[0].to_vector(), run(s, o, false)[0].to_vector());
+      }
+    }
+  set_gemm_backend(saved);
 }
 
 TEST(Attention, ResultsDoNotDependOnThreadCount) {

@@ -98,6 +98,9 @@ struct AttentionOptions {
   // their z (and gradient) is 0 instead of computed. For callers that drop those rows anyway
   // (training on the real tokens only).
   bool skip_padded_queries = false;
+  // A speed choice: with narrow heads the per-head products skip gemm()'s routing (see
+  // src/nn/attention.cpp); false routes every one through gemm() (tests compare the two).
+  bool direct_head_products = true;
 };
 
 // z [B, T, d] from q, k, v [B, T, d]; key_mask [B, T] (1 = real).
