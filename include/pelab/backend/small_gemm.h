@@ -3,7 +3,9 @@
 // per-head products in a small model (16×16×8 in the default experiment, thousands a step).
 // packed_gemm() hands it every product with B untransposed of at most kSmallGemmMax
 // multiply-adds (with Bᵀ the packed kernel's transposes in registers are faster than any
-// copy this could make).
+// copy this could make). Attention with narrow heads calls it directly for its per-head
+// products of any size up to K = kPackedKc (nn/attention.cpp), with k and v transposed once
+// per head: one copy serves every block of query rows.
 //
 // Each element of C is what packed_gemm() computes (backend/packed_gemm.h): one float
 // accumulator summed with fused multiply-adds in order k = 0, 1, …, then stored as
