@@ -14,10 +14,16 @@
 namespace pelab {
 
 namespace {
+// Bit e of a block's keep word (counter l0 + e kept), for the `count` elements written.
+inline uint32_t keep_word(uint32_t keep, int count) {
+  return count == 32 ? keep : keep & ((1U << count) - 1U);
+}
+
 // out[l − l0] = in[l − l0] · scale where the bits of counter l of the block ≥ threshold, else
-// 0, for l in [l0, l1) of one block of 32 counters. The definition, one hash at a time.
+// 0, for l in [l0, l1) of one block of 32 counters; and, with keep_out, the decisions as the
+// bits of one word (bit l − l0). The definition, one hash at a time.
 void mask_block_portable(CounterKey key, uint32_t block, int l0, int l1, uint32_t threshold,
-                         float scale, const float* in, float* out) {
+                         float scale, const float* in, float* out, uint32_t* keep_out) {
   uint32_t h[16], bits[32];
   for (uint32_t l = 0; l < 16; ++l) h[l] = counter_hash(key, (block << 4) | l);
   for (int l = 0; l < 16; ++l) {
@@ -28,8 +34,13 @@ void mask_block_portable(CounterKey key, uint32_t block, int l0, int l1, uint32_
   float kept[32];
   const uint32_t* b = bits + l0;
   const int count = l1 - l0;
-  for (int e = 0; e < count; ++e) kept[e] = b[e] >= threshold ? in[e] * scale : 0.0f;
+  uint32_t keep = 0;
+  for (int e = 0; e < count; ++e) {
+    kept[e] = b[e] >= threshold ? in[e] * scale : 0.0f;
+    keep |= static_cast<uint32_t>(b[e] >= threshold) << e;
+  }
   std::copy_n(kept, count, out);
+  if (keep_out) *keep_out = keep;
 }
 
 #ifdef PELAB_RNG_X86
@@ -41,7 +52,8 @@ void mask_block_portable(CounterKey key, uint32_t block, int l0, int l1, uint32_
 // vector types: GCC 12's AVX-512 shift intrinsics trip its own -Wuninitialized.
 __attribute__((target("avx512f"))) void mask_block_avx512(CounterKey key, uint32_t block, int l0,
                                                           int l1, uint32_t threshold, float scale,
-                                                          const float* in, float* out) {
+                                                          const float* in, float* out,
+                                                          uint32_t* keep_out) {
   using Lanes = uint32_t __attribute__((vector_size(64)));
   Lanes h = Lanes{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15} | (block << 4);
   h ^= key.k0;
@@ -57,8 +69,9 @@ __attribute__((target("avx512f"))) void mask_block_avx512(CounterKey key, uint32
   const __mmask16 low = _mm512_cmpge_epu32_mask(reinterpret_cast<__m512i>(h & 0xffffU), t);
   const __mmask16 high = _mm512_cmpge_epu32_mask(reinterpret_cast<__m512i>(h >> 16), t);
   // Bit l: counter l of the block is kept; shifted so that bit e is element e.
-  const uint32_t keep = ((static_cast<uint32_t>(high) << 16) | low) >> l0;
   const int count = l1 - l0;
+  const uint32_t keep = keep_word(((static_cast<uint32_t>(high) << 16) | low) >> l0, count);
+  if (keep_out) *keep_out = keep;
   const __m512 s = _mm512_set1_ps(scale);
   for (int e = 0; e < count; e += 16) {
     const int n = std::min(16, count - e);
@@ -86,7 +99,8 @@ __attribute__((target("avx2"))) uint32_t at_least(__m256i bits, __m256i threshol
 
 __attribute__((target("avx2"))) void mask_block_avx2(CounterKey key, uint32_t block, int l0, int l1,
                                                      uint32_t threshold, float scale,
-                                                     const float* in, float* out) {
+                                                     const float* in, float* out,
+                                                     uint32_t* keep_out) {
   const __m256i k0 = _mm256_set1_epi32(static_cast<int>(key.k0));
   const __m256i k1 = _mm256_set1_epi32(static_cast<int>(key.k1));
   const __m256i t = _mm256_set1_epi32(static_cast<int>(threshold));
@@ -100,15 +114,17 @@ __attribute__((target("avx2"))) void mask_block_avx2(CounterKey key, uint32_t bl
     keep |= at_least(_mm256_and_si256(h, low16), t) << (8 * half);
     keep |= at_least(_mm256_srli_epi32(h, 16), t) << (16 + 8 * half);
   }
-  keep >>= l0;
-  float kept[32];  // in and out may be one array
   const int count = l1 - l0;
+  keep = keep_word(keep >> l0, count);
+  if (keep_out) *keep_out = keep;
+  float kept[32];  // in and out may be one array
   for (int e = 0; e < count; ++e) kept[e] = (keep >> e) & 1U ? in[e] * scale : 0.0f;
   std::copy_n(kept, count, out);
 }
 #endif  // PELAB_RNG_X86
 
-using MaskBlock = void (*)(CounterKey, uint32_t, int, int, uint32_t, float, const float*, float*);
+using MaskBlock = void (*)(CounterKey, uint32_t, int, int, uint32_t, float, const float*, float*,
+                           uint32_t*);
 
 MaskBlock mask_block_of(VectorKernel kernel) {
   PELAB_CHECK(vector_kernel_runs_here(kernel), "this CPU cannot run the dropout mask's {} kernel",
@@ -121,7 +137,10 @@ MaskBlock mask_block_of(VectorKernel kernel) {
 }
 
 void apply_mask_blocks(MaskBlock mask_block, uint64_t seed, uint64_t first, int64_t n, float p,
-                       float scale, const float* src, float* dst) {
+                       float scale, const float* src, float* dst, uint32_t* keep) {
+  PELAB_CHECK(keep == nullptr || first % 32 == 0,
+              "internal error: dropout keep bits need a first counter at a block's start, got {}",
+              first);
   // u ≥ p ⇔ bits ≥ ⌈p·2¹⁶⌉, u = bits·2⁻¹⁶ being exact: the comparison in integers.
   const auto threshold = static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 65536.0));
   const uint64_t last = first + static_cast<uint64_t>(n);
@@ -134,7 +153,9 @@ void apply_mask_blocks(MaskBlock mask_block, uint64_t seed, uint64_t first, int6
       const int l0 = static_cast<int>(lo & 31);
       const int l1 = static_cast<int>(std::min<uint64_t>(32, l0 + (span_end - c)));
       const auto offset = static_cast<int64_t>(c - first);
-      mask_block(key, lo >> 5, l0, l1, threshold, scale, src + offset, dst + offset);
+      // With keep, first starts a block, so every block starts at l0 = 0 and offset 32·w.
+      mask_block(key, lo >> 5, l0, l1, threshold, scale, src + offset, dst + offset,
+                 keep ? keep + offset / 32 : nullptr);
       c += static_cast<uint64_t>(l1 - l0);
     }
   }
@@ -143,14 +164,14 @@ void apply_mask_blocks(MaskBlock mask_block, uint64_t seed, uint64_t first, int6
 
 // Called once per attention row: the kernel is chosen once per process.
 void apply_counter_mask(uint64_t seed, uint64_t first, int64_t n, float p, float scale,
-                        const float* src, float* dst) {
+                        const float* src, float* dst, uint32_t* keep) {
   static const MaskBlock best = mask_block_of(best_vector_kernel());
-  apply_mask_blocks(best, seed, first, n, p, scale, src, dst);
+  apply_mask_blocks(best, seed, first, n, p, scale, src, dst, keep);
 }
 
 void apply_counter_mask_with(VectorKernel kernel, uint64_t seed, uint64_t first, int64_t n, float p,
-                             float scale, const float* src, float* dst) {
-  apply_mask_blocks(mask_block_of(kernel), seed, first, n, p, scale, src, dst);
+                             float scale, const float* src, float* dst, uint32_t* keep) {
+  apply_mask_blocks(mask_block_of(kernel), seed, first, n, p, scale, src, dst, keep);
 }
 
 uint64_t derive_seed(uint64_t seed, const char* stream) {

@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "pelab/core/error.h"
 #include "pelab/core/rng.h"
 
 namespace pelab::testing {
@@ -49,6 +50,39 @@ TEST(CounterMask, EqualsCounterUniformOnEverySpan) {
   // Across the boundary between two keys.
   expect_mask_is_counter_uniform(17, (uint64_t{1} << 32) - 45, 100, 0.3f);
   expect_mask_is_counter_uniform(17, (uint64_t{3} << 32) - 1, 2, 0.3f);
+}
+
+// The keep bits: bit t % 32 of word t / 32 says whether element t was kept, by the
+// definition, from every kernel, with the bits past n clear and words past them untouched;
+// a first counter inside a block is refused. The control: the decisions of another seed.
+TEST(CounterMask, KeepBitsAreTheDecisions) {
+  for (const VectorKernel kernel :
+       {VectorKernel::Avx512, VectorKernel::Avx2, VectorKernel::Portable}) {
+    if (!vector_kernel_runs_here(kernel)) continue;
+    for (uint64_t first : {uint64_t{0}, uint64_t{64}, (uint64_t{5} << 32)})
+      for (int64_t n : {1, 31, 32, 33, 82}) {
+        std::vector<float> x(static_cast<size_t>(n), 1.0f), y(static_cast<size_t>(n));
+        std::vector<uint32_t> bits(4, 0xdeadbeefU);
+        apply_counter_mask_with(kernel, 17, first, n, 0.3f, 2.0f, x.data(), y.data(), bits.data());
+        const int64_t words = (n + 31) / 32;
+        for (int64_t t = 0; t < 32 * words; ++t) {
+          const bool keep = t < n && counter_uniform(17, first + static_cast<uint64_t>(t)) >= 0.3f;
+          ASSERT_EQ((bits[t / 32] >> (t % 32)) & 1U, keep ? 1U : 0U)
+              << "kernel " << static_cast<int>(kernel) << " first " << first << " t " << t;
+        }
+        for (int64_t w = words; w < 4; ++w) EXPECT_EQ(bits[w], 0xdeadbeefU);
+        std::vector<uint32_t> other(4, 0);
+        apply_counter_mask_with(kernel, 18, first, n, 0.3f, 2.0f, x.data(), y.data(), other.data());
+        if (n >= 32) {
+          EXPECT_NE(other, bits);
+        }
+      }
+    std::vector<float> x(8, 1.0f);
+    std::vector<uint32_t> bits(1);
+    EXPECT_THROW(
+        apply_counter_mask_with(kernel, 17, 5, 8, 0.3f, 2.0f, x.data(), x.data(), bits.data()),
+        Error);
+  }
 }
 
 // A kept value is the float product, whatever it is; a dropped one is +0 even for inf or NaN.

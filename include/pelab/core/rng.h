@@ -62,12 +62,14 @@ inline float counter_uniform(uint64_t seed, uint64_t index) {
 
 // dst[t] = src[t] · scale where counter_uniform(seed, first + t) ≥ p, else 0, for t < n
 // (dropout's inverted mask over a run of consecutive counters; src may equal dst).
+// With `keep` given, also the decisions as bits: bit t % 32 of keep[t / 32] is set where
+// element t was kept (bits from n on are 0); then `first` must start a block of 32 counters.
 void apply_counter_mask(uint64_t seed, uint64_t first, int64_t n, float p, float scale,
-                        const float* src, float* dst);
+                        const float* src, float* dst, uint32_t* keep = nullptr);
 // The same through a chosen kernel (tests): each gives the same bits, the vector ones hashing
 // a block's 16 counters at once; apply_counter_mask uses best_vector_kernel().
 void apply_counter_mask_with(VectorKernel kernel, uint64_t seed, uint64_t first, int64_t n, float p,
-                             float scale, const float* src, float* dst);
+                             float scale, const float* src, float* dst, uint32_t* keep = nullptr);
 
 // Derives an independent seed for a named sub-stream (e.g. "init", "data", "dropout").
 uint64_t derive_seed(uint64_t seed, const char* stream);
