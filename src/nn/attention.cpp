@@ -144,13 +144,20 @@ KeyRange key_range(const int32_t* mask, int64_t T, const AttentionTerms* terms) 
   return {end};
 }
 
-// dst = src ⊙ keep / (1 − p) for the rows [i0, i1) of (b, h), keys [0, kc).
+// Words of keep bits per row of α: bit j % 32 of word j / 32 for key j.
+inline int64_t keep_words(const Dims& n) {
+  return (n.T + 31) / 32;
+}
+
+// dst = src ⊙ keep / (1 − p) for the rows [i0, i1) of (b, h), keys [0, kc); with `keep_bits`
+// (the rows' words, keep_words apart), the keep decisions too.
 void apply_dropout(const Dims& n, int64_t b, int64_t h, int64_t i0, int64_t i1, int64_t kc, float p,
-                   uint64_t seed, const float* src, float* dst) {
+                   uint64_t seed, const float* src, float* dst, uint32_t* keep_bits) {
   const float keep_scale = 1.0f / (1.0f - p);
   for (int64_t i = i0; i < i1; ++i)
     apply_counter_mask(seed, alpha_row_counter(n, b, h, i), kc, p, keep_scale, src + (i - i0) * n.T,
-                       dst + (i - i0) * n.T);
+                       dst + (i - i0) * n.T,
+                       keep_bits ? keep_bits + (i - i0) * keep_words(n) : nullptr);
 }
 
 // The per-head products, C = alpha · A · op(B) + beta · C. With narrow heads (d_h ≤
@@ -208,10 +215,11 @@ class HeadProducts {
 // What the backward kernel reads of one attention call: the inputs, α, and the call's settings.
 struct AttentionSaved {
   Dims n;
-  int64_t block_rows = 1;  // R: query rows per block
-  Tensor q, k, v;          // [B, T, d], contiguous, detached
-  Tensor alpha;            // [B, H, T, T]: the weights before dropout
-  IntTensor key_mask;      // [B, T]
+  int64_t block_rows = 1;           // R: query rows per block
+  Tensor q, k, v;                   // [B, T, d], contiguous, detached
+  Tensor alpha;                     // [B, H, T, T]: the weights before dropout
+  std::vector<uint32_t> keep_bits;  // [B, H, T, keep_words]: dropout's decisions on α (p > 0)
+  IntTensor key_mask;               // [B, T]
   std::shared_ptr<const AttentionTerms> terms;
   TensorList term_params;
   AttentionOptions options;
@@ -220,11 +228,12 @@ struct AttentionSaved {
 
 // Forward, per (b, h) and block of R query rows: S = scale·q kᵀ (+ bias terms), α = masked
 // softmax of S, α' = dropout(α), z = α' v (+ value terms). z [B, T, d]; α [B, H, T, T] is
-// kept in `alpha` when it is given (for backward), else each block's scores are scratch.
+// kept in `alpha` when it is given (for backward), else each block's scores are scratch;
+// dropout's decisions are kept as bits in `keep_bits` when it is given.
 void attention_forward_kernel(const Dims& n, int64_t R, const float* qp, const float* kp,
                               const float* vp, const IntTensor& key_mask,
                               const AttentionTerms* terms, const AttentionOptions& options,
-                              float* zp, float* alpha) {
+                              float* zp, float* alpha, uint32_t* keep_bits) {
   const bool save = alpha != nullptr;
   const bool use_dropout = options.dropout > 0.0f;
   const int64_t row_width = terms ? n.T : 0;  // hooks read rows of T columns; else kc do
@@ -260,7 +269,8 @@ void attention_forward_kernel(const Dims& n, int64_t R, const float* qp, const f
         const float* A = S;
         if (use_dropout) {
           apply_dropout(n, b, h, i0, i1, kc, options.dropout, options.dropout_seed, S,
-                        dropped.data());
+                        dropped.data(),
+                        keep_bits ? keep_bits + (w * n.T + i0) * keep_words(n) : nullptr);
           for (int64_t r = 0; r < rows; ++r)
             std::fill(dropped.data() + r * n.T + kc, dropped.data() + r * n.T + width, 0.0f);
           A = dropped.data();
@@ -302,11 +312,12 @@ void attention_backward_head(const AttentionSaved& s, int64_t w, const float* dz
     const float* A = s.alpha.data() + (w * n.T + i0) * n.T;
     const float* Ad = A;
     if (dropout) {  // keep[r, j] = [u ≥ p] / (1 − p), once for α' and dα; 0 past kc (α is)
-      for (int64_t r = 0; r < rows; ++r) std::fill_n(keep.data() + r * n.T, width, 1.0f);
-      apply_dropout(n, b, h, i0, i1, kc, s.options.dropout, s.options.dropout_seed, keep.data(),
-                    keep.data());
+      const float keep_scale = 1.0f / (1.0f - s.options.dropout);
       for (int64_t r = 0; r < rows; ++r) {
         float* k_r = keep.data() + r * n.T;
+        const uint32_t* bits = s.keep_bits.data() + (w * n.T + i0 + r) * keep_words(n);
+        for (int64_t j0 = 0; j0 < kc; j0 += 32)  // whole words: `keep` has 32 floats of slack
+          for (int e = 0; e < 32; ++e) k_r[j0 + e] = (bits[j0 / 32] >> e) & 1U ? keep_scale : 0.0f;
         std::fill(k_r + kc, k_r + width, 0.0f);
         const float* a = A + r * n.T;
         float* ad = dropped.data() + r * n.T;
@@ -364,7 +375,8 @@ TensorList attention_backward_kernel(const AttentionSaved& s, const Tensor& g) {
   const HeadProducts products(n, s.options);
   if (s.terms) s.terms->prepare();  // the parameters may have moved since the forward (tests)
   parallel_for(0, items, 1, [&](int64_t lo, int64_t hi) {
-    std::vector<float> dA(R * n.T), dropped(dropout ? R * n.T : 0), keep(dropout ? R * n.T : 0);
+    std::vector<float> dA(R * n.T), dropped(dropout ? R * n.T : 0);
+    std::vector<float> keep(dropout ? R * n.T + 32 : 0);
     std::vector<float> v_t(products.direct() ? n.dh * n.T : 0);  // [d_h, T]: v_hᵀ
     AttentionTerms::GradBuffers grads(s.term_params.size());
     for (int64_t w = lo; w < hi; ++w) {
@@ -409,9 +421,12 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
   s.block_rows = std::max<int64_t>(1, std::min(options.block_rows, n.T));
 
   Tensor z = Tensor::empty({n.B, n.T, n.d});
+  const bool save_keep = save && options.dropout > 0.0f;
   if (save) s.alpha = Tensor::empty({n.B, n.H, n.T, n.T});
+  if (save_keep) s.keep_bits.resize(static_cast<size_t>(n.B * n.H * n.T * keep_words(n)));
   attention_forward_kernel(n, s.block_rows, s.q.data(), s.k.data(), s.v.data(), key_mask,
-                           terms.get(), options, z.data(), save ? s.alpha.data() : nullptr);
+                           terms.get(), options, z.data(), save ? s.alpha.data() : nullptr,
+                           save_keep ? s.keep_bits.data() : nullptr);
   if (save) {
     TensorList inputs{q_in, k_in, v_in};
     inputs.insert(inputs.end(), s.term_params.begin(), s.term_params.end());
