@@ -3,12 +3,13 @@
 // Forward, per (b, h) and block of query rows:
 //   S  = scale · q_blk k_hᵀ (+ R via terms)     GEMM [rows, T]
 //   α  = masked softmax of S (all-masked row → 0)
-//   α' = α ⊙ keep / (1 − p)                     dropout mask recomputed from (seed, index)
+//   α' = α ⊙ keep / (1 − p)                     dropout mask drawn from (seed, index)
 //   z  = α' v_h (+ Σ α' U via terms)            GEMM [rows, d_h]
 // Backward, given dz:
 //   dv_h += α'ᵀ dz_blk,  dα' = dz_blk v_hᵀ (+ dz·Uᵀ),  dα = dα' ⊙ keep / (1 − p)
 //   dS = α ⊙ (dα − Σ_j α dα),  dq_blk = scale · dS k_h (+ R's part),  dk_h += scale · dSᵀ q_blk
-// α (before dropout) is kept for backward only when a gradient is needed.
+// α (before dropout) and dropout's keep decisions (as bits) are kept for backward only when a
+// gradient is needed.
 //
 // Padding at the end of a sequence costs nothing: keys from the last real one + 1 on (and,
 // when causal, keys after the block's last row) get α = 0 without being scored, so the GEMMs,
@@ -282,13 +283,31 @@ void attention_forward_kernel(const Dims& n, int64_t R, const float* qp, const f
   });
 }
 
+// One thread's scratch for the backward, reused from head to head.
+struct BackwardScratch {
+  std::vector<float> dA;       // [R, T]: dα', then dS
+  std::vector<float> dropped;  // [R, T]: α' (dropout only)
+  std::vector<float> keep;     // [R, T] + 32: keep / (1 − p) (dropout only; whole words)
+  std::vector<float> v_t;      // [d_h, T]: v_hᵀ (direct products only)
+  BackwardScratch(const AttentionSaved& s, const HeadProducts& products) {
+    const int64_t rows_by_keys = s.block_rows * s.n.T;
+    const bool dropout = s.options.dropout > 0.0f;
+    dA.resize(rows_by_keys);
+    dropped.resize(dropout ? rows_by_keys : 0);
+    keep.resize(dropout ? rows_by_keys + 32 : 0);
+    v_t.resize(products.direct() ? s.n.dh * s.n.T : 0);
+  }
+};
+
 // Backward of one (b, h) = work item w, given dz: accumulates dq, dk, dv [B, T, d] of that
 // head and the terms' parameter gradients into `grads`.
 void attention_backward_head(const AttentionSaved& s, int64_t w, const float* dz, float* dq,
                              float* dk, float* dv, const AttentionTerms::GradBuffers& grads,
-                             std::vector<float>& dA, std::vector<float>& dropped,
-                             std::vector<float>& keep, const HeadProducts& products,
-                             std::vector<float>& v_t) {
+                             const HeadProducts& products, BackwardScratch& scratch) {
+  std::vector<float>& dA = scratch.dA;
+  std::vector<float>& dropped = scratch.dropped;
+  std::vector<float>& keep = scratch.keep;
+  std::vector<float>& v_t = scratch.v_t;
   const Dims& n = s.n;
   const int64_t R = s.block_rows;
   const bool dropout = s.options.dropout > 0.0f;
@@ -363,7 +382,6 @@ void attention_backward_head(const AttentionSaved& s, int64_t w, const float* dz
 // order, so the parameter gradients do not depend on how work was split over threads.
 TensorList attention_backward_kernel(const AttentionSaved& s, const Tensor& g) {
   const Dims& n = s.n;
-  const int64_t R = s.block_rows;
   const Tensor dz = g.contiguous();
   Tensor dq = Tensor::zeros(s.q.shape()), dk = Tensor::zeros(s.k.shape()),
          dv = Tensor::zeros(s.v.shape());
@@ -371,19 +389,16 @@ TensorList attention_backward_kernel(const AttentionSaved& s, const Tensor& g) {
   std::vector<std::vector<float>> param_grads;
   for (const Tensor& p : s.term_params)
     param_grads.emplace_back(static_cast<size_t>(items * p.numel()), 0.0f);
-  const bool dropout = s.options.dropout > 0.0f;
   const HeadProducts products(n, s.options);
   if (s.terms) s.terms->prepare();  // the parameters may have moved since the forward (tests)
   parallel_for(0, items, 1, [&](int64_t lo, int64_t hi) {
-    std::vector<float> dA(R * n.T), dropped(dropout ? R * n.T : 0);
-    std::vector<float> keep(dropout ? R * n.T + 32 : 0);
-    std::vector<float> v_t(products.direct() ? n.dh * n.T : 0);  // [d_h, T]: v_hᵀ
+    BackwardScratch scratch(s, products);
     AttentionTerms::GradBuffers grads(s.term_params.size());
     for (int64_t w = lo; w < hi; ++w) {
       for (size_t p = 0; p < s.term_params.size(); ++p)
         grads[p] = param_grads[p].data() + w * s.term_params[p].numel();
-      attention_backward_head(s, w, dz.data(), dq.data(), dk.data(), dv.data(), grads, dA, dropped,
-                              keep, products, v_t);
+      attention_backward_head(s, w, dz.data(), dq.data(), dk.data(), dv.data(), grads, products,
+                              scratch);
     }
   });
   TensorList result{s.need_q ? dq : Tensor(), s.need_k ? dk : Tensor(), s.need_v ? dv : Tensor()};
