@@ -59,11 +59,16 @@ const char* describe(VectorKernel kernel) {
   return "?";
 }
 
+// The record names the kernels pelab's own loops run (every AVX-512F CPU has AVX2 and FMA).
 std::string cpu_vector_isa() {
-#if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_cpu_supports("avx512f")) return "avx512";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
-#endif
+  switch (best_vector_kernel()) {
+    case VectorKernel::Avx512:
+      return "avx512";
+    case VectorKernel::Avx2:
+      return "avx2";
+    case VectorKernel::Portable:
+      break;
+  }
   return "scalar";
 }
 
