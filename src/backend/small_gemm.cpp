@@ -40,6 +40,11 @@ void small_rows_portable(bool trans_a, int64_t M, int64_t N, int64_t K, float al
 // The mask of the first n ≤ 8 lanes, from a window of eight lanes into this.
 constexpr int32_t kLaneWindow[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
+// A free function, not a lambda: clang does not give a lambda its enclosing function's target.
+__attribute__((target("avx2,fma"))) inline __m256i first_lanes(int64_t n) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLaneWindow + 8 - n));
+}
+
 template <bool kTransA>
 inline float a_at(const float* A, int64_t lda, int64_t i, int64_t k) {
   return kTransA ? A[k * lda + i] : A[i * lda + k];
@@ -111,11 +116,8 @@ __attribute__((target("avx2,fma"))) void small_rows_avx2_as(int64_t M, int64_t N
                                                             int64_t lda, const float* brows,
                                                             int64_t ldb, float beta, float* C,
                                                             int64_t ldc) {
-  const auto lanes = [](int64_t n) {
-    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLaneWindow + 8 - n));
-  };
   if (N <= 8) {  // one register per row: eight rows at a time
-    const __m256i m = lanes(N);
+    const __m256i m = first_lanes(N);
     int64_t i = 0;
     for (; i + 8 <= M; i += 8)
       narrow_tile_avx2<kTransA, true>(i, 8, K, m, alpha, A, lda, brows, ldb, beta, C, ldc);
@@ -126,7 +128,7 @@ __attribute__((target("avx2,fma"))) void small_rows_avx2_as(int64_t M, int64_t N
   for (int64_t j = 0; j < N; j += 16) {
     const int64_t cols = N - j < 16 ? N - j : 16;
     const int64_t left = cols < 8 ? cols : 8;
-    const __m256i m0 = lanes(left), m1 = lanes(cols - left);
+    const __m256i m0 = first_lanes(left), m1 = first_lanes(cols - left);
     int64_t i = 0;
     for (; i + 4 <= M; i += 4)
       wide_tile_avx2<kTransA, true>(i, 4, K, m0, m1, alpha, A, lda, brows + j, ldb, beta, C + j,
