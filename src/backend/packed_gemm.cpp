@@ -163,7 +163,7 @@ void pack_b(PackedKernel kernel, bool trans_b, const float* B, int64_t ldb, int6
     float* panel = packed + jr * kc;
     int64_t done = 0;  // the first `done` k of every column, by the vector transpose
 #ifdef PELAB_PACKED_AVX2
-    if (cols == kNr && kernel == PackedKernel::Avx2)
+    if (cols == kNr && kernel != PackedKernel::Portable)
       done = pack_bt_panel_avx2(B + (j0 + jr) * ldb + p0, ldb, kc, panel);
 #else
     (void)kernel;
@@ -303,6 +303,72 @@ __attribute__((target("avx2,fma"))) void micro_kernel_avx2_full(int64_t kc, cons
   }
   PELAB_TILE_STORE
 }
+
+// Two full tiles side by side, C[0:6, 0:32], from two packed 16-column panels of B: one
+// AVX-512 register per row and panel, twelve accumulators, so that the FMAs' latency is hidden
+// as in the AVX2 kernel, at twice its width. Every element gets the AVX2 kernel's FMAs in the
+// same order and the same store, so the same bits.
+#define PELAB_PAIR_ROW_FMA(r, address)             \
+  {                                                \
+    const __m512 a_r = _mm512_set1_ps(*(address)); \
+    p##r##0 = _mm512_fmadd_ps(a_r, b0, p##r##0);   \
+    p##r##1 = _mm512_fmadd_ps(a_r, b1, p##r##1);   \
+  }
+#define PELAB_PAIR_K(k, a0, a1, a2, a3, a4, a5)                                               \
+  {                                                                                           \
+    const __m512 b0 = _mm512_loadu_ps(left + (k)*kNr), b1 = _mm512_loadu_ps(right + (k)*kNr); \
+    PELAB_PAIR_ROW_FMA(0, a0)                                                                 \
+    PELAB_PAIR_ROW_FMA(1, a1)                                                                 \
+    PELAB_PAIR_ROW_FMA(2, a2)                                                                 \
+    PELAB_PAIR_ROW_FMA(3, a3)                                                                 \
+    PELAB_PAIR_ROW_FMA(4, a4)                                                                 \
+    PELAB_PAIR_ROW_FMA(5, a5)                                                                 \
+  }
+#define PELAB_PAIR_ROW_STORE(r)                                                              \
+  {                                                                                          \
+    float* row = c + (r)*ldc;                                                                \
+    const __m512 s0 = _mm512_mul_ps(alpha_v, p##r##0), s1 = _mm512_mul_ps(alpha_v, p##r##1); \
+    if (beta == 0.0f) {                                                                      \
+      _mm512_storeu_ps(row, s0);                                                             \
+      _mm512_storeu_ps(row + kNr, s1);                                                       \
+    } else {                                                                                 \
+      _mm512_storeu_ps(row, _mm512_fmadd_ps(beta_v, _mm512_loadu_ps(row), s0));              \
+      _mm512_storeu_ps(row + kNr, _mm512_fmadd_ps(beta_v, _mm512_loadu_ps(row + kNr), s1));  \
+    }                                                                                        \
+  }
+using PairKernel = void (*)(int64_t kc, const APanel& a, const float* left, const float* right,
+                            float* c, int64_t ldc, float alpha, float beta);
+
+template <ALayout layout>
+__attribute__((target("avx2,fma,avx512f"))) void micro_kernel_avx512_pair(
+    int64_t kc, const APanel& a, const float* left, const float* right, float* c, int64_t ldc,
+    float alpha, float beta) {
+  __m512 p00 = _mm512_setzero_ps(), p01 = p00, p10 = p00, p11 = p00, p20 = p00, p21 = p00;
+  __m512 p30 = p00, p31 = p00, p40 = p00, p41 = p00, p50 = p00, p51 = p00;
+  if constexpr (layout == ALayout::Rows) {
+    const float *a0 = a.row0, *a1 = a0 + a.row_stride, *a2 = a1 + a.row_stride,
+                *a3 = a2 + a.row_stride, *a4 = a3 + a.row_stride, *a5 = a4 + a.row_stride;
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; ++k) PELAB_PAIR_K(k, a0 + k, a1 + k, a2 + k, a3 + k, a4 + k, a5 + k)
+  } else {
+    const int64_t step = layout == ALayout::Packed ? kMr : a.k_stride;
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; ++k) {
+      const float* q = a.row0 + k * step;
+      PELAB_PAIR_K(k, q, q + 1, q + 2, q + 3, q + 4, q + 5)
+    }
+  }
+  const __m512 alpha_v = _mm512_set1_ps(alpha), beta_v = _mm512_set1_ps(beta);
+  PELAB_PAIR_ROW_STORE(0)
+  PELAB_PAIR_ROW_STORE(1)
+  PELAB_PAIR_ROW_STORE(2)
+  PELAB_PAIR_ROW_STORE(3)
+  PELAB_PAIR_ROW_STORE(4)
+  PELAB_PAIR_ROW_STORE(5)
+}
+#undef PELAB_PAIR_ROW_FMA
+#undef PELAB_PAIR_K
+#undef PELAB_PAIR_ROW_STORE
 #undef PELAB_TILE_DECLARE
 #undef PELAB_TILE_STORE
 #undef PELAB_TILE_K
@@ -316,7 +382,7 @@ void packed_gemm_part(PackedKernel kernel, PackingPolicy packing, bool trans_a, 
                       const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                       float* C, int64_t ldc) {
 #ifdef PELAB_PACKED_AVX2
-  const bool avx2 = kernel == PackedKernel::Avx2;
+  const bool avx2 = kernel != PackedKernel::Portable;  // Avx512 runs single tiles with AVX2
   const MicroKernel micro = avx2 ? micro_kernel_avx2 : micro_kernel_portable;
   // The kernel for a tile whose six rows of A are all valid (a packed panel always is: it is
   // zero-padded) and whose B is a packed panel: A's layout fixed at compile time.
@@ -324,9 +390,15 @@ void packed_gemm_part(PackedKernel kernel, PackingPolicy packing, bool trans_a, 
                            : packing.pack_a ? micro_kernel_avx2_full<ALayout::Packed>
                            : trans_a        ? micro_kernel_avx2_full<ALayout::Columns>
                                             : micro_kernel_avx2_full<ALayout::Rows>;
+  // Two such tiles side by side, when both panels of B are full and packed.
+  const PairKernel pair = kernel != PackedKernel::Avx512 ? nullptr
+                          : packing.pack_a               ? micro_kernel_avx512_pair<ALayout::Packed>
+                          : trans_a ? micro_kernel_avx512_pair<ALayout::Columns>
+                                    : micro_kernel_avx512_pair<ALayout::Rows>;
 #else
-  (void)kernel;  // packed_gemm_with() refuses Avx2 where it does not exist
+  (void)kernel;  // packed_gemm_with() refuses the vector kernels where they do not exist
   const MicroKernel micro = micro_kernel_portable, full = micro_kernel_portable;
+  const PairKernel pair = nullptr;
 #endif
   // Bᵀ is always packed: in place, a 16-column panel would need 16 loads per k.
   const bool pack_a_blocks = packing.pack_a, pack_b_blocks = packing.pack_b || trans_b;
@@ -359,30 +431,48 @@ void packed_gemm_part(PackedKernel kernel, PackingPolicy packing, bool trans_a, 
       for (int64_t ic = 0; ic < m; ic += kMc) {
         const int64_t mc = std::min(kMc, m - ic);
         if (pack_a_blocks) pack_a(trans_a, A, lda, i0 + ic, mc, pc, kc, packed_a);
-        for (int64_t jr = 0; jr < nc; jr += kNr) {
-          const int64_t cols = std::min(kNr, nc - jr);
+        // The panel of op(A) at row ir of this block, `rows` of them valid.
+        const auto a_rows = [&](int64_t ir, int64_t rows) {
+          const int64_t i = i0 + ic + ir;
+          return pack_a_blocks ? APanel{packed_a + ir * kc, 1, kMr, kMr}
+                 : trans_a     ? APanel{A + pc * lda + i, 1, lda, rows}
+                               : APanel{A + i * lda + pc, lda, 1, rows};
+        };
+        // One 6×16 tile of C: rows ir.. of this block, the panel of B at column jr.
+        const auto tile = [&](int64_t jr, int64_t ir) {
+          const int64_t cols = std::min(kNr, nc - jr), rows = std::min(kMr, mc - ir);
+          const int64_t i = i0 + ic + ir;
           const bool b_packed = pack_b_blocks || cols < kNr;
           const BPanel b_panel = pack_b_blocks ? BPanel{packed_b + jr * kc, kNr}
                                  : b_packed    ? BPanel{packed_b, kNr}
                                                : BPanel{B + pc * ldb + j0 + jc + jr, ldb};
-          for (int64_t ir = 0; ir < mc; ir += kMr) {
-            const int64_t rows = std::min(kMr, mc - ir);
-            const int64_t i = i0 + ic + ir;
-            const APanel a_panel = pack_a_blocks ? APanel{packed_a + ir * kc, 1, kMr, kMr}
-                                   : trans_a     ? APanel{A + pc * lda + i, 1, lda, rows}
-                                                 : APanel{A + i * lda + pc, lda, 1, rows};
-            float* c_tile = C + i * ldc + j0 + jc + jr;
-            const MicroKernel tile_kernel =
-                (rows == kMr || pack_a_blocks) && b_packed ? full : micro;
-            if (rows == kMr && cols == kNr) {
-              tile_kernel(kc, a_panel, b_panel, c_tile, ldc, alpha, block_beta);
-              continue;
-            }
+          const APanel a_panel = a_rows(ir, rows);
+          float* c_tile = C + i * ldc + j0 + jc + jr;
+          const bool full_rows = rows == kMr || pack_a_blocks;
+          const MicroKernel tile_kernel = full_rows && b_packed ? full : micro;
+          if (rows == kMr && cols == kNr) {
+            tile_kernel(kc, a_panel, b_panel, c_tile, ldc, alpha, block_beta);
+          } else {
             // An edge tile: the raw sums (alpha 1, beta 0: exact), then the same store as the
             // kernel's, for the valid part only.
             tile_kernel(kc, a_panel, b_panel, c_edge, kNr, 1.0f, 0.0f);
             store_sums(c_edge, rows, cols, c_tile, ldc, alpha, block_beta);
           }
+        };
+        for (int64_t jr = 0; jr < nc; jr += kNr) {
+          // This panel and the next, both full and packed: the pair kernel takes both at once
+          // where the six rows are full, each takes its own tile elsewhere.
+          const bool paired = pair != nullptr && pack_b_blocks && nc - jr >= 2 * kNr;
+          for (int64_t ir = 0; ir < mc; ir += kMr) {
+            if (paired && mc - ir >= kMr) {  // (an edge tile's sums go through c_edge)
+              pair(kc, a_rows(ir, kMr), packed_b + jr * kc, packed_b + (jr + kNr) * kc,
+                   C + (i0 + ic + ir) * ldc + j0 + jc + jr, ldc, alpha, block_beta);
+              continue;
+            }
+            tile(jr, ir);
+            if (paired) tile(jr + kNr, ir);
+          }
+          if (paired) jr += kNr;  // the next panel is done too
         }
       }
     }
@@ -393,17 +483,26 @@ void packed_gemm_part(PackedKernel kernel, PackingPolicy packing, bool trans_a, 
 
 PackedKernel packed_gemm_best_kernel() {
 #ifdef PELAB_PACKED_AVX2
-  static const PackedKernel best = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-                                       ? PackedKernel::Avx2
-                                       : PackedKernel::Portable;
+  static const PackedKernel best = !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")
+                                       ? PackedKernel::Portable
+                                   : __builtin_cpu_supports("avx512f") ? PackedKernel::Avx512
+                                                                       : PackedKernel::Avx2;
   return best;
 #else
   return PackedKernel::Portable;
 #endif
 }
 
+bool packed_kernel_runs_here(PackedKernel kernel) {
+  const PackedKernel best = packed_gemm_best_kernel();
+  return kernel == PackedKernel::Portable || kernel == best ||
+         (kernel == PackedKernel::Avx2 && best == PackedKernel::Avx512);
+}
+
 const char* to_string(PackedKernel kernel) {
-  return kernel == PackedKernel::Avx2 ? "avx2" : "portable";
+  return kernel == PackedKernel::Avx512 ? "avx512"
+         : kernel == PackedKernel::Avx2 ? "avx2"
+                                        : "portable";
 }
 
 PackingPolicy packed_gemm_packing(bool trans_a, bool /*trans_b*/, int64_t M, int64_t /*N*/,
@@ -418,8 +517,8 @@ PackingPolicy packed_gemm_packing(bool trans_a, bool /*trans_b*/, int64_t M, int
 void packed_gemm_with(PackedKernel kernel, PackingPolicy packing, int parts, bool trans_a,
                       bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                       int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  PELAB_CHECK(kernel == PackedKernel::Portable || packed_gemm_best_kernel() == PackedKernel::Avx2,
-              "this CPU has no AVX2 and FMA for the packed GEMM's avx2 kernel");
+  PELAB_CHECK(packed_kernel_runs_here(kernel), "this CPU cannot run the packed GEMM's {} kernel",
+              to_string(kernel));
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {  // an empty sum: C = beta·C
     for (int64_t i = 0; i < M; ++i)

@@ -1,6 +1,6 @@
 // The packed GEMM: against the reference kernel on every layout and on shapes that take each
 // path (edge tiles, several K blocks, several MC and NC blocks), and the bit-for-bit promises
-// of include/pelab/backend/packed_gemm.h: the AVX2 micro-kernel equals the portable one, and
+// of include/pelab/backend/packed_gemm.h: every vector micro-kernel equals the portable one, and
 // no split over threads changes a result.
 #include "pelab/backend/packed_gemm.h"
 
@@ -48,10 +48,12 @@ const std::vector<GemmShape> kShapes = {{1, 1, 1},     {5, 15, 3},    {6, 16, 7}
 
 const PackingPolicy kPackings[] = {{false, false}, {true, false}, {false, true}, {true, true}};
 
+// Every kernel this CPU can run, the best first.
 std::vector<PackedKernel> kernels() {
-  if (packed_gemm_best_kernel() == PackedKernel::Avx2)
-    return {PackedKernel::Avx2, PackedKernel::Portable};
-  return {PackedKernel::Portable};
+  std::vector<PackedKernel> runnable;
+  for (PackedKernel k : {PackedKernel::Avx512, PackedKernel::Avx2, PackedKernel::Portable})
+    if (packed_kernel_runs_here(k)) runnable.push_back(k);
+  return runnable;
 }
 
 TEST(PackedGemm, MatchesTheReferenceOnEveryLayout) {
@@ -88,18 +90,39 @@ TEST(PackedGemm, LeavesEverythingOutsideCAlone) {
       EXPECT_EQ(got[i * p.ldc + j], p.C[i * p.ldc + j]);
 }
 
-TEST(PackedGemm, Avx2KernelEqualsThePortableOneBitForBit) {
-  if (packed_gemm_best_kernel() != PackedKernel::Avx2) GTEST_SKIP() << "no AVX2 on this CPU";
-  for (const GemmShape& s : kShapes)
-    for (int layout = 0; layout < 4; ++layout)
-      for (float beta : {0.0f, 0.5f}) {
-        const Problem p(layout & 1, layout & 2, s);
-        for (const PackingPolicy packing : kPackings)
-          EXPECT_TRUE(same_bits(p.packed(PackedKernel::Avx2, 1, 0.75f, beta, packing),
-                                p.packed(PackedKernel::Portable, 1, 0.75f, beta, packing)))
-              << "M=" << s.M << " N=" << s.N << " K=" << s.K << " layout=" << layout
-              << " pack_a=" << packing.pack_a << " pack_b=" << packing.pack_b;
-      }
+// The oracle of every vector kernel: the portable one, element by element. The shapes include
+// pairs of full panels with full and edge rows (N ≥ 32), so the AVX-512 pair kernel runs in
+// every layout of A.
+TEST(PackedGemm, EveryVectorKernelEqualsThePortableOneBitForBit) {
+  if (kernels().size() < 2) GTEST_SKIP() << "no AVX2 on this CPU";
+  for (const PackedKernel kernel : kernels()) {
+    if (kernel == PackedKernel::Portable) continue;
+    for (const GemmShape& s : kShapes)
+      for (int layout = 0; layout < 4; ++layout)
+        for (float beta : {0.0f, 0.5f}) {
+          const Problem p(layout & 1, layout & 2, s);
+          for (const PackingPolicy packing : kPackings)
+            EXPECT_TRUE(same_bits(p.packed(kernel, 1, 0.75f, beta, packing),
+                                  p.packed(PackedKernel::Portable, 1, 0.75f, beta, packing)))
+                << to_string(kernel) << " M=" << s.M << " N=" << s.N << " K=" << s.K
+                << " layout=" << layout << " pack_a=" << packing.pack_a
+                << " pack_b=" << packing.pack_b;
+        }
+  }
+}
+
+// The control: on a product the pair kernel takes (two full panels, full rows, K over one
+// block), the bit comparison above does tell summation orders apart: the reference's sums in
+// double are as close as rounding allows, yet not the same bits.
+TEST(PackedGemm, TheBitComparisonTellsThePairKernelFromOtherSums) {
+  if (!packed_kernel_runs_here(PackedKernel::Avx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  for (int layout = 0; layout < 4; ++layout) {
+    const Problem p(layout & 1, layout & 2, {12, 64, 300});
+    const std::vector<float> pair = p.packed(PackedKernel::Avx512, 1, 0.75f, 0.5f, {true, true});
+    const std::vector<float> ref = p.through(GemmBackend::Reference, 0.75f, 0.5f);
+    EXPECT_LE(worst_error(pair, ref, p.s.K, 1e-5), 1.0) << "layout=" << layout;
+    EXPECT_FALSE(same_bits(pair, ref)) << "layout=" << layout;
+  }
 }
 
 TEST(PackedGemm, PackingOrReadingInPlaceGivesTheSameBits) {

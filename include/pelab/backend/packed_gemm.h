@@ -1,5 +1,5 @@
 // pelab's own single-precision GEMM: the packed (Goto / BLIS) algorithm around a 6×16
-// register-tile micro-kernel for AVX2 and FMA.
+// register-tile micro-kernel for AVX2 and FMA (and a 6×32 one for AVX-512).
 //
 // The algorithm: K is cut into blocks of at most 256; op(B) is copied in KC×NC blocks into
 // panels of 16 columns, op(A) (optionally) in MC×KC blocks into panels of 6 rows, laid out
@@ -17,8 +17,8 @@
 //     fma(1, C, alpha·s) = C + alpha·s for later ones (beta == 0 never reads C);
 //   - packing or not, and the split over threads, only decide where the operands are read
 //     from and which thread computes an element, never how.
-// So the AVX2 micro-kernel, the portable one, every packing policy and every thread count
-// give bit-identical results (tests/backend/packed_gemm_test.cpp checks it).
+// So the AVX-512 and AVX2 micro-kernels, the portable one, every packing policy and every
+// thread count give bit-identical results (tests/backend/packed_gemm_test.cpp checks it).
 //
 // Where it stands (docs/performance.md has the figures): ahead of both libraries on most of
 // attention's per-head products, level with them on the linear layers, and no faster than the
@@ -32,14 +32,19 @@
 
 namespace pelab {
 
-enum class PackedKernel { Avx2, Portable };
+// Avx512 is the AVX2 kernel plus a pair kernel that computes two full tiles side by side in
+// AVX-512 registers (the same FMAs per element in the same order).
+enum class PackedKernel { Avx512, Avx2, Portable };
 
 // The reduction's blocks, a function of K alone (so the order of every sum is): K is cut into
 // ceil(K / kPackedKc) near-equal blocks.
 inline constexpr int64_t kPackedKc = 256;
 
-// The micro-kernel this CPU runs: Avx2 when it has AVX2 and FMA, else Portable.
+// The micro-kernel this CPU runs: Avx512 with AVX-512F (and AVX2 and FMA), Avx2 with AVX2 and
+// FMA, else Portable.
 PackedKernel packed_gemm_best_kernel();
+// Whether this CPU can run the kernel (every kernel below its best can).
+bool packed_kernel_runs_here(PackedKernel kernel);
 const char* to_string(PackedKernel kernel);
 
 // C[M, N] = alpha · op(A) · op(B) + beta · C (row-major, as gemm()). Splits the larger of M
