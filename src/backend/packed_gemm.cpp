@@ -139,7 +139,7 @@ __attribute__((target("avx2"))) int64_t pack_bt_panel_avx2(const float* rows, in
 // op(B)[p0 : p0+kc, j0 : j0+nc] → panels of kNr columns, each [kc][kNr], zero-padded.
 // The kernel decides only how Bᵀ is transposed (registers or element by element), never the
 // values written.
-void pack_b(PackedKernel kernel, bool trans_b, const float* B, int64_t ldb, int64_t p0, int64_t kc,
+void pack_b(VectorKernel kernel, bool trans_b, const float* B, int64_t ldb, int64_t p0, int64_t kc,
             int64_t j0, int64_t nc, float* packed) {
   if (!trans_b) {  // op(B)(k, j) = B[k, j]: row k of the block, in one pass over its panels
     for (int64_t k = 0; k < kc; ++k) {
@@ -163,7 +163,7 @@ void pack_b(PackedKernel kernel, bool trans_b, const float* B, int64_t ldb, int6
     float* panel = packed + jr * kc;
     int64_t done = 0;  // the first `done` k of every column, by the vector transpose
 #ifdef PELAB_PACKED_AVX2
-    if (cols == kNr && kernel != PackedKernel::Portable)
+    if (cols == kNr && kernel != VectorKernel::Portable)
       done = pack_bt_panel_avx2(B + (j0 + jr) * ldb + p0, ldb, kc, panel);
 #else
     (void)kernel;
@@ -377,12 +377,12 @@ __attribute__((target("avx2,fma,avx512f"))) void micro_kernel_avx512_pair(
 #endif  // PELAB_PACKED_AVX2
 
 // One part of the product, on one thread: C[i0 : i0+m, j0 : j0+n].
-void packed_gemm_part(PackedKernel kernel, PackingPolicy packing, bool trans_a, bool trans_b,
+void packed_gemm_part(VectorKernel kernel, PackingPolicy packing, bool trans_a, bool trans_b,
                       int64_t i0, int64_t m, int64_t j0, int64_t n, int64_t K, float alpha,
                       const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                       float* C, int64_t ldc) {
 #ifdef PELAB_PACKED_AVX2
-  const bool avx2 = kernel != PackedKernel::Portable;  // Avx512 runs single tiles with AVX2
+  const bool avx2 = kernel != VectorKernel::Portable;  // Avx512 runs single tiles with AVX2
   const MicroKernel micro = avx2 ? micro_kernel_avx2 : micro_kernel_portable;
   // The kernel for a tile whose six rows of A are all valid (a packed panel always is: it is
   // zero-padded) and whose B is a packed panel: A's layout fixed at compile time.
@@ -391,7 +391,7 @@ void packed_gemm_part(PackedKernel kernel, PackingPolicy packing, bool trans_a, 
                            : trans_a        ? micro_kernel_avx2_full<ALayout::Columns>
                                             : micro_kernel_avx2_full<ALayout::Rows>;
   // Two such tiles side by side, when both panels of B are full and packed.
-  const PairKernel pair = kernel != PackedKernel::Avx512 ? nullptr
+  const PairKernel pair = kernel != VectorKernel::Avx512 ? nullptr
                           : packing.pack_a               ? micro_kernel_avx512_pair<ALayout::Packed>
                           : trans_a ? micro_kernel_avx512_pair<ALayout::Columns>
                                     : micro_kernel_avx512_pair<ALayout::Rows>;
@@ -481,30 +481,6 @@ void packed_gemm_part(PackedKernel kernel, PackingPolicy packing, bool trans_a, 
 
 }  // namespace
 
-PackedKernel packed_gemm_best_kernel() {
-#ifdef PELAB_PACKED_AVX2
-  static const PackedKernel best = !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")
-                                       ? PackedKernel::Portable
-                                   : __builtin_cpu_supports("avx512f") ? PackedKernel::Avx512
-                                                                       : PackedKernel::Avx2;
-  return best;
-#else
-  return PackedKernel::Portable;
-#endif
-}
-
-bool packed_kernel_runs_here(PackedKernel kernel) {
-  const PackedKernel best = packed_gemm_best_kernel();
-  return kernel == PackedKernel::Portable || kernel == best ||
-         (kernel == PackedKernel::Avx2 && best == PackedKernel::Avx512);
-}
-
-const char* to_string(PackedKernel kernel) {
-  return kernel == PackedKernel::Avx512 ? "avx512"
-         : kernel == PackedKernel::Avx2 ? "avx2"
-                                        : "portable";
-}
-
 PackingPolicy packed_gemm_packing(bool trans_a, bool /*trans_b*/, int64_t M, int64_t /*N*/,
                                   int64_t /*K*/) {
   // Measured at the model's shapes (one thread, best of 12 alternating rounds): B read in
@@ -514,11 +490,11 @@ PackingPolicy packed_gemm_packing(bool trans_a, bool /*trans_b*/, int64_t M, int
   return {trans_a && M >= 256, true};
 }
 
-void packed_gemm_with(PackedKernel kernel, PackingPolicy packing, int parts, bool trans_a,
+void packed_gemm_with(VectorKernel kernel, PackingPolicy packing, int parts, bool trans_a,
                       bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                       int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  PELAB_CHECK(packed_kernel_runs_here(kernel), "this CPU cannot run the packed GEMM's {} kernel",
-              to_string(kernel));
+  PELAB_CHECK(vector_kernel_runs_here(kernel), "this CPU cannot run the packed GEMM's {} kernel",
+              describe(kernel));
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {  // an empty sum: C = beta·C
     for (int64_t i = 0; i < M; ++i)
@@ -563,7 +539,7 @@ void packed_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, fl
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   const int parts = static_cast<int>(std::max<int64_t>(
       1, std::min<int64_t>(threads, static_cast<int64_t>(flops / kMinFlopsPerPart))));
-  packed_gemm_with(packed_gemm_best_kernel(), packed_gemm_packing(trans_a, trans_b, M, N, K), parts,
+  packed_gemm_with(best_vector_kernel(), packed_gemm_packing(trans_a, trans_b, M, N, K), parts,
                    trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 

@@ -25,7 +25,7 @@ using testing::worst_error;
 struct Problem : GemmProblem {
   using GemmProblem::GemmProblem;
 
-  std::vector<float> packed(PackedKernel kernel, int parts, float alpha, float beta,
+  std::vector<float> packed(VectorKernel kernel, int parts, float alpha, float beta,
                             PackingPolicy packing = {}) const {
     std::vector<float> out = C;
     packed_gemm_with(kernel, packing, parts, ta, tb, s.M, s.N, s.K, alpha, A.data(), lda, B.data(),
@@ -49,10 +49,10 @@ const std::vector<GemmShape> kShapes = {{1, 1, 1},     {5, 15, 3},    {6, 16, 7}
 const PackingPolicy kPackings[] = {{false, false}, {true, false}, {false, true}, {true, true}};
 
 // Every kernel this CPU can run, the best first.
-std::vector<PackedKernel> kernels() {
-  std::vector<PackedKernel> runnable;
-  for (PackedKernel k : {PackedKernel::Avx512, PackedKernel::Avx2, PackedKernel::Portable})
-    if (packed_kernel_runs_here(k)) runnable.push_back(k);
+std::vector<VectorKernel> kernels() {
+  std::vector<VectorKernel> runnable;
+  for (VectorKernel k : {VectorKernel::Avx512, VectorKernel::Avx2, VectorKernel::Portable})
+    if (vector_kernel_runs_here(k)) runnable.push_back(k);
   return runnable;
 }
 
@@ -62,7 +62,7 @@ TEST(PackedGemm, MatchesTheReferenceOnEveryLayout) {
       for (float beta : {0.0f, 1.0f, 0.5f}) {
         const Problem p(layout & 1, layout & 2, s);
         const std::vector<float> ref = p.through(GemmBackend::Reference, 0.75f, beta);
-        const std::vector<float> got = p.packed(packed_gemm_best_kernel(), 1, 0.75f, beta);
+        const std::vector<float> got = p.packed(best_vector_kernel(), 1, 0.75f, beta);
         EXPECT_LE(worst_error(got, ref, s.K, 1e-5), 1.0)
             << "M=" << s.M << " N=" << s.N << " K=" << s.K << " layout=" << layout
             << " beta=" << beta;
@@ -70,7 +70,7 @@ TEST(PackedGemm, MatchesTheReferenceOnEveryLayout) {
 }
 
 TEST(PackedGemm, BetaZeroNeverReadsC) {
-  for (const PackedKernel kernel : kernels())
+  for (const VectorKernel kernel : kernels())
     for (const GemmShape& s : {GemmShape{6, 16, 8}, GemmShape{7, 19, 300}})
       for (int layout = 0; layout < 4; ++layout) {
         const Problem p(layout & 1, layout & 2, s, /*nan_c=*/true);
@@ -78,13 +78,13 @@ TEST(PackedGemm, BetaZeroNeverReadsC) {
         for (int64_t i = 0; i < s.M; ++i)
           for (int64_t j = 0; j < s.N; ++j)
             ASSERT_TRUE(std::isfinite(got[i * p.ldc + j]))
-                << to_string(kernel) << " layout=" << layout << " M=" << s.M;
+                << describe(kernel) << " layout=" << layout << " M=" << s.M;
       }
 }
 
 TEST(PackedGemm, LeavesEverythingOutsideCAlone) {
   const Problem p(true, false, {7, 19, 300});
-  const std::vector<float> got = p.packed(packed_gemm_best_kernel(), 2, 0.5f, 0.25f);
+  const std::vector<float> got = p.packed(best_vector_kernel(), 2, 0.5f, 0.25f);
   for (int64_t i = 0; i < p.s.M; ++i)
     for (int64_t j = p.s.N; j < p.ldc; ++j)  // the padding of each row of C
       EXPECT_EQ(got[i * p.ldc + j], p.C[i * p.ldc + j]);
@@ -95,16 +95,16 @@ TEST(PackedGemm, LeavesEverythingOutsideCAlone) {
 // every layout of A.
 TEST(PackedGemm, EveryVectorKernelEqualsThePortableOneBitForBit) {
   if (kernels().size() < 2) GTEST_SKIP() << "no AVX2 on this CPU";
-  for (const PackedKernel kernel : kernels()) {
-    if (kernel == PackedKernel::Portable) continue;
+  for (const VectorKernel kernel : kernels()) {
+    if (kernel == VectorKernel::Portable) continue;
     for (const GemmShape& s : kShapes)
       for (int layout = 0; layout < 4; ++layout)
         for (float beta : {0.0f, 0.5f}) {
           const Problem p(layout & 1, layout & 2, s);
           for (const PackingPolicy packing : kPackings)
             EXPECT_TRUE(same_bits(p.packed(kernel, 1, 0.75f, beta, packing),
-                                  p.packed(PackedKernel::Portable, 1, 0.75f, beta, packing)))
-                << to_string(kernel) << " M=" << s.M << " N=" << s.N << " K=" << s.K
+                                  p.packed(VectorKernel::Portable, 1, 0.75f, beta, packing)))
+                << describe(kernel) << " M=" << s.M << " N=" << s.N << " K=" << s.K
                 << " layout=" << layout << " pack_a=" << packing.pack_a
                 << " pack_b=" << packing.pack_b;
         }
@@ -115,10 +115,10 @@ TEST(PackedGemm, EveryVectorKernelEqualsThePortableOneBitForBit) {
 // block), the bit comparison above does tell summation orders apart: the reference's sums in
 // double are as close as rounding allows, yet not the same bits.
 TEST(PackedGemm, TheBitComparisonTellsThePairKernelFromOtherSums) {
-  if (!packed_kernel_runs_here(PackedKernel::Avx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  if (!vector_kernel_runs_here(VectorKernel::Avx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
   for (int layout = 0; layout < 4; ++layout) {
     const Problem p(layout & 1, layout & 2, {12, 64, 300});
-    const std::vector<float> pair = p.packed(PackedKernel::Avx512, 1, 0.75f, 0.5f, {true, true});
+    const std::vector<float> pair = p.packed(VectorKernel::Avx512, 1, 0.75f, 0.5f, {true, true});
     const std::vector<float> ref = p.through(GemmBackend::Reference, 0.75f, 0.5f);
     EXPECT_LE(worst_error(pair, ref, p.s.K, 1e-5), 1.0) << "layout=" << layout;
     EXPECT_FALSE(same_bits(pair, ref)) << "layout=" << layout;
@@ -129,11 +129,10 @@ TEST(PackedGemm, PackingOrReadingInPlaceGivesTheSameBits) {
   for (const GemmShape& s : kShapes)
     for (int layout = 0; layout < 4; ++layout) {
       const Problem p(layout & 1, layout & 2, s);
-      const std::vector<float> in_place = p.packed(packed_gemm_best_kernel(), 1, 0.75f, 0.5f);
+      const std::vector<float> in_place = p.packed(best_vector_kernel(), 1, 0.75f, 0.5f);
       for (const PackingPolicy packing :
            {PackingPolicy{true, false}, PackingPolicy{false, true}, PackingPolicy{true, true}})
-        EXPECT_TRUE(
-            same_bits(in_place, p.packed(packed_gemm_best_kernel(), 1, 0.75f, 0.5f, packing)))
+        EXPECT_TRUE(same_bits(in_place, p.packed(best_vector_kernel(), 1, 0.75f, 0.5f, packing)))
             << "M=" << s.M << " N=" << s.N << " K=" << s.K << " layout=" << layout
             << " pack_a=" << packing.pack_a << " pack_b=" << packing.pack_b;
     }
@@ -146,10 +145,9 @@ TEST(PackedGemm, EverySplitOverThreadsGivesTheSameBits) {
     for (int layout = 0; layout < 4; ++layout)
       for (const PackingPolicy packing : kPackings) {
         const Problem p(layout & 1, layout & 2, s);
-        const std::vector<float> one = p.packed(packed_gemm_best_kernel(), 1, 1.5f, 0.5f, packing);
+        const std::vector<float> one = p.packed(best_vector_kernel(), 1, 1.5f, 0.5f, packing);
         for (int parts : {2, 3, 7})
-          EXPECT_TRUE(
-              same_bits(one, p.packed(packed_gemm_best_kernel(), parts, 1.5f, 0.5f, packing)))
+          EXPECT_TRUE(same_bits(one, p.packed(best_vector_kernel(), parts, 1.5f, 0.5f, packing)))
               << "M=" << s.M << " N=" << s.N << " K=" << s.K << " layout=" << layout
               << " pack_a=" << packing.pack_a << " pack_b=" << packing.pack_b << " parts=" << parts;
       }
@@ -164,17 +162,17 @@ TEST(PackedGemm, BInPlaceWithLeadingDimensionSixteen) {
   p.B = testing::random_values(p.s.K * p.ldb, 2);
   const std::vector<float> ref = p.through(GemmBackend::Reference, 0.75f, 0.5f);
   const std::vector<float> in_place =
-      p.packed(packed_gemm_best_kernel(), 1, 0.75f, 0.5f, {false, false});
+      p.packed(best_vector_kernel(), 1, 0.75f, 0.5f, {false, false});
   EXPECT_LE(worst_error(in_place, ref, p.s.K, 1e-5), 1.0);
-  for (const PackedKernel kernel : kernels())
+  for (const VectorKernel kernel : kernels())
     for (const PackingPolicy packing : kPackings)
       EXPECT_TRUE(same_bits(in_place, p.packed(kernel, 1, 0.75f, 0.5f, packing)))
-          << to_string(kernel) << " pack_a=" << packing.pack_a << " pack_b=" << packing.pack_b;
+          << describe(kernel) << " pack_a=" << packing.pack_a << " pack_b=" << packing.pack_b;
 }
 
 TEST(PackedGemm, AnEmptySumScalesC) {
   const Problem p(false, false, {3, 4, 0});
-  const std::vector<float> got = p.packed(packed_gemm_best_kernel(), 1, 1.0f, 0.5f);
+  const std::vector<float> got = p.packed(best_vector_kernel(), 1, 1.0f, 0.5f);
   for (int64_t i = 0; i < 3; ++i)
     for (int64_t j = 0; j < 4; ++j) EXPECT_EQ(got[i * p.ldc + j], 0.5f * p.C[i * p.ldc + j]);
 }

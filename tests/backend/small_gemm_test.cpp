@@ -38,14 +38,14 @@ const std::vector<GemmShape> kShapes = {
     {16, 16, 8}, {16, 8, 16}, {33, 33, 8},  {7, 40, 29},  {6, 1, 256}, {32, 32, 32},
     {9, 12, 4},  {15, 20, 7}, {16, 16, 16}, {11, 16, 16}, {24, 24, 3}};
 
-TEST(SmallGemm, EqualsThePackedKernelBitForBit) {
+TEST(SmallGemm, EqualsTheVectorKernelBitForBit) {
   for (const GemmShape& s : kShapes)
     for (const bool trans_a : {false, true})
       for (const float alpha : {1.0f, 0.35f})
         for (const float beta : {0.0f, 1.0f, -0.5f}) {
           const GemmProblem p(trans_a, false, s, beta == 0.0f);
           std::vector<float> packed = p.C;
-          packed_gemm_with(packed_gemm_best_kernel(), {}, 1, p.ta, p.tb, s.M, s.N, s.K, alpha,
+          packed_gemm_with(best_vector_kernel(), {}, 1, p.ta, p.tb, s.M, s.N, s.K, alpha,
                            p.A.data(), p.lda, p.B.data(), p.ldb, beta, packed.data(), p.ldc);
           for (const SmallGemmKernel kernel : kernels()) {
             std::vector<float> small = p.C;
@@ -66,7 +66,7 @@ TEST(SmallGemm, PackedGemmGivesTheBlockedPathsBits) {
     std::vector<float> through = p.C, blocked = p.C;
     packed_gemm(p.ta, p.tb, s.M, s.N, s.K, 0.5f, p.A.data(), p.lda, p.B.data(), p.ldb, 1.0f,
                 through.data(), p.ldc);
-    packed_gemm_with(packed_gemm_best_kernel(), {}, 1, p.ta, p.tb, s.M, s.N, s.K, 0.5f, p.A.data(),
+    packed_gemm_with(best_vector_kernel(), {}, 1, p.ta, p.tb, s.M, s.N, s.K, 0.5f, p.A.data(),
                      p.lda, p.B.data(), p.ldb, 1.0f, blocked.data(), p.ldc);
     EXPECT_TRUE(same_bits(through, blocked)) << s.M;
   }

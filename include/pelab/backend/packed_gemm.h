@@ -30,22 +30,13 @@
 
 #include <cstdint>
 
-namespace pelab {
+#include "pelab/core/machine.h"
 
-// Avx512 is the AVX2 kernel plus a pair kernel that computes two full tiles side by side in
-// AVX-512 registers (the same FMAs per element in the same order).
-enum class PackedKernel { Avx512, Avx2, Portable };
+namespace pelab {
 
 // The reduction's blocks, a function of K alone (so the order of every sum is): K is cut into
 // ceil(K / kPackedKc) near-equal blocks.
 inline constexpr int64_t kPackedKc = 256;
-
-// The micro-kernel this CPU runs: Avx512 with AVX-512F (and AVX2 and FMA), Avx2 with AVX2 and
-// FMA, else Portable.
-PackedKernel packed_gemm_best_kernel();
-// Whether this CPU can run the kernel (every kernel below its best can).
-bool packed_kernel_runs_here(PackedKernel kernel);
-const char* to_string(PackedKernel kernel);
 
 // C[M, N] = alpha · op(A) · op(B) + beta · C (row-major, as gemm()). Splits the larger of M
 // and N over the OpenMP pool outside a parallel region; single-threaded inside one.
@@ -63,8 +54,10 @@ struct PackingPolicy {
 // The policy packed_gemm() uses for this product.
 PackingPolicy packed_gemm_packing(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K);
 
-// The same with a chosen micro-kernel, packing and number of parts (tests, benchmarks).
-void packed_gemm_with(PackedKernel kernel, PackingPolicy packing, int parts, bool trans_a,
+// The same with a chosen micro-kernel, packing and number of parts (tests, benchmarks): Avx2
+// runs the 6×16 tile, Avx512 also the pair of tiles side by side in AVX-512 registers (the
+// same FMAs per element in the same order), Portable the definition element by element.
+void packed_gemm_with(VectorKernel kernel, PackingPolicy packing, int parts, bool trans_a,
                       bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                       int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 
