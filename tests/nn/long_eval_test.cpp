@@ -1,6 +1,8 @@
 // Long evaluation: a forward pass without gradients at 4096 tokens holds attention scores for
 // one block of query rows at a time, never a [heads, T, T] tensor. The storage pool's peak
 // shows it: the whole pass stays far below what one layer's full scores would take.
+// A Slow suite: every scheme at 4096 tokens took minutes under the sanitizers, which check the
+// same code at small sizes (attention_test.cpp); the normal build runs it.
 #include <gtest/gtest.h>
 
 #include "model_util.h"
@@ -11,7 +13,7 @@
 namespace pelab::testing {
 namespace {
 
-TEST(LongEval, NoFullScoreMatrixAt4096Tokens) {
+TEST(LongEvalSlow, NoFullScoreMatrixAt4096Tokens) {
   constexpr int64_t T = 4096, heads = 4;
   for (const std::string& scheme : schemes_where(acts_in_attention)) {
     ModelConfig c = tiny_config(scheme, /*d_model=*/32, heads, /*layers=*/1);
