@@ -539,8 +539,9 @@ void packed_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, fl
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   const int parts = static_cast<int>(std::max<int64_t>(
       1, std::min<int64_t>(threads, static_cast<int64_t>(flops / kMinFlopsPerPart))));
-  packed_gemm_with(best_vector_kernel(), packed_gemm_packing(trans_a, trans_b, M, N, K), parts,
-                   trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  static const VectorKernel best = best_vector_kernel();  // chosen once: called per product
+  packed_gemm_with(best, packed_gemm_packing(trans_a, trans_b, M, N, K), parts, trans_a, trans_b, M,
+                   N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // namespace pelab
