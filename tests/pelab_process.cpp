@@ -29,6 +29,20 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
+std::string TempDir::write(const std::string& name, const std::string& text) const {
+  const fs::path p = path_ / name;
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+  return p.string();
+}
+
+std::vector<std::string> TempDir::entries() const {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(path_)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 std::string make_checkout(const TempDir& tmp, const std::vector<std::string>& dirs) {
   const std::string repo = tmp / "repo";
   for (const std::string& dir : dirs) {

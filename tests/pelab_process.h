@@ -22,6 +22,10 @@ class TempDir {
   TempDir& operator=(const TempDir&) = delete;
   const fs::path& path() const { return path_; }
   std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  // Writes `text` to the file `name` in the directory (making its parents); returns its path.
+  std::string write(const std::string& name, const std::string& text) const;
+  // The names of the directory's entries, sorted.
+  std::vector<std::string> entries() const;
 
  private:
   fs::path path_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -13,6 +14,11 @@
 #include "pelab/core/rng.h"
 
 namespace pelab::testing {
+
+// Whether two results are equal bit for bit (NaNs included).
+inline bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+}
 
 struct GemmShape {
   int64_t M, N, K;

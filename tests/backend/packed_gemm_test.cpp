@@ -18,6 +18,7 @@ namespace {
 
 using testing::GemmProblem;
 using testing::GemmShape;
+using testing::same_bits;
 using testing::worst_error;
 
 // A GEMM problem and its result through the packed GEMM with a chosen micro-kernel, packing
@@ -34,22 +35,18 @@ struct Problem : GemmProblem {
   }
 };
 
-bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
-}
-
 // Shapes that take every path: single elements, edge tiles in both directions, K split into
 // uneven blocks (K > 256), more than one MC block (M > 144), more than one NC block (N > 2048),
 // the model's own shapes (tiny attention, a linear layer), and Bᵀ panels whose K leaves 6 after
 // the 8×8 transposes, with an odd leading dimension (K + 5).
-const std::vector<GemmShape> kShapes = {{1, 1, 1},     {5, 15, 3},    {6, 16, 7},    {7, 17, 1},
-                                        {32, 32, 16},  {33, 47, 257}, {150, 20, 64}, {13, 2100, 9},
-                                        {64, 48, 600}, {128, 64, 33}, {12, 32, 22},  {13, 40, 30}};
+const std::vector<GemmShape> kPackedShapes = {
+    {1, 1, 1},     {5, 15, 3},    {6, 16, 7},    {7, 17, 1},    {32, 32, 16}, {33, 47, 257},
+    {150, 20, 64}, {13, 2100, 9}, {64, 48, 600}, {128, 64, 33}, {12, 32, 22}, {13, 40, 30}};
 
 const PackingPolicy kPackings[] = {{false, false}, {true, false}, {false, true}, {true, true}};
 
 // Every kernel this CPU can run, the best first.
-std::vector<VectorKernel> kernels() {
+std::vector<VectorKernel> vector_kernels() {
   std::vector<VectorKernel> runnable;
   for (VectorKernel k : {VectorKernel::Avx512, VectorKernel::Avx2, VectorKernel::Portable})
     if (vector_kernel_runs_here(k)) runnable.push_back(k);
@@ -57,7 +54,7 @@ std::vector<VectorKernel> kernels() {
 }
 
 TEST(PackedGemm, MatchesTheReferenceOnEveryLayout) {
-  for (const GemmShape& s : kShapes)
+  for (const GemmShape& s : kPackedShapes)
     for (int layout = 0; layout < 4; ++layout)
       for (float beta : {0.0f, 1.0f, 0.5f}) {
         const Problem p(layout & 1, layout & 2, s);
@@ -70,7 +67,7 @@ TEST(PackedGemm, MatchesTheReferenceOnEveryLayout) {
 }
 
 TEST(PackedGemm, BetaZeroNeverReadsC) {
-  for (const VectorKernel kernel : kernels())
+  for (const VectorKernel kernel : vector_kernels())
     for (const GemmShape& s : {GemmShape{6, 16, 8}, GemmShape{7, 19, 300}})
       for (int layout = 0; layout < 4; ++layout) {
         const Problem p(layout & 1, layout & 2, s, /*nan_c=*/true);
@@ -94,10 +91,10 @@ TEST(PackedGemm, LeavesEverythingOutsideCAlone) {
 // pairs of full panels with full and edge rows (N ≥ 32), so the AVX-512 pair kernel runs in
 // every layout of A.
 TEST(PackedGemm, EveryVectorKernelEqualsThePortableOneBitForBit) {
-  if (kernels().size() < 2) GTEST_SKIP() << "no AVX2 on this CPU";
-  for (const VectorKernel kernel : kernels()) {
+  if (vector_kernels().size() < 2) GTEST_SKIP() << "no AVX2 on this CPU";
+  for (const VectorKernel kernel : vector_kernels()) {
     if (kernel == VectorKernel::Portable) continue;
-    for (const GemmShape& s : kShapes)
+    for (const GemmShape& s : kPackedShapes)
       for (int layout = 0; layout < 4; ++layout)
         for (float beta : {0.0f, 0.5f}) {
           const Problem p(layout & 1, layout & 2, s);
@@ -126,7 +123,7 @@ TEST(PackedGemm, TheBitComparisonTellsThePairKernelFromOtherSums) {
 }
 
 TEST(PackedGemm, PackingOrReadingInPlaceGivesTheSameBits) {
-  for (const GemmShape& s : kShapes)
+  for (const GemmShape& s : kPackedShapes)
     for (int layout = 0; layout < 4; ++layout) {
       const Problem p(layout & 1, layout & 2, s);
       const std::vector<float> in_place = p.packed(best_vector_kernel(), 1, 0.75f, 0.5f);
@@ -141,7 +138,7 @@ TEST(PackedGemm, PackingOrReadingInPlaceGivesTheSameBits) {
 // Splitting moves the operand blocks each part starts from (a row offset into A, a column
 // offset into B), in every layout and with every operand packed or read in place.
 TEST(PackedGemm, EverySplitOverThreadsGivesTheSameBits) {
-  for (const GemmShape& s : kShapes)
+  for (const GemmShape& s : kPackedShapes)
     for (int layout = 0; layout < 4; ++layout)
       for (const PackingPolicy packing : kPackings) {
         const Problem p(layout & 1, layout & 2, s);
@@ -164,7 +161,7 @@ TEST(PackedGemm, BInPlaceWithLeadingDimensionSixteen) {
   const std::vector<float> in_place =
       p.packed(best_vector_kernel(), 1, 0.75f, 0.5f, {false, false});
   EXPECT_LE(worst_error(in_place, ref, p.s.K, 1e-5), 1.0);
-  for (const VectorKernel kernel : kernels())
+  for (const VectorKernel kernel : vector_kernels())
     for (const PackingPolicy packing : kPackings)
       EXPECT_TRUE(same_bits(in_place, p.packed(kernel, 1, 0.75f, 0.5f, packing)))
           << describe(kernel) << " pack_a=" << packing.pack_a << " pack_b=" << packing.pack_b;

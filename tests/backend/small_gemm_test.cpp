@@ -16,13 +16,10 @@ namespace {
 
 using testing::GemmProblem;
 using testing::GemmShape;
-
-bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
-}
+using testing::same_bits;
 
 // Every kernel this CPU can run: each ISA path is checked where it exists.
-std::vector<SmallGemmKernel> kernels() {
+std::vector<SmallGemmKernel> small_kernels() {
   std::vector<SmallGemmKernel> runnable;
   for (const SmallGemmKernel k :
        {SmallGemmKernel::Avx512, SmallGemmKernel::Avx2, SmallGemmKernel::Portable})
@@ -33,13 +30,13 @@ std::vector<SmallGemmKernel> kernels() {
 // Single elements, every row count modulo 4 and 8 and column count modulo 16 (masked edges),
 // the default experiment's attention products (16×16×8, 16×8×16, 16×16×16) and K up to a
 // whole block.
-const std::vector<GemmShape> kShapes = {
+const std::vector<GemmShape> kSmallShapes = {
     {1, 1, 1},   {1, 9, 5},   {2, 16, 8},   {3, 17, 3},   {4, 8, 16},  {5, 31, 2},
     {16, 16, 8}, {16, 8, 16}, {33, 33, 8},  {7, 40, 29},  {6, 1, 256}, {32, 32, 32},
     {9, 12, 4},  {15, 20, 7}, {16, 16, 16}, {11, 16, 16}, {24, 24, 3}};
 
 TEST(SmallGemm, EqualsTheVectorKernelBitForBit) {
-  for (const GemmShape& s : kShapes)
+  for (const GemmShape& s : kSmallShapes)
     for (const bool trans_a : {false, true})
       for (const float alpha : {1.0f, 0.35f})
         for (const float beta : {0.0f, 1.0f, -0.5f}) {
@@ -47,7 +44,7 @@ TEST(SmallGemm, EqualsTheVectorKernelBitForBit) {
           std::vector<float> packed = p.C;
           packed_gemm_with(best_vector_kernel(), {}, 1, p.ta, p.tb, s.M, s.N, s.K, alpha,
                            p.A.data(), p.lda, p.B.data(), p.ldb, beta, packed.data(), p.ldc);
-          for (const SmallGemmKernel kernel : kernels()) {
+          for (const SmallGemmKernel kernel : small_kernels()) {
             std::vector<float> small = p.C;
             small_gemm_with(kernel, p.ta, p.tb, s.M, s.N, s.K, alpha, p.A.data(), p.lda, p.B.data(),
                             p.ldb, beta, small.data(), p.ldc);

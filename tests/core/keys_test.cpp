@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "error_message.h"
 #include "pelab/core/error.h"
 
 namespace pelab {
 namespace {
+
+using testing::error_message;
 
 const KeySpec kWindow = integer_key("window", 1, 1, 16, "half-width");
 const KeySpec kBase = {.name = "base",
@@ -21,15 +24,6 @@ const KeySpec kMode = {.name = "mode",
                        .default_value = std::string("add"),
                        .choices = {"add", "concat"},
                        .help = "how"};
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(Keys, ValuesAreCheckedByTypeThenRangeOrChoices) {
   EXPECT_EQ(key_value_problem(kWindow, int64_t{1}), "");
@@ -52,11 +46,11 @@ TEST(Keys, WithDefaultsFillsTheMissingAndNamesTheSectionInErrors) {
   EXPECT_EQ(filled.integer("window"), 3);
   EXPECT_EQ(filled.number("base"), 10000.0);
   EXPECT_EQ(filled.text("mode"), "add");
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(error_message([&] {
               with_defaults("task", specs, {{"window", int64_t{0}}});
             }),
             "task.window: must be in [1, 16], got 0");
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(error_message([&] {
               with_defaults("positional", specs, {{"mode", std::string("x")}});
             }),
             "positional.mode: 'x' is not valid (valid: add, concat)");
@@ -65,9 +59,9 @@ TEST(Keys, WithDefaultsFillsTheMissingAndNamesTheSectionInErrors) {
 TEST(Keys, AccessorsRefuseTheWrongType) {
   const KeyValues v = {{"n", int64_t{2}}, {"x", 0.5}, {"s", std::string("a")}};
   EXPECT_EQ(v.number("n"), 2.0);
-  EXPECT_EQ(error_of([&] { v.integer("x"); }), "key 'x' is not an integer");
-  EXPECT_EQ(error_of([&] { v.text("n"); }), "key 'n' is not a text");
-  EXPECT_EQ(error_of([&] { v.integer("missing"); }), "key 'missing' is not set");
+  EXPECT_EQ(error_message([&] { v.integer("x"); }), "key 'x' is not an integer");
+  EXPECT_EQ(error_message([&] { v.text("n"); }), "key 'n' is not a text");
+  EXPECT_EQ(error_message([&] { v.integer("missing"); }), "key 'missing' is not set");
 }
 
 TEST(Keys, MarkdownListsEveryKey) {

@@ -12,12 +12,12 @@
 namespace pelab {
 namespace {
 
-CapturedRun shell(const std::string& script, const CaptureOptions& options = {}) {
+CapturedRun run_script(const std::string& script, const CaptureOptions& options = {}) {
   return try_run_captured({"/bin/sh", "-c", script}, options);
 }
 
 TEST(Process, CapturesStdoutAndTheExitStatus) {
-  const CapturedRun run = shell("echo out; echo err >&2; exit 3");
+  const CapturedRun run = run_script("echo out; echo err >&2; exit 3");
   EXPECT_EQ(run.start_error, 0);
   EXPECT_EQ(run.status, 3);
   EXPECT_EQ(run.out, "out\n");
@@ -26,12 +26,12 @@ TEST(Process, CapturesStdoutAndTheExitStatus) {
 TEST(Process, StderrWithStdoutOrDiscarded) {
   CaptureOptions with;
   with.stderr_to = ChildSpec::Stderr::with_stdout;
-  EXPECT_EQ(shell("echo out; echo err >&2", with).out, "out\nerr\n");
+  EXPECT_EQ(run_script("echo out; echo err >&2", with).out, "out\nerr\n");
   CaptureOptions discarded;
   discarded.stderr_to = ChildSpec::Stderr::discarded;
-  testing::internal::CaptureStderr();
-  const CapturedRun run = shell("echo out; echo err >&2", discarded);
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  ::testing::internal::CaptureStderr();
+  const CapturedRun run = run_script("echo out; echo err >&2", discarded);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
   EXPECT_EQ(run.out, "out\n");
 }
 
@@ -40,14 +40,14 @@ TEST(Process, DirectoryStdinAndEnvironment) {
   options.cwd = "/";
   options.stdin_null = true;
   options.extra_env = {"PELAB_PROCESS_TEST=yes"};
-  EXPECT_EQ(shell("pwd; cat; echo $PELAB_PROCESS_TEST", options).out, "/\nyes\n");
+  EXPECT_EQ(run_script("pwd; cat; echo $PELAB_PROCESS_TEST", options).out, "/\nyes\n");
 }
 
 TEST(Process, OutputBeyondTheCapIsDropped) {
   CaptureOptions options;
   options.max_output = 1;
   // Two writes apart: the first read holds the first only; the rest is read and dropped.
-  const CapturedRun run = shell("printf 12345; sleep 0.2; echo 67890", options);
+  const CapturedRun run = run_script("printf 12345; sleep 0.2; echo 67890", options);
   EXPECT_EQ(run.status, 0);
   EXPECT_EQ(run.out, "12345");
 }

@@ -15,39 +15,20 @@
 #include "../../src/data/task_base.h"
 #include "../../src/data/tasks/binary_numbers.h"
 #include "../../src/data/tasks/bracket_expressions.h"
-#include "data/symbols.h"
+#include "data/task_text.h"
+#include "error_message.h"
 #include "pelab/core/error.h"
 #include "pelab/data/task.h"
 
 namespace pelab {
 namespace {
 
+using testing::encode;
+using testing::targets_of;
+
+using testing::error_message;
+
 // ---- helpers -------------------------------------------------------------------------------
-
-std::vector<int32_t> encode(const Task& task, const std::string& text) {
-  return testing::ids_of(task.info().input_symbols, text);
-}
-
-// The targets the task gives for `text` at problem size n, as printable output symbols, '.'
-// for kIgnore.
-std::string targets_of(const Task& task, const std::string& text, int n) {
-  const Example e = tasks::label(task, encode(task, text), n);
-  std::string out;
-  for (int32_t t : e.targets) {
-    if (!out.empty()) out += ' ';
-    out += t == kIgnore ? "." : task.info().output_symbols.at(t);
-  }
-  return out;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // The tokens of an example as printable symbols.
 std::string render(const Task& task, const std::vector<int32_t>& ids) {
@@ -225,7 +206,7 @@ TEST(DeletangRegular, ModularArithmetic) {
   EXPECT_EQ(targets_of(*t, "4 * 4 ?", 4), ". . . 1");
   EXPECT_EQ(targets_of(*t, "3 ?", 2), ". 3");
   // '_' is in their vocabulary but never drawn, and not an operator here.
-  EXPECT_NE(error_of([&] { targets_of(*t, "1 _ 2 ?", 3); }).find("expected an operator"),
+  EXPECT_NE(error_message([&] { targets_of(*t, "1 _ 2 ?", 3); }).find("expected an operator"),
             std::string::npos);
   Generator rng(2);
   for (int k = 0; k < 500; ++k) {
@@ -262,9 +243,9 @@ TEST(DeletangContextFree, StackManipulation) {
   EXPECT_EQ(targets_of(*t, "0 ? ?", 1), ". 0 $");
   // The longest answer: every action pushes, and the terminator takes the last slot.
   EXPECT_EQ(targets_of(*t, "1 push0 push1 ? ? ? ?", 3), ". . . 1 0 1 $");
-  EXPECT_NE(error_of([&] { targets_of(*t, "pop 1 ? ? ?", 2); }).find("starts with an action"),
+  EXPECT_NE(error_message([&] { targets_of(*t, "pop 1 ? ? ?", 2); }).find("starts with an action"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { targets_of(*t, "1 pop 1 ? ? ? ?", 3); }).find("after an action"),
+  EXPECT_NE(error_message([&] { targets_of(*t, "1 pop 1 ? ? ? ?", 3); }).find("after an action"),
             std::string::npos);
 }
 
@@ -293,11 +274,11 @@ TEST(DeletangContextFree, ModularArithmeticBrackets) {
   EXPECT_EQ(targets_of(*t, "( ( 1 - 4 ) * ( - 2 ) ) ?", 12), ". . . . . . . . . . . . 1");
   // A size-2 operand: (-3 + (4)) = 1.
   EXPECT_EQ(targets_of(*t, "( - 3 + ( 4 ) ) ?", 8), ". . . . . . . . 1");
-  EXPECT_NE(error_of([&] { targets_of(*t, "( 1 + 2 2 ?", 5); }).find("expected ')'"),
+  EXPECT_NE(error_message([&] { targets_of(*t, "( 1 + 2 2 ?", 5); }).find("expected ')'"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { targets_of(*t, "1 + 2 ?", 3); }).find("after a whole expression"),
+  EXPECT_NE(error_message([&] { targets_of(*t, "1 + 2 ?", 3); }).find("after a whole expression"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { targets_of(*t, "( x ) ?", 3); }).find("unexpected token"),
+  EXPECT_NE(error_message([&] { targets_of(*t, "( x ) ?", 3); }).find("unexpected token"),
             std::string::npos);
 }
 
@@ -330,7 +311,8 @@ TEST(DeletangContextFree, SolveEquation) {
   // Sizes 1 and 2: their fixed input of 0s, label 0.
   EXPECT_EQ(targets_of(*t, "0 ?", 1), ". 0");
   EXPECT_EQ(targets_of(*t, "0 0 ?", 2), ". . 0");
-  EXPECT_NE(error_of([&] { targets_of(*t, "1 0 ?", 2); }).find("input of 0s"), std::string::npos);
+  EXPECT_NE(error_message([&] { targets_of(*t, "1 0 ?", 2); }).find("input of 0s"),
+            std::string::npos);
   EXPECT_EQ(targets_of(*t, "x = 3 ?", 3), ". . . 3");
   EXPECT_EQ(targets_of(*t, "- x = 2 ?", 4), ". . . . 3");  // -x = 2
   EXPECT_EQ(targets_of(*t, "( - x ) = 4 ?", 6), ". . . . . . 1");
@@ -338,9 +320,10 @@ TEST(DeletangContextFree, SolveEquation) {
   EXPECT_EQ(targets_of(*t, "( 1 - ( 2 - x ) ) = 0 ?", 11), ". . . . . . . . . . . 1");
   // Under one: (3 - (x + 4)) = 2 gives x = 2.
   EXPECT_EQ(targets_of(*t, "( 3 - ( x + 4 ) ) = 2 ?", 11), ". . . . . . . . . . . 2");
-  EXPECT_NE(error_of([&] { targets_of(*t, "( x + x ) = 2 ?", 7); }).find("one 'x'"),
+  EXPECT_NE(error_message([&] { targets_of(*t, "( x + x ) = 2 ?", 7); }).find("one 'x'"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { targets_of(*t, "( x + 1 ) 2 2 ?", 7); }).find("'='"), std::string::npos);
+  EXPECT_NE(error_message([&] { targets_of(*t, "( x + 1 ) 2 2 ?", 7); }).find("'='"),
+            std::string::npos);
   // The sampled equations hold for the label.
   const tasks::BracketAlphabet alphabet = {
       .plus = 5, .minus = 6, .times = -1, .open = 7, .close = 8, .unknown = 9};
@@ -391,10 +374,11 @@ TEST(DeletangContextSensitive, BinaryAddition) {
   EXPECT_EQ(targets_of(*t, "0 ? ?", 1), ". 0 $");
   EXPECT_EQ(targets_of(*t, "0 1 ? ? ?", 2), ". . 0 1 $");
   EXPECT_EQ(targets_of(*t, "0 0 ? ? ?", 2), ". . 0 $ .");
-  EXPECT_NE(error_of([&] { targets_of(*t, "1 + ? ? ?", 2); }).find("no '+'"), std::string::npos);
-  EXPECT_NE(error_of([&] { targets_of(*t, "+ 1 1 ? ? ? ?", 3); }).find("lacks an operand"),
+  EXPECT_NE(error_message([&] { targets_of(*t, "1 + ? ? ?", 2); }).find("no '+'"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { targets_of(*t, "1 1 1 ? ? ? ?", 3); }).find("no operator"),
+  EXPECT_NE(error_message([&] { targets_of(*t, "+ 1 1 ? ? ? ?", 3); }).find("lacks an operand"),
+            std::string::npos);
+  EXPECT_NE(error_message([&] { targets_of(*t, "1 1 1 ? ? ? ?", 3); }).find("no operator"),
             std::string::npos);
   // Size 1 draws from [0, 2^1 - 2]: always 0. Size 2 from [0, 2]: never 3.
   const std::map<int, double> two =
@@ -529,12 +513,12 @@ TEST(DeletangContextSensitive, MissingDuplicateString) {
   EXPECT_EQ(targets_of(*t, "_ 0 pad ?", 3), ". . . 0");
   // Size 1: their fixed input '1', label 1.
   EXPECT_EQ(targets_of(*t, "1 ?", 1), ". 1");
-  EXPECT_NE(error_of([&] { targets_of(*t, "0 ?", 1); }).find("input '1'"), std::string::npos);
-  EXPECT_NE(error_of([&] { targets_of(*t, "1 0 _ 1 0 ?", 5); }).find("odd size"),
+  EXPECT_NE(error_message([&] { targets_of(*t, "0 ?", 1); }).find("input '1'"), std::string::npos);
+  EXPECT_NE(error_message([&] { targets_of(*t, "1 0 _ 1 0 ?", 5); }).find("odd size"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { targets_of(*t, "_ 1 _ 1 ?", 4); }).find("expected one"),
+  EXPECT_NE(error_message([&] { targets_of(*t, "_ 1 _ 1 ?", 4); }).find("expected one"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { targets_of(*t, "1 0 _ 1 ?", 4); }).find("copies differ"),
+  EXPECT_NE(error_message([&] { targets_of(*t, "1 0 _ 1 ?", 4); }).find("copies differ"),
             std::string::npos);
 }
 

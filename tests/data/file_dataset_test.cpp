@@ -12,27 +12,21 @@
 #include <map>
 #include <set>
 
+#include "data/task_text.h"
+#include "error_message.h"
 #include "pelab/config/experiment.h"
 #include "pelab/core/error.h"
 #include "pelab/data/batching.h"
+#include "pelab_process.h"
 
 namespace pelab {
 namespace {
 
+using testing::error_message;
+using testing::same;
+using testing::TempDir;
+
 namespace fs = std::filesystem;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-#define EXPECT_HAS(message, part)                               \
-  EXPECT_NE(std::string(message).find(part), std::string::npos) \
-      << "'" << (part) << "' not in: " << (message)
 
 std::vector<Example> generate(const Task& task, const std::vector<int>& lengths, int count,
                               uint64_t seed) {
@@ -42,36 +36,6 @@ std::vector<Example> generate(const Task& task, const std::vector<int>& lengths,
     for (int i = 0; i < count; ++i) out.push_back(task.sample(rng, n));
   return out;
 }
-
-bool same(const Example& a, const Example& b) {
-  return a.tokens == b.tokens && a.targets == b.targets && a.length == b.length;
-}
-
-// A scratch directory, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() / ("pelab_file_dataset_test_" + std::to_string(getpid()) +
-                                         "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path p = path_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // Restores the working directory.
 struct CwdGuard {
@@ -247,7 +211,7 @@ TEST(DatasetReadTest, FormatFromExtensionElseContent) {
             DatasetFormat::Jsonl);
   EXPECT_EQ(parse_dataset_text("a\tb\n", "x").format, DatasetFormat::Tsv);
   EXPECT_EQ(parse_dataset_text("{ a\tb c\n", "x.tsv").format, DatasetFormat::Tsv);
-  EXPECT_HAS(error_of([] { parse_dataset_text("a\tb\n", "x.jsonl"); }),
+  EXPECT_HAS(error_message([] { parse_dataset_text("a\tb\n", "x.jsonl"); }),
              "x.jsonl:1: not valid JSON");
 }
 
@@ -464,7 +428,7 @@ class Malformed : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(Malformed, NamesFileAndLine) {
   const BadCase& c = GetParam();
-  const std::string message = error_of([&] { parse_dataset_text(c.text, c.source); });
+  const std::string message = error_message([&] { parse_dataset_text(c.text, c.source); });
   for (const std::string& part : c.expected) EXPECT_HAS(message, part);
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;  // one line
 }
@@ -476,10 +440,10 @@ TEST(DatasetLimits, TooManyExamplesAndTooLargeFiles) {
   std::string many;
   many.reserve(4 * (kDatasetMaxExamples + 1));
   for (int64_t i = 0; i <= kDatasetMaxExamples; ++i) many += "a\tb\n";
-  EXPECT_HAS(error_of([&] { parse_dataset_text(many, "many.tsv"); }),
+  EXPECT_HAS(error_message([&] { parse_dataset_text(many, "many.tsv"); }),
              "many.tsv:1000001: more than 1000000 examples");
   const std::string huge(static_cast<size_t>(kDatasetMaxFileBytes) + 1, 'a');
-  EXPECT_HAS(error_of([&] { parse_dataset_text(huge, "huge.tsv"); }),
+  EXPECT_HAS(error_message([&] { parse_dataset_text(huge, "huge.tsv"); }),
              "huge.tsv: 67108865 bytes is larger than the 64 MiB limit");
 
   TempDir dir;
@@ -489,11 +453,11 @@ TEST(DatasetLimits, TooManyExamplesAndTooLargeFiles) {
     out.seekp(kDatasetMaxFileBytes);
     out.put('\n');  // a sparse file just over the limit
   }
-  EXPECT_HAS(error_of([&] { read_dataset_file(path); }),
+  EXPECT_HAS(error_message([&] { read_dataset_file(path); }),
              "huge.tsv: 64.0 MiB is larger than the 64 MiB limit");
-  EXPECT_HAS(error_of([&] { read_dataset_file((dir.path() / "absent.tsv").string()); }),
+  EXPECT_HAS(error_message([&] { read_dataset_file((dir.path() / "absent.tsv").string()); }),
              "absent.tsv: no such file");
-  EXPECT_HAS(error_of([&] { read_dataset_file(dir.path().string()); }), "is a directory");
+  EXPECT_HAS(error_message([&] { read_dataset_file(dir.path().string()); }), "is a directory");
 }
 
 TEST(DatasetRobustness, ArbitraryBytesOnlyEverThrowErrors) {
@@ -547,26 +511,26 @@ TEST(FileTaskData, EvaluationFileUsesTheTrainingVocabulary) {
       "{\"input\": [\"a\"], \"target\": [\"x\"]}\n\n{\"input\": [\"b\", \"z\"], \"target\": "
       "[\"y\", \"x\"]}\n",
       "eval.jsonl", inherit);
-  std::string message = error_of([&] { build_file_task_data(train, unknown_input); });
+  std::string message = error_message([&] { build_file_task_data(train, unknown_input); });
   EXPECT_HAS(message, "eval.jsonl:3: unknown input symbol 'z'");
   EXPECT_HAS(message, "the vocabulary of train.jsonl");
 
   const ParsedDataset unknown_output =
       parse_dataset_text("{\"input\": [\"a\"], \"target\": [\"w\"]}\n", "eval.jsonl", inherit);
-  EXPECT_HAS(error_of([&] { build_file_task_data(train, unknown_output); }),
+  EXPECT_HAS(error_message([&] { build_file_task_data(train, unknown_output); }),
              "eval.jsonl:1: unknown output symbol 'w'");
 
   const ParsedDataset other_layout =
       parse_dataset_text("{\"layout\": \"appended\"}\n{\"input\": [\"a\"], \"target\": [\"x\"]}\n",
                          "eval.jsonl", inherit);
-  EXPECT_HAS(error_of([&] { build_file_task_data(train, other_layout); }),
+  EXPECT_HAS(error_message([&] { build_file_task_data(train, other_layout); }),
              "eval.jsonl:1: the layout is appended but the training file train.jsonl is tagging");
 
   const ParsedDataset other_vocab = parse_dataset_text(
       "{\"input_symbols\": [\"a\"], \"output_symbols\": [\"x\", \"y\"]}\n"
       "{\"input\": [\"a\"], \"target\": [\"x\"]}\n",
       "eval.jsonl", inherit);
-  EXPECT_HAS(error_of([&] { build_file_task_data(train, other_vocab); }),
+  EXPECT_HAS(error_message([&] { build_file_task_data(train, other_vocab); }),
              "eval.jsonl:1: the header's input_symbols differ from the training vocabulary of "
              "train.jsonl");
 
@@ -630,7 +594,7 @@ TEST(FileTaskSampling, DrawsTheSizeAskedAndEvaluatesTheFile) {
     firsts.insert(e.targets[0]);
   }
   EXPECT_EQ(firsts.size(), 10u);  // uniform over the ten examples of size 4
-  const std::string message = error_of([&] { task.sample(rng, 3); });
+  const std::string message = error_message([&] { task.sample(rng, 3); });
   EXPECT_HAS(message, "train.jsonl has no training example of size 3 (its sizes: 2, 4)");
 
   // Fewer than `count`: all, in file order. More: a fixed sample of `count`, in file order.
@@ -648,7 +612,7 @@ TEST(FileTaskSampling, DrawsTheSizeAskedAndEvaluatesTheFile) {
   }
   EXPECT_TRUE(differs);
   EXPECT_EQ(task.evaluation_set(3, 1000, 1).size(), 300u);
-  EXPECT_HAS(error_of([&] { task.evaluation_set(2, 10, 1); }),
+  EXPECT_HAS(error_message([&] { task.evaluation_set(2, 10, 1); }),
              "eval.jsonl has no evaluation example of size 2 (its sizes: 1, 3)");
   EXPECT_EQ(FileTask::describe_sizes({1, 2, 3, 5, 7, 8, 10}), "1-3, 5, 7, 8, 10");
 }
@@ -702,7 +666,7 @@ TEST(FileTaskSampling, NonContiguousSizesByTheirSizesOrByTheirExamples) {
   EXPECT_NEAR(s[4], 0.5, 0.03);
   s = size_shares(by_examples, 3, 6);
   EXPECT_NEAR(s[4], 1.0 / 9, 0.02);
-  EXPECT_HAS(error_of([&] {
+  EXPECT_HAS(error_message([&] {
                Generator rng(1);
                by_sizes.sample_training(rng, 7, 9);
              }),
@@ -739,17 +703,17 @@ TEST(FileTaskBinding, MakeTaskReadsTheConfigsFiles) {
   // Edited files are read again: nothing is cached between calls.
   dir.write("bound.tsv", "a b c\tx y z\n");
   EXPECT_EQ(make_task(config)->info().vocab_in(), 3);
-  EXPECT_HAS(error_of([] { make_task("file"); }),
+  EXPECT_HAS(error_message([] { make_task("file"); }),
              "task 'file' reads its examples from task.train_file");
-  EXPECT_HAS(error_of([] {
+  EXPECT_HAS(error_message([] {
                make_task("file", {{"symbols", 3}});
              }),
              "task 'file' takes no parameters");
   config.params = {{"symbols", 3}};
-  EXPECT_HAS(error_of([&] { make_task(config); }), "task 'file' takes no parameters");
+  EXPECT_HAS(error_message([&] { make_task(config); }), "task 'file' takes no parameters");
   config.params = {};
   config.train_file = dir.path().string() + "/missing.tsv";
-  EXPECT_HAS(error_of([&] { make_task(config); }), "missing.tsv");
+  EXPECT_HAS(error_message([&] { make_task(config); }), "missing.tsv");
 }
 
 // ---- experiment configs
@@ -813,7 +777,7 @@ TEST(FileTaskConfig, RelativePathsFollowTheirSource) {
   const ExperimentConfig c = load_experiment(path, {"task.eval_file=data/train.tsv"});
   EXPECT_EQ(c.task.eval_file, (dir.path() / "configs/data/train.tsv").string());
   fs::current_path(dir.path());
-  EXPECT_HAS(error_of([&] { load_experiment(path, {"task.eval_file=data/train.tsv"}); }),
+  EXPECT_HAS(error_message([&] { load_experiment(path, {"task.eval_file=data/train.tsv"}); }),
              "command line 'task.eval_file=data/train.tsv': task.eval_file: " +
                  (dir.path() / "data/train.tsv").string() + ": no such file");
   // Absolute paths are kept.
@@ -828,43 +792,45 @@ TEST(FileTaskConfig, ErrorsNameTheKeyAndTheFile) {
   TempDir dir;
   write_dataset(dir);
   const std::string path = dir.write("configs/files.yaml", kFileConfig);
-  std::string message = error_of([&] { load_experiment(path, {"task.train_file=nope.tsv"}); });
+  std::string message = error_message([&] { load_experiment(path, {"task.train_file=nope.tsv"}); });
   EXPECT_HAS(message, "task.train_file: ");
   EXPECT_HAS(message, "nope.tsv: no such file");
 
   dir.write("configs/data/bad.tsv", "a\ta\nc a\ta a\n");
-  message = error_of([&] {
+  message = error_message([&] {
     load_experiment(path, {"task.eval_file=" + (dir.path() / "configs/data/bad.tsv").string()});
   });
   EXPECT_HAS(message, "task.eval_file: ");
   EXPECT_HAS(message, "bad.tsv:2: unknown input symbol 'c'");
 
-  message = error_of([&] { load_experiment(path, {"task.min_length=4", "task.max_length=5"}); });
+  message = error_message([&] {
+    load_experiment(path, {"task.min_length=4", "task.max_length=5"});
+  });
   EXPECT_HAS(message, "task.max_length: the training file");
   EXPECT_HAS(message,
              "has no examples of size in [task.min_length, task.max_length] = [4, 5] (its sizes: "
              "1-3)");
-  EXPECT_HAS(error_of([&] { load_experiment(path, {"task.sampling=tokens"}); }),
+  EXPECT_HAS(error_message([&] { load_experiment(path, {"task.sampling=tokens"}); }),
              "task.sampling: 'tokens' is not valid (valid: sizes, examples)");
   const std::string generated =
       dir.write("configs/generated.yaml", "task:\n  name: copy\n  sampling: examples\n");
-  EXPECT_HAS(error_of([&] { load_experiment(generated); }),
+  EXPECT_HAS(error_message([&] { load_experiment(generated); }),
              "generated.yaml:3: task.sampling: 'examples' is only for task.name: file");
 
-  message = error_of([&] { load_experiment(path, {"evaluation.lengths=[1,2]"}); });
+  message = error_message([&] { load_experiment(path, {"evaluation.lengths=[1,2]"}); });
   EXPECT_HAS(message, "evaluation.lengths: the evaluation file");
   EXPECT_HAS(message, "has no examples of size 2 (its sizes: 1, 4, 5)");
 
   const std::string no_eval =
       dir.write("configs/no_eval.yaml", "task:\n  name: file\n  train_file: data/train.tsv\n");
-  EXPECT_HAS(error_of([&] { load_experiment(no_eval); }),
+  EXPECT_HAS(error_message([&] { load_experiment(no_eval); }),
              "no_eval.yaml:2: task.name: the 'file' task needs task.train_file and task.eval_file");
 
   const std::string not_file =
       dir.write("configs/not_file.yaml", "task:\n  name: copy\n  train_file: data/train.tsv\n");
-  EXPECT_HAS(error_of([&] { load_experiment(not_file); }),
+  EXPECT_HAS(error_message([&] { load_experiment(not_file); }),
              "not_file.yaml:3: task.train_file: only read when task.name is 'file'");
-  EXPECT_HAS(error_of([&] { load_experiment(path, {"task.file_task_handle=1"}); }),
+  EXPECT_HAS(error_message([&] { load_experiment(path, {"task.file_task_handle=1"}); }),
              "file_task_handle");
 }
 

@@ -11,7 +11,7 @@
 
 #include "../../src/data/task_base.h"
 #include "data/symbols.h"
-#include "ops/error_message.h"
+#include "error_message.h"
 #include "pelab/core/error.h"
 #include "pelab/core/strings.h"
 #include "pelab/data/task.h"

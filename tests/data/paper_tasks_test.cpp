@@ -11,7 +11,8 @@
 #include <map>
 
 #include "../../src/data/task_base.h"
-#include "data/symbols.h"
+#include "data/task_text.h"
+#include "error_message.h"
 #include "pelab/core/error.h"
 #include "pelab/data/lm_layout.h"
 #include "pelab/data/task.h"
@@ -19,27 +20,10 @@
 namespace pelab {
 namespace {
 
-std::vector<int32_t> encode(const Task& task, const std::string& text) {
-  return testing::ids_of(task.info().input_symbols, text);
-}
+using testing::encode;
+using testing::targets_of;
 
-// The targets for `text` at size n as printable output symbols, '.' for kIgnore.
-std::string targets_of(const Task& task, const std::string& text, int n) {
-  const Example e = tasks::label(task, encode(task, text), n);
-  std::string out;
-  for (int32_t t : e.targets)
-    out += (out.empty() ? "" : " ") + (t == kIgnore ? "." : task.info().output_symbols.at(t));
-  return out;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_message;
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -63,17 +47,17 @@ TEST(FlipFlop, ReadsScoreTheLastWrittenBit) {
 
 TEST(FlipFlop, MalformedSequencesAreRefused) {
   const auto t = make_task("flip_flop");
-  EXPECT_TRUE(contains(error_of([&] { tasks::label(*t, encode(*t, "w 1 r 0"), 2); }),
+  EXPECT_TRUE(contains(error_message([&] { tasks::label(*t, encode(*t, "w 1 r 0"), 2); }),
                        "the bit after 'r' at position 2 is 0, but the last written bit is 1"));
-  EXPECT_TRUE(contains(error_of([&] { tasks::label(*t, encode(*t, "r 1 w 1"), 2); }),
+  EXPECT_TRUE(contains(error_message([&] { tasks::label(*t, encode(*t, "r 1 w 1"), 2); }),
                        "'r' at position 0 before any 'w'"));
-  EXPECT_TRUE(contains(error_of([&] { tasks::label(*t, encode(*t, "w r r 1"), 2); }),
+  EXPECT_TRUE(contains(error_message([&] { tasks::label(*t, encode(*t, "w r r 1"), 2); }),
                        "expected a bit at position 1"));
-  EXPECT_TRUE(contains(error_of([&] { tasks::label(*t, encode(*t, "1 1 r 1"), 2); }),
+  EXPECT_TRUE(contains(error_message([&] { tasks::label(*t, encode(*t, "1 1 r 1"), 2); }),
                        "expected an instruction at position 0"));
   // One instruction cannot be both the first write and the last read.
   Generator rng(1);
-  EXPECT_TRUE(contains(error_of([&] { t->sample(rng, 1); }), "minimum length 2"));
+  EXPECT_TRUE(contains(error_message([&] { t->sample(rng, 1); }), "minimum length 2"));
 }
 
 // The first instruction is 'w', the last 'r', the others drawn with p_w, p_r, p_i; the bits of
@@ -115,19 +99,19 @@ TEST(FlipFlop, InstructionsFollowTheirProbabilities) {
 }
 
 TEST(FlipFlop, ProbabilitiesAreChecked) {
-  EXPECT_TRUE(contains(error_of([] {
+  EXPECT_TRUE(contains(error_message([] {
                          make_task("flip_flop", {{"p_r", 1.5}});
                        }),
                        "task.p_r: must be in [0, 1], got 1.5"));
-  EXPECT_TRUE(contains(error_of([] {
+  EXPECT_TRUE(contains(error_message([] {
                          make_task("flip_flop", {{"p_i", 0.9}});
                        }),
                        "task.p_w + task.p_r + task.p_i must be 1, got 0.1 + 0.1 + 0.9 = 1"));
   // Control: a sum of 1 in other proportions is valid, within rounding.
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_message([] {
               make_task("flip_flop", {{"p_w", 0.7}, {"p_r", 0.2}, {"p_i", 0.1}});
             }),
-            "(no error)");
+            testing::kNoError);
 }
 
 // ---- decimal_addition ---------------------------------------------------------------------------
@@ -148,7 +132,7 @@ TEST(DecimalAddition, SumsAreReversedWithoutAHighZero) {
 TEST(DecimalAddition, MalformedExamplesAreRefused) {
   const auto t = make_task("decimal_addition");
   const auto label = [&](const std::string& text, int n) {
-    return error_of([&] { tasks::label(*t, encode(*t, text), n); });
+    return error_message([&] { tasks::label(*t, encode(*t, text), n); });
   };
   EXPECT_TRUE(contains(label("9 9 + 1 = ? ?", 2), "expected 3 query tokens"));
   EXPECT_TRUE(contains(label("1 0 + 1 = ? ?", 2), "operand a has a leading zero"));
@@ -156,7 +140,7 @@ TEST(DecimalAddition, MalformedExamplesAreRefused) {
   EXPECT_TRUE(contains(label("+ 3 = ?", 1), "operand a is empty"));
   EXPECT_TRUE(contains(label("1 2 = 3 + ? ?", 2), "expected a '+' b '='"));
   // Control: the same sum well formed.
-  EXPECT_EQ(label("9 9 + 1 = ? ? ?", 2), "(no error)");
+  EXPECT_EQ(label("9 9 + 1 = ? ? ?", 2), testing::kNoError);
 }
 
 // Sampled sums agree with integer arithmetic; the longer operand has n digits; no operand has a
@@ -223,11 +207,11 @@ TEST(DecimalAddition, WidthPairsAreUniform) {
 }
 
 TEST(DecimalAddition, DigitRangesAreChecked) {
-  EXPECT_TRUE(contains(error_of([] {
+  EXPECT_TRUE(contains(error_message([] {
                          make_task("decimal_addition", {{"min_digits_b", 4}, {"max_digits_b", 3}});
                        }),
                        "task.max_digits_b: must be >= task.min_digits_b = 4, got 3"));
-  EXPECT_TRUE(contains(error_of([] {
+  EXPECT_TRUE(contains(error_message([] {
                          make_task("decimal_addition", {{"min_digits_a", 0}});
                        }),
                        "task.min_digits_a: must be in [1, 1000], got 0"));
@@ -239,7 +223,7 @@ TEST(DecimalAddition, DigitRangesAreChecked) {
   EXPECT_EQ(t->check_evaluation_lengths({3, 5}), "");
   EXPECT_TRUE(contains(t->check_evaluation_lengths({3, 6}), "size 6 is above the longest"));
   Generator rng(1);
-  EXPECT_TRUE(contains(error_of([&] { t->sample(rng, 6); }), "size 6 is above the longest"));
+  EXPECT_TRUE(contains(error_message([&] { t->sample(rng, 6); }), "size 6 is above the longest"));
 }
 
 // In the lm layout the sum follows '=' as input tokens: each target is the next digit of the

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "../../src/data/task_base.h"
-#include "data/symbols.h"
+#include "data/task_text.h"
 #include "pelab/autograd/autograd.h"
 #include "pelab/config/experiment.h"
 #include "pelab/data/batching.h"
@@ -19,9 +19,7 @@
 namespace pelab {
 namespace {
 
-std::vector<int32_t> encode(const Task& task, const std::string& text) {
-  return testing::ids_of(task.info().input_symbols, text);
-}
+using testing::encode;
 
 std::vector<int32_t> positions_of(const Task& task, const std::string& text, int64_t offset = 0) {
   return digit_run_positions(encode(task, text), digit_runs_of(task.info(), 0).is_digit, offset);

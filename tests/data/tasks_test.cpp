@@ -13,7 +13,8 @@
 #include <sstream>
 
 #include "../../src/data/task_base.h"
-#include "data/symbols.h"
+#include "data/task_text.h"
+#include "error_message.h"
 #include "pelab/core/error.h"
 #include "pelab/data/task.h"
 #include "pelab_process.h"
@@ -21,41 +22,16 @@
 namespace pelab {
 namespace {
 
+using testing::encode;
+using testing::render_targets;
+using testing::same;
+using testing::targets_of;
+
+using testing::error_message;
+
 // ---- helpers -------------------------------------------------------------------------------
 
-// Space-separated printable symbols → input ids.
-std::vector<int32_t> encode(const Task& task, const std::string& text) {
-  return testing::ids_of(task.info().input_symbols, text);
-}
-
-// Targets → printable output symbols, '.' for kIgnore.
-std::string render_targets(const Task& task, const Example& example) {
-  std::string out;
-  for (int32_t t : example.targets) {
-    if (!out.empty()) out += ' ';
-    out += t == kIgnore ? "." : task.info().output_symbols.at(t);
-  }
-  return out;
-}
-
 // The targets the task gives for `text` (tokens as printable symbols) at problem size n.
-std::string targets_of(const Task& task, const std::string& text, int n) {
-  return render_targets(task, tasks::label(task, encode(task, text), n));
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-bool same(const Example& a, const Example& b) {
-  return a.tokens == b.tokens && a.targets == b.targets && a.length == b.length;
-}
-
 // ---- registry and parameters -----------------------------------------------------------------
 
 // The registry is the one list of tasks, and each task's text lives in its code: docs/tasks.md's
@@ -80,38 +56,38 @@ TEST(TaskRegistry, ListsEveryTask) {
 }
 
 TEST(TaskRegistry, UnknownTaskListsValidNames) {
-  const std::string message = error_of([] { make_task("nope"); });
+  const std::string message = error_message([] { make_task("nope"); });
   EXPECT_NE(message.find("'nope'"), std::string::npos) << message;
   for (const std::string& name : task_names())
     EXPECT_NE(message.find(name), std::string::npos) << name << " missing from: " << message;
-  EXPECT_NE(error_of([] { task_params("nope"); }).find("long_range"), std::string::npos);
+  EXPECT_NE(error_message([] { task_params("nope"); }).find("long_range"), std::string::npos);
 }
 
 TEST(TaskRegistry, UnknownParameterListsValidOnes) {
-  std::string message = error_of([] { make_task("shift", {{"shfit", 3}}); });
+  std::string message = error_message([] { make_task("shift", {{"shfit", 3}}); });
   EXPECT_NE(message.find("'shfit'"), std::string::npos) << message;
   EXPECT_NE(message.find("shift"), std::string::npos) << message;
   EXPECT_NE(message.find("symbols"), std::string::npos) << message;
 
-  message = error_of([] { make_task("parity", {{"symbols", 4}}); });
+  message = error_message([] { make_task("parity", {{"symbols", 4}}); });
   EXPECT_NE(message.find("takes no parameters"), std::string::npos) << message;
   EXPECT_NE(message.find("'symbols'"), std::string::npos) << message;
 }
 
 TEST(TaskRegistry, OutOfRangeParameterNamesTheRange) {
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_message([] {
               make_task("copy", {{"symbols", 1}});
             }),
             "task.symbols: must be in [2, 64], got 1");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_message([] {
               make_task("shift", {{"shift", 0}});
             }),
             "task.shift: must be in [1, 4096], got 0");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_message([] {
               make_task("modular_arithmetic", {{"precedence", 2}});
             }),
             "task.precedence: must be in [0, 1], got 2");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_message([] {
               make_task("associative_recall", {{"values", 65}});
             }),
             "task.values: must be in [2, 64], got 65");
@@ -119,11 +95,11 @@ TEST(TaskRegistry, OutOfRangeParameterNamesTheRange) {
 
 // A parameter is typed: a value of another type is refused, not converted.
 TEST(TaskRegistry, ParameterOfTheWrongTypeIsRefused) {
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_message([] {
               make_task("copy", {{"symbols", 4.0}});
             }),
             "task.symbols: must be an integer");
-  EXPECT_EQ(error_of([] {
+  EXPECT_EQ(error_message([] {
               make_task("shift", {{"shift", std::string("2")}});
             }),
             "task.shift: must be an integer");
@@ -170,12 +146,12 @@ TEST(TaskRegistry, LayoutNames) {
 
 // ---- every task, sampled -------------------------------------------------------------------
 
-struct TaskConfig {
+struct TaskCase {
   std::string name;
   TaskParams params;
 };
 
-std::string config_label(const TaskConfig& c) {
+std::string config_label(const TaskCase& c) {
   std::string s = c.name;
   for (const auto& [k, v] : c.params.all()) s += "_" + k + key_value_text(v);
   std::replace(s.begin(), s.end(), '.', 'p');  // a test name is letters, digits and '_'
@@ -183,8 +159,8 @@ std::string config_label(const TaskConfig& c) {
 }
 
 // Every task with its defaults, plus non-default settings that change the layout or the rule.
-std::vector<TaskConfig> all_configs() {
-  std::vector<TaskConfig> configs;
+std::vector<TaskCase> all_configs() {
+  std::vector<TaskCase> configs;
   for (const std::string& name : task_names()) configs.push_back({name, {}});
   configs.push_back({"copy", {{"symbols", 2}}});
   configs.push_back({"shift", {{"shift", 5}}});
@@ -198,7 +174,7 @@ std::vector<TaskConfig> all_configs() {
 }
 
 // The expected sequence length for problem size n, written independently of the tasks.
-int expected_sequence_length(const TaskConfig& c, int n) {
+int expected_sequence_length(const TaskCase& c, int n) {
   const std::string& t = c.name;
   if (t == "copy" || t == "reverse" || t == "odds_first" || t == "sort") return 2 * n + 1;
   if (t == "duplicate") return 3 * n + 1;
@@ -242,7 +218,7 @@ bool single_example_at(const std::string& name, int n) {
                     name == "binary_multiplication" || name == "compute_sqrt");
 }
 
-class AllTasks : public ::testing::TestWithParam<TaskConfig> {
+class AllTasks : public ::testing::TestWithParam<TaskCase> {
  protected:
   void SetUp() override { task_ = make_task(GetParam().name, GetParam().params); }
   std::unique_ptr<Task> task_;
@@ -374,7 +350,7 @@ TEST_P(AllTasks, SequenceLengthFollowsTheFormula) {
 TEST_P(AllTasks, LengthBelowMinimumIsAnError) {
   Generator rng(1);
   const int below = task_->min_length() - 1;
-  const std::string message = error_of([&] { task_->sample(rng, below); });
+  const std::string message = error_message([&] { task_->sample(rng, below); });
   EXPECT_NE(message.find("minimum length"), std::string::npos) << message;
 }
 
@@ -386,7 +362,7 @@ TEST_P(AllTasks, VocabularyDoesNotDependOnTheLength) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, AllTasks, ::testing::ValuesIn(all_configs()),
-                         [](const ::testing::TestParamInfo<TaskConfig>& p) {
+                         [](const ::testing::TestParamInfo<TaskCase>& p) {
                            return config_label(p.param);
                          });
 
@@ -532,7 +508,7 @@ TEST(TaskExamples, MissingDuplicate) {
   const auto t = make_task("missing_duplicate");
   EXPECT_EQ(targets_of(*t, "3 1 _ 3 1 4 ?", 3), ". . . . . . 4");
   EXPECT_EQ(targets_of(*t, "3 1 4 3 _ 4 ?", 3), ". . . . . . 1");
-  EXPECT_NE(error_of([&] { targets_of(*t, "3 1 _ 3 2 4 ?", 3); }).find("copies differ"),
+  EXPECT_NE(error_message([&] { targets_of(*t, "3 1 _ 3 2 4 ?", 3); }).find("copies differ"),
             std::string::npos);
 }
 
@@ -582,7 +558,7 @@ TEST(TaskExamples, AssociativeRecall) {
   EXPECT_EQ(targets_of(*t, "k1 v2 k3 v4 k1 v5 k3 ?", 3), ". . . . . . . v4");
   EXPECT_EQ(targets_of(*t, "k1 v2 k3 v4 k1 v5 k1 ?", 3), ". . . . . . . v5");  // last wins
   EXPECT_EQ(targets_of(*t, "k0 v0 k0 ?", 1), ". . . v0");
-  EXPECT_NE(error_of([&] { targets_of(*t, "k0 v0 k1 ?", 1); }).find("in no pair"),
+  EXPECT_NE(error_message([&] { targets_of(*t, "k0 v0 k1 ?", 1); }).find("in no pair"),
             std::string::npos);
 }
 
@@ -591,7 +567,7 @@ TEST(TaskExamples, LongRange) {
   EXPECT_EQ(d2->min_length(), 2);
   EXPECT_EQ(targets_of(*d2, "3 1 4 # 1 5", 5), ". . . 1 . .");
   EXPECT_EQ(targets_of(*d2, "3 1 4 1 5 #", 5), ". . . . . 1");
-  EXPECT_NE(error_of([&] { targets_of(*d2, "3 # 1 4 1 5", 5); }).find("fewer than 2"),
+  EXPECT_NE(error_message([&] { targets_of(*d2, "3 # 1 4 1 5", 5); }).find("fewer than 2"),
             std::string::npos);
   // distance 0: D = n; 2n symbols with the marker after at least n of them.
   const auto dn = make_task("long_range");
@@ -601,9 +577,9 @@ TEST(TaskExamples, LongRange) {
 
 TEST(TaskExamples, MalformedSequencesAreErrors) {
   const auto copy = make_task("copy");
-  EXPECT_NE(error_of([&] { targets_of(*copy, "3 1 4 ? ? ? ?", 3); }).find("expected '|'"),
+  EXPECT_NE(error_message([&] { targets_of(*copy, "3 1 4 ? ? ? ?", 3); }).find("expected '|'"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { targets_of(*copy, "3 1 | ? ?", 3); }).find("has 7 tokens"),
+  EXPECT_NE(error_message([&] { targets_of(*copy, "3 1 | ? ?", 3); }).find("has 7 tokens"),
             std::string::npos);
 }
 

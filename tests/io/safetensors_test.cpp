@@ -20,11 +20,13 @@
 
 #include "pelab/core/error.h"
 #include "pelab/io/atomic_file.h"
+#include "pelab_process.h"
 
 namespace pelab {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::TempDir;
 using json = nlohmann::json;
 
 const std::string kFixture =
@@ -32,32 +34,6 @@ const std::string kFixture =
 const std::string kSource = "bad.safetensors";
 
 // A scratch directory removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "pelab_io_test_XXXXXX").string();
-    char* made = ::mkdtemp(templ.data());
-    if (made == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = made;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  const fs::path& path() const { return path_; }
-  // The names of the directory's entries, sorted.
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path_)) names.push_back(e.path().filename());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  fs::path path_;
-};
-
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;

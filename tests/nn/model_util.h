@@ -7,11 +7,22 @@
 #include <string>
 #include <vector>
 
+#include "pelab/autograd/autograd.h"
 #include "pelab/core/rng.h"
 #include "pelab/nn/encoder.h"
 #include "pelab/positional/scheme.h"
 
 namespace pelab::testing {
+
+// Tolerances of the model-level property tests, whose logits are O(1..10).
+inline constexpr float kSame = 2e-4f;     // agreement up to rounding
+inline constexpr float kDiffers = 1e-2f;  // a real difference
+
+// The model's logits for `batch`, without recording a graph.
+inline std::vector<float> logits(const Encoder& model, const Batch& batch) {
+  NoGradGuard no_grad;
+  return model.forward(batch).logits.to_vector();
+}
 
 inline ModelConfig tiny_config(const std::string& scheme, int64_t d_model = 16, int64_t heads = 2,
                                int64_t layers = 2) {

@@ -15,14 +15,6 @@
 namespace pelab::testing {
 namespace {
 
-constexpr float kSame = 2e-4f;     // agreement up to rounding (logits are O(1..10))
-constexpr float kDiffers = 1e-2f;  // a real difference
-
-std::vector<float> logits(Encoder& model, const Batch& batch) {
-  NoGradGuard no_grad;
-  return model.forward(batch).logits.to_vector();
-}
-
 // ---- none: a set, not a sequence -------------------------------------------------------
 // Every scheme but those that act nowhere must see the order (a causal model sees it anyway),
 // in a post-LN model: pre-LN's first layer norm erases a table that adds one value to every

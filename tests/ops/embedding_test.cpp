@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "ops/error_message.h"
+#include "error_message.h"
 #include "ops/gradcheck.h"
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"

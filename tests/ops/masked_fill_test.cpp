@@ -12,7 +12,7 @@
 namespace pelab::testing {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kMaskedOut = -std::numeric_limits<float>::infinity();
 
 TEST(MaskedFill, FillsWhereMaskIsNonZeroWithBroadcasting) {
   const Tensor x = Tensor::from_vector({2, 3}, {1, 2, 3, 4, 5, 6});
@@ -28,8 +28,8 @@ TEST(MaskedFill, NegInfFillThenSoftmax) {
   // A causal mask: position i may look at j ≤ i. Row 0 is additionally fully masked.
   const Tensor scores = Tensor::zeros({3, 3});
   const Tensor mask = Tensor::from_vector({3, 3}, {1, 1, 1, 0, 0, 1, 0, 0, 0});
-  const Tensor filled = masked_fill(scores, mask, -kInf);
-  EXPECT_EQ(filled.to_vector()[0], -kInf);
+  const Tensor filled = masked_fill(scores, mask, kMaskedOut);
+  EXPECT_EQ(filled.to_vector()[0], kMaskedOut);
   const std::vector<float> a = softmax(filled).to_vector();
   const std::vector<float> want = {0, 0, 0, 0.5f, 0.5f, 0, 1 / 3.f, 1 / 3.f, 1 / 3.f};
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(a[i], want[i], 1e-6f) << i;
@@ -40,7 +40,7 @@ TEST(MaskedFill, GradientIsZeroAtFilledPlacesAndMaskGetsNone) {
   Tensor mask = Tensor::from_vector({2, 2}, {1, 0, 0, 1});
   x.set_requires_grad(true);
   mask.set_requires_grad(true);
-  sum_all(mul(masked_fill(x, mask, -kInf) * 0.0f + masked_fill(x, mask, 5.0f),
+  sum_all(mul(masked_fill(x, mask, kMaskedOut) * 0.0f + masked_fill(x, mask, 5.0f),
               Tensor::from_vector({2, 2}, {10, 20, 30, 40})))
       .backward();
   EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{0, 20, 30, 0}));

@@ -66,7 +66,7 @@ TEST_P(FastPathOps, BackendsMatchReference) {
   set_gemm_backend(saved);
 }
 
-std::string case_name(const ::testing::TestParamInfo<size_t>& info) {
+std::string op_case_name(const ::testing::TestParamInfo<size_t>& info) {
   std::string n = op_cases()[info.param].name;
   for (char& ch : n)
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
@@ -81,8 +81,8 @@ std::vector<size_t> fast_path_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOps, OpTable, ::testing::Range<size_t>(0, op_cases().size()),
-                         case_name);
-INSTANTIATE_TEST_SUITE_P(AllOps, FastPathOps, ::testing::ValuesIn(fast_path_cases()), case_name);
+                         op_case_name);
+INSTANTIATE_TEST_SUITE_P(AllOps, FastPathOps, ::testing::ValuesIn(fast_path_cases()), op_case_name);
 
 }  // namespace
 }  // namespace pelab::testing

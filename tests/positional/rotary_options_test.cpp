@@ -16,17 +16,14 @@
 namespace pelab::testing {
 namespace {
 
-constexpr float kSame = 2e-4f;     // agreement up to rounding (logits are O(1..10))
-constexpr float kDiffers = 1e-2f;  // a real difference
-
-struct Scaling {
+struct ScalingCase {
   std::string type;
   double factor = 1.0;
   int64_t original_length = 0;  // 0: not given
 };
 
 // d_h = 16: 8 pairs, so fractions leave from 1 to 8 of them rotating.
-ModelConfig rotary_config(double fraction, const Scaling& scaling, const std::string& norm) {
+ModelConfig rotary_config(double fraction, const ScalingCase& scaling, const std::string& norm) {
   ModelConfig c = tiny_config("rotary", 32, 2);
   c.norm = norm;
   if (fraction != 1.0) c.positional.keys.set("fraction", fraction);
@@ -39,11 +36,6 @@ ModelConfig rotary_config(double fraction, const Scaling& scaling, const std::st
   return c;
 }
 
-std::vector<float> logits(Encoder& model, const Batch& batch) {
-  NoGradGuard no_grad;
-  return model.forward(batch).logits.to_vector();
-}
-
 Batch shifted(const Batch& batch, int32_t offset) {
   Batch out = batch;
   for (int32_t& p : out.positions.values) p += offset;
@@ -51,10 +43,10 @@ Batch shifted(const Batch& batch, int32_t offset) {
 }
 
 TEST(RotaryOptions, ShiftInvariantAtEveryFractionAndFixedScaling) {
-  const std::vector<Scaling> scalings = {{},           {"none"},          {"pi", 4.0},
-                                         {"ntk", 3.0}, {"yarn", 4.0, 16}, {"yarn", 8.0, 2}};
+  const std::vector<ScalingCase> scalings = {{},           {"none"},          {"pi", 4.0},
+                                             {"ntk", 3.0}, {"yarn", 4.0, 16}, {"yarn", 8.0, 2}};
   for (const double fraction : {0.125, 0.3, 0.5, 0.75, 1.0})
-    for (const Scaling& s : scalings)
+    for (const ScalingCase& s : scalings)
       for (const std::string norm : {"pre", "post"}) {
         if (s.type == "ntk" && fraction == 0.125) continue;  // one pair: refused (below)
         Encoder model(rotary_config(fraction, s, norm), make_scheme, 1);
@@ -99,17 +91,17 @@ std::vector<std::vector<float>> outputs(const ModelConfig& config, const Batch& 
 
 // Fraction 1 and pi, ntk, yarn at s = 1 are plain rotary bit for bit (MODEL.md takes them
 // so); the same scalings at s = 1.5 must differ.
-TEST(RotaryOptions, PlainSettingsGiveRotaryBitForBit) {
+TEST(RotaryOptions, PlainSettingsGiveTheRotaryModelBitForBit) {
   Batch batch = make_batch({8, 5}, 8, 4);
   for (int32_t& p : batch.positions.values) p += 20;  // past yarn's L: its ramp would act
   for (const std::string norm : {"pre", "post"}) {
     const std::vector<std::vector<float>> plain = outputs(rotary_config(1.0, {}, norm), batch);
-    for (const Scaling& s :
-         {Scaling{"none"}, Scaling{"pi", 1.0}, Scaling{"ntk", 1.0}, Scaling{"yarn", 1.0, 4}}) {
+    for (const ScalingCase& s : {ScalingCase{"none"}, ScalingCase{"pi", 1.0},
+                                 ScalingCase{"ntk", 1.0}, ScalingCase{"yarn", 1.0, 4}}) {
       ModelConfig config = rotary_config(1.0, s, norm);
       config.positional.keys.set("fraction", 1.0);
       EXPECT_EQ(outputs(config, batch), plain) << s.type << " " << norm;
-      Scaling stretched = s;
+      ScalingCase stretched = s;
       stretched.factor = 1.5;
       if (s.type == "none") stretched.type = "pi";
       EXPECT_NE(outputs(rotary_config(1.0, stretched, norm), batch)[0], plain[0])

@@ -18,9 +18,12 @@
 #include "pelab/core/error.h"
 #include "pelab/positional/scheme.h"
 #include "pelab_process.h"
+#include "robustness/config_messages.h"
 
 namespace pelab {
 namespace {
+
+using testing::config_error;
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -146,15 +149,6 @@ std::string config_with(const std::string& scheme, const std::string& key,
          "task:\n  name: shift\n  max_length: 8\ntraining:\n  steps: 2\n  warmup: 1\n";
 }
 
-std::string config_error(const std::string& text) {
-  try {
-    parse_experiment(text, "x.yaml", {}, PELAB_SOURCE_DIR "/configs");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 // A number as the range message prints it.
 std::string shown(double v) {
   return fmt::format("{}", v);
@@ -198,7 +192,7 @@ TEST(SchemeKeys, EveryOutOfRangeValueOfEveryKeyIsABadConfig) {
   EXPECT_GE(checked, 20);
   // The controls: each scheme with its keys at their defaults loads.
   for (const std::string& scheme : scheme_names())
-    EXPECT_EQ(config_error(config_with(scheme, "", "")), "no error") << scheme;
+    EXPECT_EQ(config_error(config_with(scheme, "", "")), testing::kNoError) << scheme;
 
   // The checks of the schemes themselves, at the key's line too.
   EXPECT_EQ(config_error(config_with("fire", "threshold", "0")),

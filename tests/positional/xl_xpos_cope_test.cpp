@@ -21,14 +21,6 @@
 namespace pelab::testing {
 namespace {
 
-constexpr float kSame = 2e-4f;     // agreement up to rounding (logits are O(1..10))
-constexpr float kDiffers = 1e-2f;  // a real difference
-
-std::vector<float> logits(const Encoder& model, const Batch& batch) {
-  NoGradGuard no_grad;
-  return model.forward(batch).logits.to_vector();
-}
-
 // Every sequence's positions replaced by a sorted draw from [0, 1000) (padding included): no
 // longer 0..T-1, nor a shift of it.
 Batch with_scattered_positions(Batch batch, uint64_t seed) {

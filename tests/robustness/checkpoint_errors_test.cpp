@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "error_message.h"
 #include "pelab/config/experiment.h"
 #include "pelab/core/error.h"
 #include "pelab/run/trainer.h"
@@ -21,7 +22,7 @@ using testing::read_file;
 using testing::TempDir;
 using testing::write_file;
 
-const std::string kConfig = testing::tiny_config("tiny", R"(training:
+const std::string kCheckpointConfig = testing::tiny_config("tiny", R"(training:
   steps: 6
   batch_size: 4
   warmup: 1
@@ -46,7 +47,7 @@ std::string with_header(const std::string& bytes, const std::function<void(json&
 class CheckpointErrors : public ::testing::Test {
  protected:
   void SetUp() override {
-    config_ = parse_experiment(kConfig, "tiny.yaml", {}, PELAB_SOURCE_DIR "/configs");
+    config_ = parse_experiment(kCheckpointConfig, "tiny.yaml", {}, PELAB_SOURCE_DIR "/configs");
     TrainOptions o;
     o.run_dir = run_;
     o.progress = false;
@@ -81,9 +82,6 @@ class CheckpointErrors : public ::testing::Test {
   ExperimentConfig config_;
   std::string original_;
 };
-
-#define EXPECT_HAS(message, part) \
-  EXPECT_NE((message).find(part), std::string::npos) << "'" << (part) << "' not in: " << (message)
 
 TEST_F(CheckpointErrors, TheUntouchedCheckpointResumes) {
   TrainOptions o;

@@ -15,7 +15,7 @@
 namespace pelab::testing {
 namespace {
 
-const std::string kTiny = testing::tiny_config("tiny", R"(training:
+const std::string kCliConfig = testing::tiny_config("tiny", R"(training:
   steps: 4
   batch_size: 4
   warmup: 1
@@ -28,7 +28,7 @@ evaluation:
 
 class CliErrors : public ::testing::Test {
  protected:
-  void SetUp() override { write_file(dir_ / "tiny.yaml", kTiny); }
+  void SetUp() override { write_file(dir_ / "tiny.yaml", kCliConfig); }
 
   // Runs pelab in the temporary directory, expects a user error mentioning `parts`, and
   // checks that nothing was written there.
@@ -99,7 +99,7 @@ TEST_F(CliErrors, ConfigSyntaxError) {
 }
 
 TEST_F(CliErrors, ConfigDuplicateKey) {
-  write_file(dir_ / "dup.yaml", std::string(kTiny) + "seed: 1\n");
+  write_file(dir_ / "dup.yaml", std::string(kCliConfig) + "seed: 1\n");
   expect_user_error({"train", "dup.yaml"},
                     {"dup.yaml:23: duplicate key 'seed' (first given at line 2)"});
 }
@@ -233,7 +233,7 @@ TEST_F(CliErrors, NothingUnprintableReachesTheTerminal) {
   write_file(dir_ / "c1.yaml",
              "name: a\xc2\x9b"
              "b\n" +
-                 kTiny.substr(kTiny.find('\n') + 1));
+                 kCliConfig.substr(kCliConfig.find('\n') + 1));
   expect_user_error({"train", "c1.yaml"},
                     {"c1.yaml:1: name: expected a text value (one line), got 'a\\xc2\\x9bb'"});
   expect_user_error({"print-config", "tiny.yaml", "name='a\nb'"},

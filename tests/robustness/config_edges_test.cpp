@@ -10,12 +10,18 @@
 #include <string>
 #include <vector>
 
+#include "error_message.h"
 #include "pelab/config/experiment.h"
 #include "pelab/core/error.h"
 #include "pelab_process.h"
+#include "robustness/config_messages.h"
 
 namespace pelab {
 namespace {
+
+using testing::config_error;
+using testing::error_message;
+using testing::expect_message;
 
 using testing::listing;
 using testing::Outcome;
@@ -24,7 +30,7 @@ using testing::TempDir;
 using testing::user_error_problem;
 using testing::write_file;
 
-const std::string kTiny = testing::tiny_config("tiny", R"(training:
+const std::string kEdgeConfig = testing::tiny_config("tiny", R"(training:
   steps: 4
   batch_size: 4
   warmup: 1
@@ -33,39 +39,13 @@ evaluation:
   examples: 4
 )");
 
-// The message of the pelab::Error `f` throws ("" and a test failure if it throws none).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no pelab::Error was thrown";
-  return "";
-}
-
-std::string config_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  return error_of(
-      [&] { parse_experiment(text, "x.yaml", overrides, PELAB_SOURCE_DIR "/configs"); });
-}
-
 ExperimentConfig parsed(const std::string& text, const std::vector<std::string>& overrides = {}) {
   return parse_experiment(text, "x.yaml", overrides, PELAB_SOURCE_DIR "/configs");
 }
 
-// kTiny with `from` replaced by `to` (which must be there).
-std::string edited(const std::string& from, const std::string& to) {
-  std::string text = kTiny;
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return text.replace(at, from.size(), to);
-}
-
-// Every part must appear, and the message must be one line.
-void expect_message(const std::string& message, const std::vector<std::string>& parts) {
-  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-  for (const std::string& part : parts)
-    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+// kEdgeConfig with `from` replaced by `to` (which must be there).
+std::string edge_config_with(const std::string& from, const std::string& to) {
+  return testing::replaced(kEdgeConfig, from, to);
 }
 
 // "[from, ..., to]".
@@ -81,48 +61,49 @@ TEST(ConfigEdges, EveryKeyPathIsCheckedPartByPart) {
   for (const std::string key : {"seed.", ".seed", "model..heads", "model.heads.", "model. heads",
                                 "training.steps.x.", "sweep.seed."}) {
     const std::string o = key + "=5";
-    expect_message(config_error(kTiny, {o}),
+    expect_message(config_error(kEdgeConfig, {o}),
                    {"command line '" + o + "': '" + key + "' is not a valid key"});
   }
   // A sweep axis is a key path too, checked the same way in the file.
-  expect_message(config_error(kTiny + "sweep:\n  seed.: [0, 1]\n"),
+  expect_message(config_error(kEdgeConfig + "sweep:\n  seed.: [0, 1]\n"),
                  {"x.yaml:22: sweep.seed.: 'seed.' is not a valid key"});
   // Valid paths still work, a sweep axis with its own dots included.
-  EXPECT_EQ(parsed(kTiny, {"seed=5"}).seed, 5u);
-  EXPECT_EQ(parsed(kTiny, {"sweep.positional.type=[none, alibi]"}).sweep.axes.size(), 1u);
+  EXPECT_EQ(parsed(kEdgeConfig, {"seed=5"}).seed, 5u);
+  EXPECT_EQ(parsed(kEdgeConfig, {"sweep.positional.type=[none, alibi]"}).sweep.axes.size(), 1u);
 }
 
 // ---- YAML documents -----------------------------------------------------------------------
 
 TEST(ConfigEdges, ASecondYamlDocumentIsRefusedWherever) {
-  expect_message(config_error(kTiny + "---\nseed: 3\n"),
+  expect_message(config_error(kEdgeConfig + "---\nseed: 3\n"),
                  {"x.yaml:21: a second YAML document ('---'); a config file holds one document"});
   // An empty second document too: what follows '---' is never silently dropped.
-  expect_message(config_error(kTiny + "---\n"), {"x.yaml:21: a second YAML document"});
+  expect_message(config_error(kEdgeConfig + "---\n"), {"x.yaml:21: a second YAML document"});
   // An override is one line, so a second document there is refused as a line break first.
-  expect_message(config_error(kTiny, {"seed=1\n---\n2"}),
+  expect_message(config_error(kEdgeConfig, {"seed=1\n---\n2"}),
                  {"override 'seed=1\\n---\\n2': holds a control character"});
   TempDir dir;
   write_file(dir / "configs/positional/two.yaml", "type: rotary\n---\ntype: alibi\n");
-  write_file(dir / "configs/x.yaml", edited("positional:\n  type: rotary\n", "positional: two\n"));
-  expect_message(error_of([&] { load_experiment(dir / "configs/x.yaml"); }),
+  write_file(dir / "configs/x.yaml",
+             edge_config_with("positional:\n  type: rotary\n", "positional: two\n"));
+  expect_message(error_message([&] { load_experiment(dir / "configs/x.yaml"); }),
                  {"positional/two.yaml:2: a second YAML document"});
   // One document that starts with '---' (or ends with '...') is one document.
-  EXPECT_NO_THROW(parsed("---\n" + kTiny + "...\n"));
+  EXPECT_NO_THROW(parsed("---\n" + kEdgeConfig + "...\n"));
 }
 
 // ---- values the task determines -----------------------------------------------------------
 
 TEST(ConfigEdges, ValuesTheTaskDeterminesMustMatchIt) {
   // shift with 8 symbols: 8 input tokens, 9 output classes.
-  expect_message(config_error(kTiny, {"model.vocab_in=3"}),
+  expect_message(config_error(kEdgeConfig, {"model.vocab_in=3"}),
                  {"command line 'model.vocab_in=3': model.vocab_in: 3 differs from the task's "
                   "input vocabulary size, 8; the task determines it (leave model.vocab_in out)"});
   expect_message(
-      config_error(edited("  layers: 1\n", "  layers: 1\n  vocab_out: 4\n")),
+      config_error(edge_config_with("  layers: 1\n", "  layers: 1\n  vocab_out: 4\n")),
       {"x.yaml:7: model.vocab_out: 4 differs from the task's output vocabulary size, 9"});
   // The task's own values are accepted: a resolved config holds them and reloads.
-  const ExperimentConfig c = parsed(kTiny, {"model.vocab_in=8", "model.vocab_out=9"});
+  const ExperimentConfig c = parsed(kEdgeConfig, {"model.vocab_in=8", "model.vocab_out=9"});
   EXPECT_EQ(c.model.vocab_in, 8);
   EXPECT_EQ(to_yaml(parsed(to_yaml(c))), to_yaml(c));
 }
@@ -137,8 +118,8 @@ TEST(ConfigEdges, AGroupFileNamesWhatItIs) {
   write_file(dir / "configs/model/empty.yaml", "{}\n");
   auto error_with = [&](const std::string& group) {
     write_file(dir / "configs/x.yaml",
-               edited("positional:\n  type: rotary\n", "positional: " + group + "\n"));
-    return error_of([&] { load_experiment(dir / "configs/x.yaml"); });
+               edge_config_with("positional:\n  type: rotary\n", "positional: " + group + "\n"));
+    return error_message([&] { load_experiment(dir / "configs/x.yaml"); });
   };
   expect_message(error_with("rotary"),
                  {"configs/positional/rotary.yaml: a positional group must set 'type' (the "
@@ -147,19 +128,21 @@ TEST(ConfigEdges, AGroupFileNamesWhatItIs) {
                  {"configs/positional/commented.yaml: a positional group must set 'type'"});
   expect_message(error_with("untyped"),
                  {"configs/positional/untyped.yaml: a positional group must set 'type'"});
-  // model: is also given in kTiny; the group is refused before that matters.
-  write_file(dir / "configs/y.yaml",
-             edited("model:\n  d_model: 16\n  heads: 2\n  layers: 1\n", "model: empty\n"));
-  expect_message(error_of([&] { load_experiment(dir / "configs/y.yaml"); }),
+  // model: is also given in kEdgeConfig; the group is refused before that matters.
+  write_file(
+      dir / "configs/y.yaml",
+      edge_config_with("model:\n  d_model: 16\n  heads: 2\n  layers: 1\n", "model: empty\n"));
+  expect_message(error_message([&] { load_experiment(dir / "configs/y.yaml"); }),
                  {"configs/model/empty.yaml: the model group is empty"});
   // The same rule from the command line.
-  write_file(dir / "configs/z.yaml", kTiny);
-  expect_message(error_of([&] { load_experiment(dir / "configs/z.yaml", {"positional=rotary"}); }),
-                 {"configs/positional/rotary.yaml: a positional group must set 'type'"});
+  write_file(dir / "configs/z.yaml", kEdgeConfig);
+  expect_message(
+      error_message([&] { load_experiment(dir / "configs/z.yaml", {"positional=rotary"}); }),
+      {"configs/positional/rotary.yaml: a positional group must set 'type'"});
   // Every group pelab ships names what it is.
   for (const std::string group : {"alibi", "binary", "index", "learned", "none", "normalized",
                                   "relative", "rotary", "sinusoidal", "t5"})
-    EXPECT_EQ(parsed(kTiny, {"positional=" + group}).model.positional.type, group);
+    EXPECT_EQ(parsed(kEdgeConfig, {"positional=" + group}).model.positional.type, group);
 }
 
 // ---- run names ----------------------------------------------------------------------------
@@ -182,11 +165,11 @@ TEST(ConfigEdges, AnEmptyConfigIsRefused) {
 // nothing and ran) or failed later naming something else. Refused at its line, naming the key
 // and, where the key has a list of valid values, the list.
 TEST(ConfigEdges, AnEmptyTextValueIsRefusedNamingTheKey) {
-  const std::string swept = kTiny + "sweep:\n  seed: [0, 1]\n  training.lr: [0.01, 0.001]\n";
+  const std::string swept = kEdgeConfig + "sweep:\n  seed: [0, 1]\n  training.lr: [0.01, 0.001]\n";
   expect_message(config_error(swept + "  select: \"\"\n"),
                  {"x.yaml:24: sweep.select: an empty value (''); valid: seed, training.lr"});
   expect_message(config_error(swept + "  select: ''\n"), {"x.yaml:24: sweep.select: an empty"});
-  expect_message(config_error(edited("name: tiny", "name: ''")),
+  expect_message(config_error(edge_config_with("name: tiny", "name: ''")),
                  {"x.yaml:1: name: an empty value (''); give one, or leave the key out"});
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"task.name", "valid: "},
@@ -204,15 +187,15 @@ TEST(ConfigEdges, AnEmptyTextValueIsRefusedNamingTheKey) {
   for (const auto& [key, valid] : cases) {
     const std::vector<std::string> overrides = {
         key == "positional.combine" ? "positional.type=sinusoidal" : "seed=0", key + "=''"};
-    expect_message(config_error(kTiny, overrides),
+    expect_message(config_error(kEdgeConfig, overrides),
                    {"command line '" + key + "='''", key + ": an empty value ('')", valid});
   }
   // In a list (a sweep axis: each value is a run), an empty item too.
-  expect_message(config_error(kTiny + "sweep:\n  positional.type: [none, '']\n"),
+  expect_message(config_error(kEdgeConfig + "sweep:\n  positional.type: [none, '']\n"),
                  {"x.yaml:22: sweep.positional.type: an empty item ('')"});
   // The controls: a select that names an axis, and the same keys with a value.
   EXPECT_EQ(parsed(swept + "  select: training.lr\n").sweep.select, "training.lr");
-  EXPECT_EQ(parsed(kTiny, {"training.optimizer=sgd"}).training.optimizer, "sgd");
+  EXPECT_EQ(parsed(kEdgeConfig, {"training.optimizer=sgd"}).training.optimizer, "sgd");
 
   // From the command line, `pelab sweep` refuses before anything is written.
   TempDir dir;
@@ -225,17 +208,18 @@ TEST(ConfigEdges, AnEmptyTextValueIsRefusedNamingTheKey) {
 
 TEST(ConfigEdges, ARunNameIsOnePathComponent) {
   for (const std::string name : {"../x", "a/b", ".", "..", ".hidden", "/abs"})
-    expect_message(config_error(edited("name: tiny", "name: " + name)),
+    expect_message(config_error(edge_config_with("name: tiny", "name: " + name)),
                    {"x.yaml:1: name: '", "' is not a run name: it names the run's directory"});
-  expect_message(config_error(kTiny, {"name=../x"}),
+  expect_message(config_error(kEdgeConfig, {"name=../x"}),
                  {"command line 'name=../x': name: '../x' is not a run name"});
-  expect_message(config_error(kTiny, {"name=" + std::string(201, 'n')}), {"is not a run name"});
-  EXPECT_EQ(parsed(kTiny, {"name=task-copy_2"}).name, "task-copy_2");
+  expect_message(config_error(kEdgeConfig, {"name=" + std::string(201, 'n')}),
+                 {"is not a run name"});
+  EXPECT_EQ(parsed(kEdgeConfig, {"name=task-copy_2"}).name, "task-copy_2");
 }
 
 TEST(ConfigEdges, ARefusedRunNameWritesNothing) {
   TempDir dir;
-  write_file(dir / "tiny.yaml", kTiny);
+  write_file(dir / "tiny.yaml", kEdgeConfig);
   for (const auto& [name, part] : {std::pair{"name=''", "name: an empty value ('')"},
                                    std::pair{"name=../escaped", "is not a run name"}}) {
     const std::vector<std::string> before = listing(dir.path());
@@ -250,7 +234,7 @@ TEST(ConfigEdges, ARefusedRunNameWritesNothing) {
 
 class RunDirectories : public ::testing::Test {
  protected:
-  void SetUp() override { write_file(dir_ / "tiny.yaml", kTiny); }
+  void SetUp() override { write_file(dir_ / "tiny.yaml", kEdgeConfig); }
 
   // Runs `pelab train tiny.yaml ARGS`, expects a user error with `parts`, and nothing changed.
   void expect_refused(std::vector<std::string> args, const std::vector<std::string>& parts) {
@@ -302,7 +286,7 @@ TEST_F(RunDirectories, OutReusesAnEmptyDirectoryOrARunOfTheSameConfig) {
 // the task it names is checked against that task, not the one the axis would set back.
 TEST(ConfigEdges, AnOverrideFixesASweptKey) {
   const std::string swept =
-      edited("name: shift\n  shift: 1", "name: parity") +
+      edge_config_with("name: shift\n  shift: 1", "name: parity") +
       "sweep:\n  task.name: [parity, cycle_navigation]\n  training.lr: [0.001, 0.003]\n"
       "  seed: [0, 1]\n  select: training.lr\n";
   const ExperimentConfig c = parsed(swept, {"task.name=reverse", "task.symbols=2"});
@@ -323,30 +307,31 @@ TEST(ConfigEdges, AnOverrideFixesASweptKey) {
 }
 
 TEST(ConfigEdges, EveryCommandChecksTheSweepSection) {
-  const std::string bad_group = kTiny + "sweep:\n  positional: [none, rotry]\n";
+  const std::string bad_group = kEdgeConfig + "sweep:\n  positional: [none, rotry]\n";
   expect_message(config_error(bad_group),
                  {"x.yaml:22: sweep value 'positional=rotry': no config group 'rotry'"});
-  expect_message(config_error(kTiny + "sweep:\n  seed: [0, 1]\n  model.heads: [2, 3]\n"),
+  expect_message(config_error(kEdgeConfig + "sweep:\n  seed: [0, 1]\n  model.heads: [2, 3]\n"),
                  {"x.yaml:23: sweep value 'model.heads=3': model.heads: 3 heads do not divide"});
-  expect_message(config_error(kTiny + "sweep:\n  seed: [0, 1, 0]\n"),
+  expect_message(config_error(kEdgeConfig + "sweep:\n  seed: [0, 1, 0]\n"),
                  {"x.yaml:22: sweep.seed: the value '0' is given twice (each value is one run)"});
-  expect_message(config_error(kTiny + "sweep:\n  modle.heads: [2]\n"),
+  expect_message(config_error(kEdgeConfig + "sweep:\n  modle.heads: [2]\n"),
                  {"x.yaml:22: sweep value 'modle.heads=2': unknown key 'modle'"});
   // A combination of values: each loads alone, not together with the base's rotary.
-  expect_message(config_error(kTiny + "sweep:\n  model.d_model: [6, 16]\n"),
+  expect_message(config_error(kEdgeConfig + "sweep:\n  model.d_model: [6, 16]\n"),
                  {"x.yaml:22: sweep value 'model.d_model=6'", "rotary needs an even head width"});
-  EXPECT_NO_THROW(parsed(kTiny + "sweep:\n  model.d_model: [6, 16]\n  positional.type: [none]\n"));
+  EXPECT_NO_THROW(
+      parsed(kEdgeConfig + "sweep:\n  model.d_model: [6, 16]\n  positional.type: [none]\n"));
   // Every run is loaded to check it: a typo cannot ask for millions.
-  expect_message(config_error(kTiny, {"sweep.seed=" + numbers(0, 199),
-                                      "sweep.training.steps=" + numbers(1, 60)}),
+  expect_message(config_error(kEdgeConfig, {"sweep.seed=" + numbers(0, 199),
+                                            "sweep.training.steps=" + numbers(1, 60)}),
                  {"sweep.training.steps: the sweep would have more than 10000 runs"});
   // From the command line, the sweep's values are named with the argument that set them.
-  expect_message(config_error(kTiny, {"sweep.positional=[rotry]"}),
+  expect_message(config_error(kEdgeConfig, {"sweep.positional=[rotry]"}),
                  {"command line 'sweep.positional=[rotry]': sweep value 'positional=rotry'"});
 
   // train and print-config check it too, and refuse before writing anything.
   TempDir dir;
-  write_file(dir / "bad.yaml", kTiny + "sweep:\n  positional.type: [none, rotry]\n");
+  write_file(dir / "bad.yaml", kEdgeConfig + "sweep:\n  positional.type: [none, rotry]\n");
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"print-config", "bad.yaml"},
         std::vector<std::string>{"train", "bad.yaml", "--no-progress"}}) {

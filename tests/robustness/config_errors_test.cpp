@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "error_message.h"
 #include "pelab/config/experiment.h"
 #include "pelab/config/load_model.h"
 #include "pelab/config/model_config_yaml.h"
@@ -20,9 +21,14 @@
 #include "pelab/positional/scheme.h"
 #include "pelab/sweep/sweep.h"
 #include "pelab_process.h"
+#include "robustness/config_messages.h"
 
 namespace pelab {
 namespace {
+
+using testing::config_error;
+using testing::error_message;
+using testing::expect_message;
 
 using testing::TempDir;
 using testing::write_file;
@@ -36,35 +42,9 @@ evaluation:
   examples: 8
 )");
 
-// The message of the pelab::Error `f` throws ("" and a test failure if it throws none).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no pelab::Error was thrown";
-  return "";
-}
-
-std::string config_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  return error_of(
-      [&] { parse_experiment(text, "x.yaml", overrides, PELAB_SOURCE_DIR "/configs"); });
-}
-
 // kValid with `from` replaced by `to` (which must be there).
-std::string edited(const std::string& from, const std::string& to) {
-  std::string text = kValid;
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return text.replace(at, from.size(), to);
-}
-
-// Every part must appear, and the message must be one line.
-void expect_message(const std::string& message, const std::vector<std::string>& parts) {
-  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-  for (const std::string& part : parts)
-    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+std::string valid_config_with(const std::string& from, const std::string& to) {
+  return testing::replaced(kValid, from, to);
 }
 
 TEST(ConfigErrors, ValidConfigLoads) {
@@ -74,16 +54,16 @@ TEST(ConfigErrors, ValidConfigLoads) {
 // ---- the YAML itself --------------------------------------------------------------------
 
 TEST(ConfigErrors, SyntaxErrorNamesFileAndLine) {
-  expect_message(config_error(edited("  lengths: [4, 8]", "  lengths: [4, 8")),
+  expect_message(config_error(valid_config_with("  lengths: [4, 8]", "  lengths: [4, 8")),
                  {"x.yaml:", "invalid YAML"});
-  expect_message(config_error(edited("  heads: 2\n", "  heads: 2\n heads: 3\n")),
+  expect_message(config_error(valid_config_with("  heads: 2\n", "  heads: 2\n heads: 3\n")),
                  {"x.yaml:", "invalid YAML"});
   expect_message(config_error("model: {d_model: 16\n"), {"x.yaml:", "invalid YAML"});
 }
 
 TEST(ConfigErrors, DuplicateKeyNamesBothLines) {
   // yaml-cpp alone keeps the first value silently.
-  expect_message(config_error(edited("  layers: 1\n", "  layers: 1\n  heads: 4\n")),
+  expect_message(config_error(valid_config_with("  layers: 1\n", "  layers: 1\n  heads: 4\n")),
                  {"x.yaml:7: duplicate key 'heads' (first given at line 5)"});
   expect_message(config_error(std::string(kValid) + "seed: 1\n"),
                  {"x.yaml:21: duplicate key 'seed' (first given at line 2)"});
@@ -128,78 +108,80 @@ TEST(ConfigErrors, DocumentThatIsNotAMapping) {
 // ---- keys and values --------------------------------------------------------------------
 
 TEST(ConfigErrors, UnknownKeySuggestsTheNearest) {
-  expect_message(config_error(edited("  heads: 2", "  hedas: 2")),
+  expect_message(config_error(valid_config_with("  heads: 2", "  hedas: 2")),
                  {"x.yaml:5: model.hedas: unknown key (did you mean 'heads'?", "valid: "});
-  expect_message(config_error(edited("training:", "trainig:")),
+  expect_message(config_error(valid_config_with("training:", "trainig:")),
                  {"x.yaml:14: trainig: unknown key (did you mean 'training'?"});
-  expect_message(config_error(edited("  warmup: 2", "  warmpu: 2")),
+  expect_message(config_error(valid_config_with("  warmup: 2", "  warmpu: 2")),
                  {"x.yaml:17: training.warmpu: unknown key (did you mean 'warmup'?"});
 }
 
 TEST(ConfigErrors, WrongTypeNamesKeyAndValue) {
-  expect_message(config_error(edited("  heads: 2", "  heads: two")),
+  expect_message(config_error(valid_config_with("  heads: 2", "  heads: two")),
                  {"x.yaml:5: model.heads: expected an integer, got 'two'"});
-  expect_message(config_error(edited("  heads: 2", "  heads: 2.5")),
+  expect_message(config_error(valid_config_with("  heads: 2", "  heads: 2.5")),
                  {"x.yaml:5: model.heads: expected an integer, got '2.5'"});
-  expect_message(config_error(edited("  steps: 10", "  steps: [10]")),
+  expect_message(config_error(valid_config_with("  steps: 10", "  steps: [10]")),
                  {"x.yaml:15: training.steps: expected an integer, got a list"});
-  expect_message(config_error(edited("  type: rotary", "  type: {name: rotary}")),
+  expect_message(config_error(valid_config_with("  type: rotary", "  type: {name: rotary}")),
                  {"x.yaml:8: positional.type: expected a text value (one line), got a mapping"});
-  expect_message(config_error(edited("name: tiny", "name: tiny\nthreads: lots")),
+  expect_message(config_error(valid_config_with("name: tiny", "name: tiny\nthreads: lots")),
                  {"x.yaml:2: threads: expected an integer, got 'lots'"});
-  expect_message(config_error(edited("  lengths: [4, 8]", "  lengths: [4, eight]")),
+  expect_message(config_error(valid_config_with("  lengths: [4, 8]", "  lengths: [4, eight]")),
                  {"evaluation.lengths: expected a list of integers, got 'eight'"});
-  expect_message(config_error(edited("training:\n", "training:\n  lr: .nan\n")),
+  expect_message(config_error(valid_config_with("training:\n", "training:\n  lr: .nan\n")),
                  {"training.lr: expected a number, got '.nan'"});
-  expect_message(config_error(edited("  heads: 2", "  heads: 99999999999999999999")),
+  expect_message(config_error(valid_config_with("  heads: 2", "  heads: 99999999999999999999")),
                  {"model.heads: expected an integer"});
   // Text that would break a one-line message is refused and shown escaped.
-  expect_message(config_error(edited("name: tiny", "name: \"two\\nlines\"")),
+  expect_message(config_error(valid_config_with("name: tiny", "name: \"two\\nlines\"")),
                  {"x.yaml:1: name: expected a text value (one line), got 'two\\nlines'"});
-  expect_message(config_error(edited("  heads: 2", "  \"he\\x01ads\": 2")),
+  expect_message(config_error(valid_config_with("  heads: 2", "  \"he\\x01ads\": 2")),
                  {"x.yaml:5: model: keys must be plain names, got 'he\\x01ads'"});
   // pelab computes in float32: a number beyond its range is refused where it is written.
-  expect_message(config_error(edited("training:\n", "training:\n  lr: 1e39\n")),
+  expect_message(config_error(valid_config_with("training:\n", "training:\n  lr: 1e39\n")),
                  {"x.yaml:15: training.lr: 1e39 is out of range (a number must be at most "
                   "3.40282e+38 in magnitude)"});
 }
 
 TEST(ConfigErrors, OutOfRangeValuesNameTheValidRange) {
-  expect_message(config_error(edited("  steps: 10", "  steps: 0")),
+  expect_message(config_error(valid_config_with("  steps: 10", "  steps: 0")),
                  {"x.yaml:15: training.steps: must be positive, got 0"});
-  expect_message(config_error(edited("training:\n", "training:\n  lr: -0.1\n")),
+  expect_message(config_error(valid_config_with("training:\n", "training:\n  lr: -0.1\n")),
                  {"training.lr: must be positive, got -0.1"});
-  expect_message(config_error(edited("  layers: 1", "  layers: 1\n  dropout: 1.5")),
+  expect_message(config_error(valid_config_with("  layers: 1", "  layers: 1\n  dropout: 1.5")),
                  {"model.dropout must be in [0, 1), got 1.5"});
-  expect_message(config_error(edited("  shift: 1", "  shift: 5000")),
+  expect_message(config_error(valid_config_with("  shift: 1", "  shift: 5000")),
                  {"x.yaml:11: task.shift: must be in [1, 4096], got 5000"});
-  expect_message(config_error(edited("seed: 0", "seed: -1")), {"x.yaml:2: seed: must be >= 0"});
-  expect_message(config_error(edited("name: tiny", "name: tiny\nthreads: 0")),
+  expect_message(config_error(valid_config_with("seed: 0", "seed: -1")),
+                 {"x.yaml:2: seed: must be >= 0"});
+  expect_message(config_error(valid_config_with("name: tiny", "name: tiny\nthreads: 0")),
                  {"threads: must be in [1, 256], got 0"});
-  expect_message(config_error(edited("  batch_size: 4", "  batch_size: 100000000")),
+  expect_message(config_error(valid_config_with("  batch_size: 4", "  batch_size: 100000000")),
                  {"training.batch_size: must be at most 65536"});
-  expect_message(config_error(edited("  max_length: 8", "  max_length: 100000000")),
+  expect_message(config_error(valid_config_with("  max_length: 8", "  max_length: 100000000")),
                  {"task.max_length: 100000000 is above the longest problem size pelab takes"});
-  expect_message(config_error(edited("  lengths: [4, 8]", "  lengths: [4, 0]")),
+  expect_message(config_error(valid_config_with("  lengths: [4, 8]", "  lengths: [4, 0]")),
                  {"evaluation.lengths: length 0 is outside"});
-  expect_message(config_error(edited("  examples: 8", "  examples: 0")),
+  expect_message(config_error(valid_config_with("  examples: 8", "  examples: 0")),
                  {"evaluation.examples: must be in [1, 1000000], got 0"});
 }
 
 TEST(ConfigErrors, InconsistentValuesNameBothKeys) {
-  expect_message(config_error(edited("  heads: 2", "  heads: 3")),
+  expect_message(config_error(valid_config_with("  heads: 2", "  heads: 3")),
                  {"x.yaml:5", "model.heads: 3 heads do not divide model.d_model = 16"});
-  expect_message(config_error(edited("  warmup: 2", "  warmup: 20")),
+  expect_message(config_error(valid_config_with("  warmup: 2", "  warmup: 20")),
                  {"x.yaml:17: training.warmup: must be in [0, training.steps = 10], got 20"});
-  expect_message(config_error(edited("  min_length: 1", "  min_length: 9")),
+  expect_message(config_error(valid_config_with("  min_length: 1", "  min_length: 9")),
                  {"task.max_length: 8 is below task.min_length = 9"});
   // rotary needs an even head width: 6 / 2 = 3.
-  expect_message(config_error(edited("  d_model: 16", "  d_model: 6")), {"x.yaml:", "rotary"});
+  expect_message(config_error(valid_config_with("  d_model: 16", "  d_model: 6")),
+                 {"x.yaml:", "rotary"});
   // A key the scheme does not take.
-  expect_message(config_error(edited("  type: rotary", "  type: rotary\n  max_len: 8")),
+  expect_message(config_error(valid_config_with("  type: rotary", "  type: rotary\n  max_len: 8")),
                  {"x.yaml:9: positional.max_len: the 'rotary' scheme does not take this key"});
   // A learned table shorter than the evaluated lengths.
-  expect_message(config_error(edited("  type: rotary", "  type: learned\n  max_len: 4")),
+  expect_message(config_error(valid_config_with("  type: rotary", "  type: learned\n  max_len: 4")),
                  {"positional.max_len: the learned table has 4 rows"});
 }
 
@@ -207,7 +189,7 @@ TEST(ConfigErrors, InconsistentValuesNameBothKeys) {
 // line it was written, naming the key and what is valid.
 TEST(ConfigErrors, NewTaskKeysAreRefusedAtTheirKeys) {
   const auto task = [](const std::string& keys) {
-    return config_error(edited("  name: shift\n  shift: 1", keys));
+    return config_error(valid_config_with("  name: shift\n  shift: 1", keys));
   };
   expect_message(task("  name: flip_flop\n  p_w: -0.1"),
                  {"x.yaml:11: task.p_w: must be in [0, 1], got -0.1"});
@@ -238,8 +220,9 @@ TEST(ConfigErrors, NewTaskKeysAreRefusedAtTheirKeys) {
   expect_message(task("  name: associative_recall\n  position_ids: digit_runs"),
                  {"task.position_ids: task 'associative_recall' has no digit symbol"});
   expect_message(
-      config_error(edited("  type: rotary", "  type: rotary\n  randomize:\n    max_position: 64"),
-                   {"task.position_ids=digit_runs"}),
+      config_error(
+          valid_config_with("  type: rotary", "  type: rotary\n  randomize:\n    max_position: 64"),
+          {"task.position_ids=digit_runs"}),
       {"command line 'task.position_ids=digit_runs': task.position_ids: digit_runs numbers "
        "tokens by their runs of digits and positional.randomize by a random sample"});
 }
@@ -248,7 +231,7 @@ TEST(ConfigErrors, NewTaskKeysAreRefusedAtTheirKeys) {
 // it was written (d_h = 8 here: 4 pairs), naming the key; a missing required key names it.
 TEST(ConfigErrors, RotaryOptionsAreRefusedAtTheirKeys) {
   const auto rotary_with = [](const std::string& keys) {
-    return config_error(edited("  type: rotary", "  type: rotary\n" + keys));
+    return config_error(valid_config_with("  type: rotary", "  type: rotary\n" + keys));
   };
   expect_message(rotary_with("  fraction: 0.2"),
                  {"x.yaml:9: positional.fraction: 0.2 of d_h / 2 = 4 pairs leaves none to rotate"});
@@ -280,10 +263,12 @@ TEST(ConfigErrors, RotaryOptionsAreRefusedAtTheirKeys) {
   expect_message(rotary_with("  fraction: 0.25\n  scaling:\n    type: ntk\n    factor: 2"),
                  {"x.yaml:9: positional.fraction: scaling.type ntk needs at least 2 pairs rotated, "
                   "got n_rot = 1"});
-  expect_message(config_error(edited("  type: rotary", "  type: alibi\n  scaling:\n    type: pi")),
-                 {"x.yaml:9: positional.scaling: the 'alibi' scheme does not take this key"});
-  expect_message(config_error(edited("  type: rotary", "  type: alibi\n  fraction: 0.5")),
-                 {"x.yaml:9: positional.fraction: the 'alibi' scheme does not take this key"});
+  expect_message(
+      config_error(valid_config_with("  type: rotary", "  type: alibi\n  scaling:\n    type: pi")),
+      {"x.yaml:9: positional.scaling: the 'alibi' scheme does not take this key"});
+  expect_message(
+      config_error(valid_config_with("  type: rotary", "  type: alibi\n  fraction: 0.5")),
+      {"x.yaml:9: positional.fraction: the 'alibi' scheme does not take this key"});
   expect_message(rotary_with("  scalng:\n    type: pi"),
                  {"x.yaml:9: positional.scalng: unknown key (did you mean 'scaling'?"});
   expect_message(config_error(kValid, {"positional.scaling.factor=0.5"}),
@@ -297,31 +282,33 @@ TEST(ConfigErrors, RotaryOptionsAreRefusedAtTheirKeys) {
 }
 
 TEST(ConfigErrors, HugeModelIsRefusedBeforeAllocating) {
-  expect_message(config_error(edited("  d_model: 16", "  d_model: 1000000000")),
+  expect_message(config_error(valid_config_with("  d_model: 16", "  d_model: 1000000000")),
                  {"model.d_model must be in [1, 1048576], got 1000000000"});
   // Each size is allowed, their product is not: refused at the first parameter that
   // would pass the budget, without allocating it.
-  expect_message(config_error(edited("  d_model: 16", "  d_model: 65536")),
+  expect_message(config_error(valid_config_with("  d_model: 16", "  d_model: 65536")),
                  {"x.yaml:3: model: the model would have more than 268435456 parameters (at "
                   "'layers.0.attn.q.weight', shape [65536, 65536])"});
 }
 
 TEST(ConfigErrors, UnknownNamesListTheValidOnes) {
-  expect_message(config_error(edited("  type: rotary", "  type: rotory")),
+  expect_message(config_error(valid_config_with("  type: rotary", "  type: rotory")),
                  {"x.yaml:8: positional.type: unknown scheme 'rotory' (valid: ", "rotary"});
-  expect_message(config_error(edited("  name: shift", "  name: shfit")),
+  expect_message(config_error(valid_config_with("  name: shift", "  name: shfit")),
                  {"x.yaml:10: task.name: unknown task 'shfit' (valid: ", "shift"});
-  expect_message(config_error(edited("positional:\n  type: rotary\n", "positional: rotry\n")),
-                 {"x.yaml:7: positional: no config group 'rotry'", "valid: ", "rotary"});
+  expect_message(
+      config_error(valid_config_with("positional:\n  type: rotary\n", "positional: rotry\n")),
+      {"x.yaml:7: positional: no config group 'rotry'", "valid: ", "rotary"});
 }
 
 TEST(ConfigErrors, LengthSamplingIsOneOfTwoAndNeedsAGeneratedTask) {
-  expect_message(config_error(edited("  warmup: 2\n", "  warmup: 2\n  length_sampling: once\n")),
-                 {"x.yaml:",
-                  "training.length_sampling: 'once' is not valid (valid: per_example, "
-                  "per_batch)"});
+  expect_message(
+      config_error(valid_config_with("  warmup: 2\n", "  warmup: 2\n  length_sampling: once\n")),
+      {"x.yaml:",
+       "training.length_sampling: 'once' is not valid (valid: per_example, "
+       "per_batch)"});
   // A file task's training file need not have every size of the range.
-  expect_message(error_of([] {
+  expect_message(error_message([] {
                    load_experiment(PELAB_SOURCE_DIR "/configs/file_example.yaml",
                                    {"training.length_sampling=per_batch"});
                  }),
@@ -330,14 +317,15 @@ TEST(ConfigErrors, LengthSamplingIsOneOfTwoAndNeedsAGeneratedTask) {
 
 TEST(ConfigErrors, AGroupIsANameNotAPath) {
   // Found by fuzzing: a name too long to be a file name made the file-system call throw.
-  expect_message(config_error(edited("positional:\n  type: rotary\n",
-                                     "positional: " + std::string(5000, 'r') + "\n")),
+  expect_message(config_error(valid_config_with("positional:\n  type: rotary\n",
+                                                "positional: " + std::string(5000, 'r') + "\n")),
                  {"x.yaml:7: positional: '", "' is not a config group name (valid: ", "rotary"});
+  expect_message(config_error(valid_config_with("positional:\n  type: rotary\n",
+                                                "positional: ../tasks/copy\n")),
+                 {"x.yaml:7: positional: '../tasks/copy' is not a config group name"});
   expect_message(
-      config_error(edited("positional:\n  type: rotary\n", "positional: ../tasks/copy\n")),
-      {"x.yaml:7: positional: '../tasks/copy' is not a config group name"});
-  expect_message(config_error(edited("positional:\n  type: rotary\n", "positional: .hidden\n")),
-                 {"x.yaml:7: positional: '.hidden' is not a config group name"});
+      config_error(valid_config_with("positional:\n  type: rotary\n", "positional: .hidden\n")),
+      {"x.yaml:7: positional: '.hidden' is not a config group name"});
 }
 
 // ---- key=value overrides ----------------------------------------------------------------
@@ -383,24 +371,25 @@ TEST(OverrideErrors, BadYamlValue) {
 
 TEST(ConfigFileErrors, MissingDirectoryOrBinaryFile) {
   TempDir dir;
-  expect_message(error_of([&] { load_experiment(dir / "absent.yaml"); }),
+  expect_message(error_message([&] { load_experiment(dir / "absent.yaml"); }),
                  {"absent.yaml: no such file"});
-  expect_message(error_of([&] { load_experiment(dir.path().string()); }),
+  expect_message(error_message([&] { load_experiment(dir.path().string()); }),
                  {"not a regular file; expected a YAML config"});
   const char binary[] = "name: x\nseed: 0\x00\x01\x02";
   write_file(dir / "binary.yaml", std::string(binary, sizeof binary - 1));
-  expect_message(error_of([&] { load_experiment(dir / "binary.yaml"); }),
+  expect_message(error_message([&] { load_experiment(dir / "binary.yaml"); }),
                  {"binary.yaml:2: not a text file (a NUL byte)"});
   write_file(dir / "huge.yaml", std::string((16u << 20) + 1, '#'));
-  expect_message(error_of([&] { load_experiment(dir / "huge.yaml"); }),
+  expect_message(error_message([&] { load_experiment(dir / "huge.yaml"); }),
                  {"huge.yaml: more than 16777216 bytes is too large for a config"});
 }
 
 TEST(ConfigFileErrors, ErrorsInAGroupNameTheGroupFile) {
   TempDir dir;
   write_file(dir / "configs/positional/odd.yaml", "type: rotary\ntype: alibi\n");
-  write_file(dir / "configs/x.yaml", edited("positional:\n  type: rotary\n", "positional: odd\n"));
-  expect_message(error_of([&] { load_experiment(dir / "configs/x.yaml"); }),
+  write_file(dir / "configs/x.yaml",
+             valid_config_with("positional:\n  type: rotary\n", "positional: odd\n"));
+  expect_message(error_message([&] { load_experiment(dir / "configs/x.yaml"); }),
                  {"positional/odd.yaml:2: duplicate key 'type' (first given at line 1)"});
 }
 
@@ -408,7 +397,8 @@ TEST(ConfigFileErrors, ErrorsInAGroupNameTheGroupFile) {
 
 // A config whose positions come from a group file: an error must not point at the group's
 // `type` line when the bad value was written elsewhere.
-const std::string kGrouped = edited("positional:\n  type: rotary\n", "positional: rotary\n");
+const std::string kGrouped =
+    valid_config_with("positional:\n  type: rotary\n", "positional: rotary\n");
 
 TEST(ErrorPlaces, AModelValueIsReportedWhereItWasWritten) {
   expect_message(config_error(kGrouped, {"model.d_model=0"}),
@@ -422,7 +412,7 @@ TEST(ErrorPlaces, AModelValueIsReportedWhereItWasWritten) {
   expect_message(config_error(kGrouped, {"model.d_model=65536"}),
                  {"command line 'model.d_model=65536': model.d_model: the model would have more"});
   // Written in the file: its line.
-  expect_message(config_error(edited("  d_model: 16", "  d_model: 0")),
+  expect_message(config_error(valid_config_with("  d_model: 16", "  d_model: 0")),
                  {"x.yaml:4: model.d_model must be in [1, 1048576], got 0"});
   // Both written in files: the scheme's line, in the group file that sets it.
   TempDir dir;
@@ -431,7 +421,7 @@ TEST(ErrorPlaces, AModelValueIsReportedWhereItWasWritten) {
     std::string text = kGrouped;
     return text.replace(text.find("d_model: 16"), 11, "d_model: 6");
   }());
-  expect_message(error_of([&] { load_experiment(dir / "configs/x.yaml"); }),
+  expect_message(error_message([&] { load_experiment(dir / "configs/x.yaml"); }),
                  {"configs/positional/rotary.yaml:1: positional.type: rotary needs an even head"});
 }
 
@@ -442,7 +432,7 @@ TEST(ErrorPlaces, SweepErrorsNameTheAxisLine) {
   o.config_path = dir / "c.yaml";
   o.out_dir = dir / "out";
   o.executable = "/bin/false";
-  const std::string msg = error_of([&] { run_sweep(o); });
+  const std::string msg = error_message([&] { run_sweep(o); });
   expect_message(msg, {"c.yaml:23: sweep value 'positional.type=rotry': positional.type: unknown "
                        "scheme 'rotry'"});
   EXPECT_EQ(msg.find("command line"), std::string::npos) << msg;
@@ -457,7 +447,7 @@ TEST(ErrorPlaces, ACheckpointsConfigIsNamedWithTheCheckpoint) {
   std::string text = model_sections_yaml(config);
   text.replace(text.find("heads: 2"), 8, "heads: 3");
   model_checkpoint(model, text).write(dir / "ckpt.safetensors");
-  expect_message(error_of([&] { load_model(dir / "ckpt.safetensors"); }),
+  expect_message(error_message([&] { load_model(dir / "ckpt.safetensors"); }),
                  {"ckpt.safetensors [config]: model.heads: 3 heads do not divide"});
 }
 

@@ -17,7 +17,7 @@
 namespace pelab::testing {
 namespace {
 
-const std::string kTiny = testing::tiny_config("tiny", R"(training:
+const std::string kTrustConfig = testing::tiny_config("tiny", R"(training:
   steps: 4
   batch_size: 4
   warmup: 1
@@ -37,7 +37,7 @@ void edit_file(const std::string& path, const std::string& from, const std::stri
 class EvalTrust : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    write_file(shared_.path() / "tiny.yaml", kTiny);
+    write_file(shared_.path() / "tiny.yaml", kTrustConfig);
     const Outcome o =
         run_pelab({"train", "tiny.yaml", "--out", "run", "--no-progress"}, shared_.path());
     ASSERT_EQ(o.exit_code, 0) << o.err;

@@ -12,7 +12,7 @@
 namespace pelab::testing {
 namespace {
 
-const std::string kTiny = tiny_config("tiny", R"(training:
+const std::string kGemmSweepConfig = tiny_config("tiny", R"(training:
   steps: 2
   batch_size: 4
   warmup: 1
@@ -25,7 +25,7 @@ sweep:
 
 class GemmOption : public ::testing::Test {
  protected:
-  void SetUp() override { write_file(dir_.path() / "tiny.yaml", kTiny); }
+  void SetUp() override { write_file(dir_.path() / "tiny.yaml", kGemmSweepConfig); }
   std::string gemm_of(const std::string& run) const {
     return nlohmann::json::parse(read_file(dir_.path() / run / "environment.json"))["gemm"];
   }

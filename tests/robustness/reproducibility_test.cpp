@@ -22,7 +22,7 @@ using testing::TempDir;
 // Dropout, randomized positions and an evaluation mid-run: every source of randomness a run
 // has. The Slow cases repeat the checks with two threads (parallel reductions), which is
 // slow on a loaded machine.
-const char* kConfig = R"(name: repro
+const char* kReproConfig = R"(name: repro
 seed: 3
 model:
   d_model: 16
@@ -49,12 +49,12 @@ evaluation:
   examples: 16
 )";
 
-ExperimentConfig config(const std::vector<std::string>& overrides = {}) {
-  return parse_experiment(kConfig, "repro.yaml", overrides, PELAB_SOURCE_DIR "/configs");
+ExperimentConfig repro_config(const std::vector<std::string>& overrides = {}) {
+  return parse_experiment(kReproConfig, "repro.yaml", overrides, PELAB_SOURCE_DIR "/configs");
 }
 
-TrainResult train(const ExperimentConfig& c, const std::string& dir, bool resume = false,
-                  int64_t stop_after = 0) {
+TrainResult repro_train(const ExperimentConfig& c, const std::string& dir, bool resume = false,
+                        int64_t stop_after = 0) {
   TrainOptions o;
   o.run_dir = dir;
   o.progress = false;
@@ -64,7 +64,7 @@ TrainResult train(const ExperimentConfig& c, const std::string& dir, bool resume
 }
 
 // metrics.jsonl without its timing field.
-std::string metrics(const std::string& dir) {
+std::string repro_metrics(const std::string& dir) {
   std::string out;
   for (const std::string& line : testing::lines_of(read_file(dir + "/metrics.jsonl"))) {
     json j = json::parse(line);
@@ -80,15 +80,15 @@ void expect_identical_runs(const std::string& a, const std::string& b) {
   for (const char* file :
        {"checkpoint.safetensors", "eval.csv", "per_position.csv", "summary.json", "config.yaml"})
     EXPECT_TRUE(read_file(a + "/" + file) == read_file(b + "/" + file)) << file << " differs";
-  EXPECT_EQ(metrics(a), metrics(b));
+  EXPECT_EQ(repro_metrics(a), repro_metrics(b));
 }
 
 void expect_same_bits(const std::vector<std::string>& overrides) {
   TempDir dir;
-  train(config(overrides), dir / "a");
-  train(config(overrides), dir / "b");
+  repro_train(repro_config(overrides), dir / "a");
+  repro_train(repro_config(overrides), dir / "b");
   expect_identical_runs(dir / "a", dir / "b");
-  EXPECT_GT(metrics(dir / "a").size(), 100u);
+  EXPECT_GT(repro_metrics(dir / "a").size(), 100u);
 }
 
 TEST(Reproducibility, SameConfigSeedAndThreadsGiveIdenticalBits) {
@@ -101,28 +101,28 @@ TEST(ReproducibilitySlow, SameConfigSeedAndTwoThreadsGiveIdenticalBits) {
 TEST(Reproducibility, AnotherSeedGivesOtherBits) {
   // The comparison above can fail: a different seed changes the checkpoint and the metrics.
   TempDir dir;
-  train(config(), dir / "a");
-  train(config({"seed=4"}), dir / "b");
+  repro_train(repro_config(), dir / "a");
+  repro_train(repro_config({"seed=4"}), dir / "b");
   EXPECT_FALSE(read_file(dir / "a/checkpoint.safetensors") ==
                read_file(dir / "b/checkpoint.safetensors"));
-  EXPECT_NE(metrics(dir / "a"), metrics(dir / "b"));
+  EXPECT_NE(repro_metrics(dir / "a"), repro_metrics(dir / "b"));
 }
 
 void expect_resume_exact(const std::vector<std::string>& overrides) {
   TempDir dir;
-  const ExperimentConfig c = config(overrides);
-  const TrainResult whole = train(c, dir / "whole");
+  const ExperimentConfig c = repro_config(overrides);
+  const TrainResult whole = repro_train(c, dir / "whole");
   EXPECT_TRUE(whole.completed);
   // Stopping at 11 falls between checkpoints (every 5) and between logged steps (every 2).
   for (const int64_t first : {int64_t{12}, int64_t{11}}) {
     const std::string parts = dir / fmt::format("parts{}", first);
-    const TrainResult half = train(c, parts, false, first);
+    const TrainResult half = repro_train(c, parts, false, first);
     EXPECT_FALSE(half.completed);
     EXPECT_EQ(half.steps_done, first);
     EXPECT_EQ(
         std::stoll(read_safetensors(parts + "/checkpoint.safetensors").metadata_value("step")),
         first);
-    const TrainResult rest = train(c, parts, true);
+    const TrainResult rest = repro_train(c, parts, true);
     EXPECT_TRUE(rest.completed);
     EXPECT_EQ(rest.final_loss, whole.final_loss);
     expect_identical_runs(dir / "whole", parts);
@@ -138,7 +138,7 @@ TEST(ReproducibilitySlow, HalfResumeHalfEqualsOneGoWithTwoThreads) {
 
 TEST(Reproducibility, EnvironmentRecordsWhatProducedTheRun) {
   TempDir dir;
-  train(config({"training.steps=2", "training.warmup=1", "threads=2"}), dir / "run");
+  repro_train(repro_config({"training.steps=2", "training.warmup=1", "threads=2"}), dir / "run");
   const json env = json::parse(read_file(dir / "run/environment.json"));
   for (const char* key :
        {"pelab_version", "git_commit", "onednn", "openblas", "compiler", "os", "cpu"}) {

@@ -24,7 +24,7 @@
 namespace pelab::testing {
 namespace {
 
-const std::string kTiny = testing::tiny_config("tiny", R"(training:
+const std::string kResumeConfig = testing::tiny_config("tiny", R"(training:
   steps: 6
   batch_size: 4
   warmup: 1
@@ -51,7 +51,7 @@ class ResumeState : public ::testing::Test {
  protected:
   // One run stopped after 3 of its 6 steps; each test resumes a copy.
   static void SetUpTestSuite() {
-    write_file(shared_.path() / "tiny.yaml", kTiny);
+    write_file(shared_.path() / "tiny.yaml", kResumeConfig);
     const Outcome o =
         run_pelab({"train", "tiny.yaml", "--out", "run", "--stop-after", "3", "--no-progress"},
                   shared_.path());
@@ -255,7 +255,8 @@ TEST_F(ResumeState, AForeignNameIsShownOnOneLine) {
   SafetensorsTensor extra = tensor(file, "rng.data");
   extra.name = "embed\nweight";
   file.tensors.push_back(extra);
-  const ExperimentConfig c = parse_experiment(kTiny, "tiny.yaml", {}, PELAB_SOURCE_DIR "/configs");
+  const ExperimentConfig c =
+      parse_experiment(kResumeConfig, "tiny.yaml", {}, PELAB_SOURCE_DIR "/configs");
   Encoder model(c.model, make_scheme, 0);
   try {
     load_parameters(model, file);

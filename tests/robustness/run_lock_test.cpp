@@ -13,7 +13,7 @@
 namespace pelab::testing {
 namespace {
 
-const std::string kTiny = tiny_config("tiny", R"(training:
+const std::string kLockConfig = tiny_config("tiny", R"(training:
   steps: 2
   batch_size: 4
   warmup: 1
@@ -37,7 +37,7 @@ class HeldLock {
 
 TEST(RunLock, ASecondTrainerOfTheSameRunIsRefused) {
   TempDir dir;
-  write_file(dir / "tiny.yaml", kTiny);
+  write_file(dir / "tiny.yaml", kLockConfig);
   fs::create_directories(dir.path() / "run");
   {
     const HeldLock held(dir / "run/.run.lock");
@@ -52,7 +52,7 @@ TEST(RunLock, ASecondTrainerOfTheSameRunIsRefused) {
 
 TEST(RunLock, ASweepLeavesALockedRunAlone) {
   TempDir dir;
-  write_file(dir / "tiny.yaml", kTiny + "sweep:\n  seed: [0, 1]\n");
+  write_file(dir / "tiny.yaml", kLockConfig + "sweep:\n  seed: [0, 1]\n");
   fs::create_directories(dir.path() / "out/seed=0");
   write_file(dir / "out/seed=0/checkpoint.safetensors", "another trainer's checkpoint");
   const HeldLock held(dir / "out/seed=0/.run.lock");

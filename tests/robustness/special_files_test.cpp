@@ -13,7 +13,7 @@
 namespace pelab::testing {
 namespace {
 
-const std::string kTiny = tiny_config("tiny", R"(training:
+const std::string kSpecialConfig = tiny_config("tiny", R"(training:
   steps: 2
   batch_size: 4
   warmup: 1
@@ -24,7 +24,7 @@ evaluation:
 
 class SpecialFiles : public ::testing::Test {
  protected:
-  void SetUp() override { write_file(dir_ / "tiny.yaml", kTiny); }
+  void SetUp() override { write_file(dir_ / "tiny.yaml", kSpecialConfig); }
 
   void make_fifo(const std::string& name) {
     fs::create_directories((dir_.path() / name).parent_path());
@@ -111,7 +111,7 @@ TEST_F(SpecialFiles, CheckpointsAndRunFiles) {
 // records the run as failed, naming the file, and goes on with the others; a trainer refuses
 // with one line.
 TEST_F(SpecialFiles, LocksAndLogs) {
-  write_file(dir_ / "swept.yaml", kTiny + "sweep:\n  seed: [0, 1]\n");
+  write_file(dir_ / "swept.yaml", kSpecialConfig + "sweep:\n  seed: [0, 1]\n");
   const std::string sweep = "sweep swept.yaml --out swd --no-progress --jobs 1";
   const std::string in_dir = "cd '" + dir_.path().string() + "' && timeout 60 '" + pelab_binary();
   const auto [first_status, first_output] = shell(in_dir + "' " + sweep + " 2>&1");

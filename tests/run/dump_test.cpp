@@ -27,14 +27,14 @@ using testing::TempDir;
 // The tiny run, evaluated only at sizes 4 and 8 (a learned table then stops at position 7).
 const char* kEvaluation = "evaluation:\n  lengths: [4, 8]\n  examples: 8\n";
 
-ExperimentConfig config(const std::string& training,
-                        const std::vector<std::string>& overrides = {}) {
+ExperimentConfig dump_config(const std::string& training,
+                             const std::vector<std::string>& overrides = {}) {
   return parse_experiment(testing::tiny_config("dump", training + kEvaluation), "dump.yaml",
                           overrides, PELAB_SOURCE_DIR "/configs");
 }
 
-void train(const ExperimentConfig& c, const std::string& dir, bool init_only = false,
-           bool resume = false) {
+void dump_train(const ExperimentConfig& c, const std::string& dir, bool init_only = false,
+                bool resume = false) {
   TrainOptions o;
   o.run_dir = dir;
   o.progress = false;
@@ -83,9 +83,9 @@ const char* kSgd = R"(training:
 
 TEST(Dump, GradientsEqualThoseOneSgdStepApplies) {
   TempDir dir;
-  const ExperimentConfig c = config(kSgd, {"positional.type=learned"});
+  const ExperimentConfig c = dump_config(kSgd, {"positional.type=learned"});
   const std::string run = dir / "run";
-  train(c, run, /*init_only=*/true);
+  dump_train(c, run, /*init_only=*/true);
   // The batch of step 1, exactly as the trainer draws it, written as a file.
   const std::unique_ptr<Task> task = make_task(c.task);
   TrainingStream stream(c, *task);
@@ -96,7 +96,7 @@ TEST(Dump, GradientsEqualThoseOneSgdStepApplies) {
   options.grads = true;
   const SafetensorsFile d = dump(run, from_file(batch), options, dir / "d.safetensors");
   const SafetensorsFile w0 = read_safetensors(run + "/checkpoint.safetensors");
-  train(c, run, false, /*resume=*/true);
+  dump_train(c, run, false, /*resume=*/true);
   const SafetensorsFile w1 = read_safetensors(run + "/checkpoint.safetensors");
 
   const double lr = c.training.lr;
@@ -145,9 +145,9 @@ double loss_from_logits(const SafetensorsFile& d) {
 
 TEST(Dump, LogitsGiveTheLossTheEvaluationComputes) {
   TempDir dir;
-  const ExperimentConfig c = config("training:\n  steps: 30\n  warmup: 5\n  batch_size: 8\n");
+  const ExperimentConfig c = dump_config("training:\n  steps: 30\n  warmup: 5\n  batch_size: 8\n");
   const std::string run = dir / "run";
-  train(c, run);
+  dump_train(c, run);
   const RunCheckpoint opened = open_run_checkpoint(run);
   const std::unique_ptr<Task> task = make_task(c.task);
   for (const int64_t n : {int64_t{4}, int64_t{8}}) {
@@ -201,10 +201,10 @@ void expect_attention_respects_the_mask(const SafetensorsFile& d, bool causal) {
 TEST(Dump, AttentionRowsSumToOneAndRespectTheMask) {
   TempDir dir;
   for (const bool causal : {false, true}) {
-    const ExperimentConfig c =
-        config("training:\n  steps: 3\n  warmup: 1\n", {fmt::format("model.causal={}", causal)});
+    const ExperimentConfig c = dump_config("training:\n  steps: 3\n  warmup: 1\n",
+                                           {fmt::format("model.causal={}", causal)});
     const std::string run = dir / fmt::format("run{}", causal);
-    train(c, run);
+    dump_train(c, run);
     const std::unique_ptr<Task> task = make_task(c.task);
     Generator rng(7);
     const std::vector<Example> examples = sample_examples(*task, 6, 1, 8, rng);
@@ -227,11 +227,11 @@ TEST(Dump, EverySchemeInAttentionDumpsWeightsThatRespectTheMask) {
     if (info.acts == SchemeInfo::Acts::Nowhere || info.acts == SchemeInfo::Acts::Input) continue;
     SCOPED_TRACE(info.name);
     const ExperimentConfig c =
-        config("training:\n  steps: 2\n  warmup: 1\n",
-               {"positional={type: " + info.name + ", randomize: {max_position: 40}}",
-                fmt::format("model.causal={}", info.causal_only)});
+        dump_config("training:\n  steps: 2\n  warmup: 1\n",
+                    {"positional={type: " + info.name + ", randomize: {max_position: 40}}",
+                     fmt::format("model.causal={}", info.causal_only)});
     const std::string run = dir / info.name;
-    train(c, run);
+    dump_train(c, run);
     const std::unique_ptr<Task> task = make_task(c.task);
     Generator rng(7);
     const std::vector<Example> examples = sample_examples(*task, 6, 1, 8, rng);
@@ -247,9 +247,9 @@ TEST(Dump, EverySchemeInAttentionDumpsWeightsThatRespectTheMask) {
 
 TEST(Dump, LaysOutPaddingAndPositionsAsAsked) {
   TempDir dir;
-  const ExperimentConfig c = config("training:\n  steps: 2\n  warmup: 1\n");
+  const ExperimentConfig c = dump_config("training:\n  steps: 2\n  warmup: 1\n");
   const std::string run = dir / "run";
-  train(c, run, true);
+  dump_train(c, run, true);
   const std::unique_ptr<Task> task = make_task(c.task);
   Generator rng(3);
   const std::vector<Example> examples = {task->sample(rng, 5), task->sample(rng, 2)};
@@ -278,9 +278,9 @@ TEST(Dump, LaysOutPaddingAndPositionsAsAsked) {
 
 TEST(Dump, AGeneratedTaskGivesTheBatchOfTheFileGenWrites) {
   TempDir dir;
-  const ExperimentConfig c = config("training:\n  steps: 2\n  warmup: 1\n");
+  const ExperimentConfig c = dump_config("training:\n  steps: 2\n  warmup: 1\n");
   const std::string run = dir / "run";
-  train(c, run, true);
+  dump_train(c, run, true);
   DumpSource generated;
   generated.task = "shift";
   generated.lengths = {3, 6};

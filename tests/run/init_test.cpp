@@ -36,12 +36,13 @@ evaluation:
 const std::vector<std::string> kOverrides = {"model.dropout=0.1",
                                              "positional.randomize.max_position=40"};
 
-ExperimentConfig config(std::vector<std::string> overrides = kOverrides) {
+ExperimentConfig init_config(std::vector<std::string> overrides = kOverrides) {
   return parse_experiment(testing::tiny_config("init", kRest), "init.yaml", overrides,
                           PELAB_SOURCE_DIR "/configs");
 }
 
-TrainResult train(const ExperimentConfig& c, const std::string& dir, bool init_only, bool resume) {
+TrainResult init_train(const ExperimentConfig& c, const std::string& dir, bool init_only,
+                       bool resume) {
   TrainOptions o;
   o.run_dir = dir;
   o.progress = false;
@@ -51,7 +52,7 @@ TrainResult train(const ExperimentConfig& c, const std::string& dir, bool init_o
 }
 
 // metrics.jsonl without its timing field.
-std::string metrics(const std::string& dir) {
+std::string init_metrics(const std::string& dir) {
   std::string out;
   for (const std::string& line : testing::lines_of(read_file(dir + "/metrics.jsonl"))) {
     nlohmann::json j = nlohmann::json::parse(line);
@@ -63,8 +64,8 @@ std::string metrics(const std::string& dir) {
 
 TEST(Init, CheckpointHoldsTheInitialState) {
   TempDir dir;
-  const ExperimentConfig c = config();
-  const TrainResult r = train(c, dir / "run", true, false);
+  const ExperimentConfig c = init_config();
+  const TrainResult r = init_train(c, dir / "run", true, false);
   EXPECT_FALSE(r.completed);
   EXPECT_EQ(r.steps_done, 0);
   const SafetensorsFile f = read_safetensors(dir / "run/checkpoint.safetensors");
@@ -91,19 +92,19 @@ TEST(Init, CheckpointHoldsTheInitialState) {
 
 TEST(Init, ResumingItEqualsAFreshRunBitForBit) {
   TempDir dir;
-  const ExperimentConfig c = config();
-  EXPECT_TRUE(train(c, dir / "fresh", false, false).completed);
-  train(c, dir / "init", true, false);
-  EXPECT_TRUE(train(c, dir / "init", false, true).completed);
+  const ExperimentConfig c = init_config();
+  EXPECT_TRUE(init_train(c, dir / "fresh", false, false).completed);
+  init_train(c, dir / "init", true, false);
+  EXPECT_TRUE(init_train(c, dir / "init", false, true).completed);
   for (const char* file :
        {"checkpoint.safetensors", "eval.csv", "per_position.csv", "summary.json", "config.yaml"})
     EXPECT_TRUE(read_file(dir / "fresh/" + file) == read_file(dir / "init/" + file))
         << file << " differs";
-  EXPECT_EQ(metrics(dir / "fresh"), metrics(dir / "init"));
+  EXPECT_EQ(init_metrics(dir / "fresh"), init_metrics(dir / "init"));
   // The comparison can fail: another seed's step-0 run ends elsewhere.
   std::vector<std::string> another_seed = kOverrides;
   another_seed.push_back("seed=1");
-  train(config(another_seed), dir / "other", true, false);
+  init_train(init_config(another_seed), dir / "other", true, false);
   EXPECT_FALSE(read_file(dir / "init/checkpoint.safetensors") ==
                read_file(dir / "other/checkpoint.safetensors"));
 }

@@ -25,7 +25,7 @@ namespace {
 using testing::read_file;
 using testing::TempDir;
 
-const char* kConfig = R"(name: lm
+const char* kLmConfig = R"(name: lm
 seed: 3
 model:
   d_model: 32
@@ -50,11 +50,11 @@ evaluation:
   examples: 32
 )";
 
-ExperimentConfig config(const std::vector<std::string>& overrides = {}) {
-  return parse_experiment(kConfig, "lm.yaml", overrides, PELAB_SOURCE_DIR "/configs");
+ExperimentConfig lm_config(const std::vector<std::string>& overrides = {}) {
+  return parse_experiment(kLmConfig, "lm.yaml", overrides, PELAB_SOURCE_DIR "/configs");
 }
 
-std::string error_of(const std::vector<std::string>& overrides, const char* text = kConfig) {
+std::string lm_error(const std::vector<std::string>& overrides, const char* text = kLmConfig) {
   try {
     parse_experiment(text, "lm.yaml", overrides, PELAB_SOURCE_DIR "/configs");
   } catch (const Error& e) {
@@ -64,17 +64,17 @@ std::string error_of(const std::vector<std::string>& overrides, const char* text
 }
 
 TEST(LmConfig, ErrorsNameTheFileLineAndKey) {
-  EXPECT_EQ(error_of({"task.layout=decoder"}),
+  EXPECT_EQ(lm_error({"task.layout=decoder"}),
             "command line 'task.layout=decoder': task.layout: 'decoder' is not valid (valid: "
             "native, lm)");
-  EXPECT_EQ(error_of({}, R"(model:
+  EXPECT_EQ(lm_error({}, R"(model:
   causal: true
 task:
   name: parity
   layout: lm
 )"),
             "lm.yaml:5: task.layout: " + lm_layout_problem(make_task("parity")->info()));
-  EXPECT_EQ(error_of({"model.causal=false"}),
+  EXPECT_EQ(lm_error({"model.causal=false"}),
             "lm.yaml:14: task.layout: 'lm' needs model.causal: true (the answer is fed back as "
             "input, so bidirectional attention would read the token each position is to "
             "predict; valid with model.causal: false: native)");
@@ -85,7 +85,7 @@ task:
 // unlike training, so it is refused, by the property the scheme declares. Every other scheme
 // is accepted.
 TEST(LmConfig, ASchemeWhosePositionsDependOnTheLengthIsRefused) {
-  EXPECT_EQ(error_of({"positional=normalized"}),
+  EXPECT_EQ(lm_error({"positional=normalized"}),
             "lm.yaml:14: task.layout: 'lm' cannot take positional.type: normalized (it numbers "
             "positions by the sequence's length, which grows during generation); every scheme "
             "but normalized can");
@@ -93,7 +93,7 @@ TEST(LmConfig, ASchemeWhosePositionsDependOnTheLengthIsRefused) {
     SCOPED_TRACE(info.name);
     EXPECT_EQ(info.positions_depend_on_length, info.name == "normalized");
     if (!info.positions_depend_on_length) {
-      EXPECT_NO_THROW(config({"positional={type: " + info.name + "}"}));
+      EXPECT_NO_THROW(lm_config({"positional={type: " + info.name + "}"}));
     }
   }
 }
@@ -126,13 +126,13 @@ task:
 }
 
 TEST(LmConfig, TheRunsConfigSavesTheLayoutOnlyWhenItIsLm) {
-  const ExperimentConfig lm = config();
+  const ExperimentConfig lm = lm_config();
   EXPECT_EQ(lm.task.layout, "lm");
   EXPECT_EQ(lm.model.vocab_out, 5);  // 4 symbols and <end>
   const std::string yaml = to_yaml(lm);
   EXPECT_NE(yaml.find("  max_length: 6\n  layout: lm\ntraining:"), std::string::npos) << yaml;
   EXPECT_EQ(to_yaml(parse_experiment(yaml, "run.yaml", {}, PELAB_SOURCE_DIR "/configs")), yaml);
-  const ExperimentConfig native = config({"task.layout=native"});
+  const ExperimentConfig native = lm_config({"task.layout=native"});
   EXPECT_EQ(native.model.vocab_out, 4);
   EXPECT_EQ(to_yaml(native).find("layout"), std::string::npos);
 }
@@ -221,7 +221,7 @@ TEST(LmEvaluation, GenerationExactMatchIsTeacherForcedAllRight) {
       {"positional=rotary", "positional.randomize.max_position=40"}};
   for (const std::vector<std::string>& overrides : runs) {
     SCOPED_TRACE(overrides.back());
-    const ExperimentConfig c = config(overrides);
+    const ExperimentConfig c = lm_config(overrides);
     const RandomizeConfig* randomize = c.randomize.max_position > 0 ? &c.randomize : nullptr;
     Generator position_rng(7);
     Training t(c);
@@ -275,7 +275,7 @@ TEST(LmTeacherForcing, AChangedAnswerTokenLeavesEarlierLogitsBitIdentical) {
     if (info.positions_depend_on_length) continue;  // refused with task.layout: lm
     const std::string& scheme = info.name;
     SCOPED_TRACE(scheme);
-    const ExperimentConfig c = config({"positional={type: " + scheme + "}"});
+    const ExperimentConfig c = lm_config({"positional={type: " + scheme + "}"});
     const Training t(c);
     const std::vector<Example> examples = evaluation_examples(*t.task, 5, 4, c.evaluation.seed);
     const Batch batch = collate(examples);
@@ -382,7 +382,7 @@ evaluation:
 // ---- pelab dump ---------------------------------------------------------------------------
 
 TEST(LmDump, AppendedExamplesAreLaidOutAsTheRunTrainsOnThem) {
-  const ExperimentConfig c = config();
+  const ExperimentConfig c = lm_config();
   const std::unique_ptr<Task> lm = make_task(c.task);
   TaskConfig native_config = c.task;
   native_config.layout = "native";
@@ -408,7 +408,7 @@ TEST(LmDump, AppendedExamplesAreLaidOutAsTheRunTrainsOnThem) {
 
 TEST(LmTrain, PelabTrainWritesEvalCsv) {
   TempDir dir;
-  testing::write_file(dir.path() / "lm.yaml", kConfig);
+  testing::write_file(dir.path() / "lm.yaml", kLmConfig);
   const testing::Outcome o = testing::run_pelab(
       {"train", dir / "lm.yaml", "--out", dir / "run", "--no-progress", "training.steps=20"});
   ASSERT_EQ(o.exit_code, 0) << o.err;

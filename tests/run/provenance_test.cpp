@@ -22,7 +22,7 @@ using testing::TempDir;
 using testing::write_file;
 
 // A git checkout holding a copy of the project's configs, committed.
-std::string make_checkout(const TempDir& tmp) {
+std::string configs_checkout(const TempDir& tmp) {
   return testing::make_checkout(tmp, {"configs"});
 }
 
@@ -33,7 +33,7 @@ Provenance clean_binary(Provenance p) {
 
 TEST(Provenance, ReadsTheCheckoutAndTheMachine) {
   const TempDir tmp;
-  const std::string repo = make_checkout(tmp);
+  const std::string repo = configs_checkout(tmp);
   const Provenance p = read_provenance(repo + "/configs", false);
   EXPECT_EQ(fs::canonical(p.source_dir), fs::canonical(repo));
   EXPECT_TRUE(std::regex_match(p.source_commit, std::regex("[0-9a-f]{12}"))) << p.source_commit;
@@ -48,7 +48,7 @@ TEST(Provenance, ReadsTheCheckoutAndTheMachine) {
 
 TEST(Provenance, UncommittedChangesOrAnotherCommitAreNotClean) {
   const TempDir tmp;
-  const std::string repo = make_checkout(tmp);
+  const std::string repo = configs_checkout(tmp);
   write_file(fs::path(repo) / "configs/default.yaml", "edited\n");
   const Provenance edited = clean_binary(read_provenance(repo + "/configs", false));
   EXPECT_NE(edited.dirty_reason().find("uncommitted changes (configs/default.yaml)"),
@@ -76,7 +76,7 @@ TEST(Provenance, UncommittedChangesOrAnotherCommitAreNotClean) {
 // checked for changes but not held to the binary's commit.
 TEST(Provenance, UntrackedConfigsCountAndOtherRepositoriesAreNotHeldToTheBinary) {
   const TempDir tmp;
-  const std::string repo = make_checkout(tmp);
+  const std::string repo = configs_checkout(tmp);
   Provenance own = clean_binary(read_provenance(repo + "/configs", false));
   EXPECT_FALSE(own.source_is_pelab);
   own.binary_commit = "0123456789ab";  // another commit than the user's repository's
@@ -103,7 +103,7 @@ TEST(Provenance, InstalledConfigsFollowTheBinary) {
 // (exit 2) and reports it with --allow-dirty.
 TEST(Provenance, TheCommandRefusesADirtyTreeUnlessAllowed) {
   const TempDir tmp;
-  const std::string repo = make_checkout(tmp);
+  const std::string repo = configs_checkout(tmp);
   write_file(fs::path(repo) / "configs/default.yaml",
              read_file(fs::path(repo) / "configs/default.yaml") + "# an edit\n");
   const testing::Outcome refused = testing::run_pelab({"provenance"}, repo);

@@ -12,7 +12,7 @@
 namespace pelab {
 namespace {
 
-const char* kConfig = R"(name: rnd
+const char* kRandomizedConfig = R"(name: rnd
 seed: 1
 model: {d_model: 16, heads: 2, layers: 1}
 positional:
@@ -23,25 +23,25 @@ training: {steps: 10, batch_size: 4, warmup: 1}
 evaluation: {lengths: [3, 6], examples: 16}
 )";
 
-ExperimentConfig config(const std::vector<std::string>& overrides = {}) {
-  return parse_experiment(kConfig, "rnd.yaml", overrides, PELAB_SOURCE_DIR "/configs");
+ExperimentConfig randomized_config(const std::vector<std::string>& overrides = {}) {
+  return parse_experiment(kRandomizedConfig, "rnd.yaml", overrides, PELAB_SOURCE_DIR "/configs");
 }
 
 TEST(RandomizedEval, SampledPositionsAndFiveDrawsAreTheDefault) {
-  const ExperimentConfig c = config();
+  const ExperimentConfig c = randomized_config();
   EXPECT_TRUE(c.randomize.at_eval);
   EXPECT_EQ(c.randomize.eval_draws, 5);
   const std::string yaml = to_yaml(c);
   EXPECT_NE(yaml.find("at_eval: true"), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("eval_draws: 5"), std::string::npos) << yaml;
   // Without randomized positions, config.yaml says nothing of them (configs keep their text).
-  EXPECT_EQ(to_yaml(config({"positional.randomize.max_position=0"})).find("eval_draws"),
+  EXPECT_EQ(to_yaml(randomized_config({"positional.randomize.max_position=0"})).find("eval_draws"),
             std::string::npos);
-  EXPECT_THROW(config({"positional.randomize.eval_draws=0"}), Error);
+  EXPECT_THROW(randomized_config({"positional.randomize.eval_draws=0"}), Error);
 }
 
 TEST(RandomizedEval, ReportedScoresAreTheMeansOfTheDraws) {
-  const ExperimentConfig c = config({"positional.randomize.eval_draws=3"});
+  const ExperimentConfig c = randomized_config({"positional.randomize.eval_draws=3"});
   const Encoder model(c.model, make_scheme, c.seed);
   const auto task = make_task(c.task);
   const Evaluation e = evaluate(model, *task, c);
@@ -67,10 +67,10 @@ TEST(RandomizedEval, ReportedScoresAreTheMeansOfTheDraws) {
 TEST(RandomizedEval, DrawsOfTheWholeRangeAreTheContiguousEvaluation) {
   // Length 6 of reverse is 13 tokens; evaluate only it, with M = 13.
   const ExperimentConfig sampled =
-      config({"evaluation.lengths=[6]", "positional.randomize.max_position=13"});
+      randomized_config({"evaluation.lengths=[6]", "positional.randomize.max_position=13"});
   const ExperimentConfig contiguous =
-      config({"evaluation.lengths=[6]", "positional.randomize.max_position=13",
-              "positional.randomize.at_eval=false"});
+      randomized_config({"evaluation.lengths=[6]", "positional.randomize.max_position=13",
+                         "positional.randomize.at_eval=false"});
   const Encoder model(sampled.model, make_scheme, sampled.seed);
   const auto task = make_task(sampled.task);
   const Evaluation a = evaluate(model, *task, sampled);
@@ -84,9 +84,9 @@ TEST(RandomizedEval, DrawsOfTheWholeRangeAreTheContiguousEvaluation) {
 // A model that reads positions scores differently at sampled positions than at 0..n-1, and
 // differently from one draw to the next (an untrained learned table: every row differs).
 TEST(RandomizedEval, SampledPositionsAreNotTheContiguousOnes) {
-  const ExperimentConfig sampled = config({"evaluation.examples=64"});
+  const ExperimentConfig sampled = randomized_config({"evaluation.examples=64"});
   const ExperimentConfig contiguous =
-      config({"evaluation.examples=64", "positional.randomize.at_eval=false"});
+      randomized_config({"evaluation.examples=64", "positional.randomize.at_eval=false"});
   const Encoder model(sampled.model, make_scheme, sampled.seed);
   const auto task = make_task(sampled.task);
   const Evaluation a = evaluate(model, *task, sampled);

@@ -19,7 +19,7 @@ using json = nlohmann::json;
 using testing::read_file;
 using testing::TempDir;
 
-const char* kConfig = R"(name: stop
+const char* kStopConfig = R"(name: stop
 seed: 5
 model:
   d_model: 16
@@ -41,21 +41,21 @@ evaluation:
   examples: 8
 )";
 
-ExperimentConfig config(const std::vector<std::string>& overrides = {}) {
-  return parse_experiment(kConfig, "stop.yaml", overrides, PELAB_SOURCE_DIR "/configs");
+ExperimentConfig stop_config(const std::vector<std::string>& overrides = {}) {
+  return parse_experiment(kStopConfig, "stop.yaml", overrides, PELAB_SOURCE_DIR "/configs");
 }
 
-std::string error_of(const std::vector<std::string>& overrides) {
+std::string stop_error(const std::vector<std::string>& overrides) {
   try {
-    config(overrides);
+    stop_config(overrides);
   } catch (const Error& e) {
     return e.what();
   }
   return "";
 }
 
-void train(const ExperimentConfig& c, const std::string& dir, int64_t stop_after = 0,
-           bool resume = false) {
+void stop_train(const ExperimentConfig& c, const std::string& dir, int64_t stop_after = 0,
+                bool resume = false) {
   TrainOptions o;
   o.run_dir = dir;
   o.progress = false;
@@ -83,11 +83,11 @@ const std::vector<std::string> kAlwaysMet = {"training.stop_when.accuracy=0.0000
                                              "training.stop_when.every=4"};
 
 TEST(StopWhen, OffUnlessGivenAndKeptOutOfConfigYaml) {
-  EXPECT_FALSE(config().training.stop_when.enabled());
-  EXPECT_EQ(to_yaml(config()).find("stop_when"), std::string::npos);
+  EXPECT_FALSE(stop_config().training.stop_when.enabled());
+  EXPECT_EQ(to_yaml(stop_config()).find("stop_when"), std::string::npos);
   const ExperimentConfig c =
-      config({"training.stop_when.accuracy=0.99", "training.stop_when.patience=3",
-              "training.stop_when.metric=sequence_accuracy"});
+      stop_config({"training.stop_when.accuracy=0.99", "training.stop_when.patience=3",
+                   "training.stop_when.metric=sequence_accuracy"});
   EXPECT_TRUE(c.training.stop_when.enabled());
   const ExperimentConfig again = parse_experiment(to_yaml(c), "again.yaml", {}, "");
   EXPECT_EQ(to_yaml(again), to_yaml(c));
@@ -96,28 +96,28 @@ TEST(StopWhen, OffUnlessGivenAndKeptOutOfConfigYaml) {
 }
 
 TEST(StopWhen, BadKeysAreRefusedWithTheirPlace) {
-  EXPECT_NE(error_of({"training.stop_when.accuracy=1.5"}).find("must be in (0, 1], got 1.5"),
+  EXPECT_NE(stop_error({"training.stop_when.accuracy=1.5"}).find("must be in (0, 1], got 1.5"),
             std::string::npos);
-  EXPECT_NE(error_of({"training.stop_when.patience=2"}).find("needs a threshold"),
+  EXPECT_NE(stop_error({"training.stop_when.patience=2"}).find("needs a threshold"),
             std::string::npos);
-  EXPECT_NE(error_of({"training.stop_when.accuracy=0.9", "training.stop_when.metric=loss"})
+  EXPECT_NE(stop_error({"training.stop_when.accuracy=0.9", "training.stop_when.metric=loss"})
                 .find("'loss' is not valid (valid: token_accuracy, sequence_accuracy)"),
             std::string::npos);
-  EXPECT_NE(error_of({"training.stop_when.accuracy=0.9", "training.stop_when.every=0"})
+  EXPECT_NE(stop_error({"training.stop_when.accuracy=0.9", "training.stop_when.every=0"})
                 .find("training.stop_when.every: must be >= 1"),
             std::string::npos);
 }
 
 TEST(StopWhen, StopsAtTheCheckThatCompletesThePatience) {
   TempDir dir;
-  train(config(kAlwaysMet), dir / "one");
+  stop_train(stop_config(kAlwaysMet), dir / "one");
   EXPECT_EQ(summary(dir / "one")["steps"], 4);
   EXPECT_EQ(summary(dir / "one")["stop_when"]["met"], true);
   EXPECT_EQ(summary(dir / "one")["stop_when"]["step"], 4);
 
   std::vector<std::string> three = kAlwaysMet;
   three.push_back("training.stop_when.patience=3");
-  train(config(three), dir / "three");
+  stop_train(stop_config(three), dir / "three");
   EXPECT_EQ(summary(dir / "three")["steps"], 12);
   const std::vector<std::pair<int64_t, int64_t>> expected = {{4, 1}, {8, 2}, {12, 3}};
   EXPECT_EQ(checks(dir / "three"), expected);
@@ -125,9 +125,10 @@ TEST(StopWhen, StopsAtTheCheckThatCompletesThePatience) {
 
 TEST(StopWhen, UnmetCriterionTrainsToTheMaximumAndSaysSo) {
   TempDir dir;
-  train(config({"training.stop_when.accuracy=1", "training.stop_when.metric=sequence_accuracy",
-                "training.stop_when.every=4"}),
-        dir / "r");
+  stop_train(
+      stop_config({"training.stop_when.accuracy=1", "training.stop_when.metric=sequence_accuracy",
+                   "training.stop_when.every=4"}),
+      dir / "r");
   const json s = summary(dir / "r");
   EXPECT_EQ(s["steps"], 24);
   EXPECT_EQ(s["stop_when"]["met"], false);
@@ -138,7 +139,7 @@ TEST(StopWhen, UnmetCriterionTrainsToTheMaximumAndSaysSo) {
 
 TEST(StopWhen, ValidationIsAtTheTrainingLengthsAndAlwaysRecorded) {
   TempDir dir;
-  train(config(), dir / "r");
+  stop_train(stop_config(), dir / "r");
   const json v = summary(dir / "r")["validation"];
   EXPECT_EQ(v["lengths"], json({2, 3, 4, 5, 6}));
   EXPECT_EQ(v["examples"], 64);
@@ -149,10 +150,11 @@ TEST(StopWhen, ValidationIsAtTheTrainingLengthsAndAlwaysRecorded) {
 // optimizer state are those of a run without checks, bit for bit.
 TEST(StopWhen, ChecksLeaveTheTrainingUntouched) {
   TempDir dir;
-  train(config(), dir / "plain");
-  train(config({"training.stop_when.accuracy=1", "training.stop_when.metric=sequence_accuracy",
-                "training.stop_when.every=2"}),
-        dir / "checked");
+  stop_train(stop_config(), dir / "plain");
+  stop_train(
+      stop_config({"training.stop_when.accuracy=1", "training.stop_when.metric=sequence_accuracy",
+                   "training.stop_when.every=2"}),
+      dir / "checked");
   const SafetensorsFile a = read_safetensors(dir / "plain/checkpoint.safetensors");
   const SafetensorsFile b = read_safetensors(dir / "checked/checkpoint.safetensors");
   ASSERT_EQ(a.tensors.size(), b.tensors.size());
@@ -169,9 +171,9 @@ TEST(StopWhen, ResumedRunStopsWhereAnUninterruptedOneDoes) {
   std::vector<std::string> three = kAlwaysMet;
   three.push_back("training.stop_when.patience=3");
   TempDir dir;
-  train(config(three), dir / "whole");
-  train(config(three), dir / "split", /*stop_after=*/6);
-  train(config(three), dir / "split", 0, /*resume=*/true);
+  stop_train(stop_config(three), dir / "whole");
+  stop_train(stop_config(three), dir / "split", /*stop_after=*/6);
+  stop_train(stop_config(three), dir / "split", 0, /*resume=*/true);
   EXPECT_EQ(summary(dir / "split")["steps"], 12);
   EXPECT_TRUE(read_file(dir / "whole/checkpoint.safetensors") ==
               read_file(dir / "split/checkpoint.safetensors"));

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "error_message.h"
 #include "pelab/core/error.h"
 #include "pelab/sweep/slurm.h"
 #include "pelab/sweep/sweep.h"
@@ -24,13 +25,15 @@
 namespace pelab {
 namespace {
 
+using testing::error_message;
+
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using testing::read_file;
 using testing::TempDir;
 using testing::write_file;
 
-const std::string kConfig = testing::tiny_config("tiny", R"(training:
+const std::string kSlurmConfig = testing::tiny_config("tiny", R"(training:
   steps: 20
   batch_size: 8
   warmup: 5
@@ -45,7 +48,7 @@ sweep:
 )");
 
 // Completes every run it is given: writes DIR/summary.json and exits 0.
-const std::string kFakePelab = R"(#!/bin/sh
+const std::string kFakeSlurmPelab = R"(#!/bin/sh
 out=""; prev=""
 for a in "$@"; do [ "$prev" = "--out" ] && out="$a"; prev="$a"; done
 echo "$@" >> "$out/invocations"
@@ -57,8 +60,8 @@ struct Sweep {
   TempDir tmp;
   SweepOptions options;
   Sweep() {
-    write_file(tmp / "c.yaml", kConfig);
-    write_file(tmp / "fake-pelab", kFakePelab);
+    write_file(tmp / "c.yaml", kSlurmConfig);
+    write_file(tmp / "fake-pelab", kFakeSlurmPelab);
     ::chmod((tmp / "fake-pelab").c_str(), 0755);
     options.config_path = tmp / "c.yaml";
     options.out_dir = tmp / "out";
@@ -68,16 +71,7 @@ struct Sweep {
   fs::path out() const { return fs::path(tmp / "out"); }
 };
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-bool contains(const std::string& text, const std::string& part) {
+bool mentions(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
@@ -116,8 +110,8 @@ TEST(SweepSlurmOptions, ErrorsAreOneLineAndNameTheOption) {
       {"partition=", "the value is empty"}};
   for (const auto& [option, part] : cases) {
     const std::string given = option;  // clang 14 cannot capture a structured binding
-    const std::string e = error_of([&] { parse_slurm_options({given}); });
-    EXPECT_TRUE(contains(e, part)) << option << ": " << e;
+    const std::string e = error_message([&] { parse_slurm_options({given}); });
+    EXPECT_TRUE(mentions(e, part)) << option << ": " << e;
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
     EXPECT_TRUE(std::none_of(e.begin(), e.end(), [](char ch) { return ch < 0x20 || ch == 0x7f; }))
         << "a raw control character in: " << e;
@@ -127,7 +121,7 @@ TEST(SweepSlurmOptions, ErrorsAreOneLineAndNameTheOption) {
                                  "time=1-02:30:00", "mem=8G"})
                 .size(),
             4u);
-  EXPECT_TRUE(contains(error_of([] {
+  EXPECT_TRUE(mentions(error_message([] {
                          parse_slurm_options({"time=5", "time=6"});
                        }),
                        "time is given twice"));
@@ -159,14 +153,14 @@ TEST(SweepSlurmScript, ArrayScriptRunsEachTaskByIndex) {
         std::string("#SBATCH --time=10\n"), std::string("#SBATCH --mem=1G\n"),
         "\nexec /opt/pelab/bin/pelab sweep " + plan.config_path + " threads=2 --out " +
             plan.out_dir + " --index \"$SLURM_ARRAY_TASK_ID\"\n"})
-    EXPECT_TRUE(contains(script, line)) << line << "\nin:\n" << script;
+    EXPECT_TRUE(mentions(script, line)) << line << "\nin:\n" << script;
   // Every #SBATCH line precedes the first command (sbatch stops reading them there).
   EXPECT_LT(script.rfind("#SBATCH"), script.find("exec "));
 
   const std::string compare = slurm_compare_script(plan, launch);
-  EXPECT_TRUE(contains(compare, "#SBATCH --partition=short\n#SBATCH --time=10\n")) << compare;
-  EXPECT_FALSE(contains(compare, "--mem")) << compare;
-  EXPECT_TRUE(contains(compare, "exec /opt/pelab/bin/pelab compare " + plan.out_dir +
+  EXPECT_TRUE(mentions(compare, "#SBATCH --partition=short\n#SBATCH --time=10\n")) << compare;
+  EXPECT_FALSE(mentions(compare, "--mem")) << compare;
+  EXPECT_TRUE(mentions(compare, "exec /opt/pelab/bin/pelab compare " + plan.out_dir +
                                     " --metric sequence_accuracy\n"))
       << compare;
 }
@@ -178,10 +172,10 @@ TEST(SweepSlurmScript, CpusPerTaskCoversTheThreads) {
   SlurmLaunch launch;
   launch.executable = "/bin/pelab";
   launch.options = parse_slurm_options({"cpus-per-task=4"});
-  EXPECT_TRUE(contains(slurm_array_script(plan, {0}, launch), "--cpus-per-task=4\n"));
-  EXPECT_FALSE(contains(slurm_array_script(plan, {0}, launch), "--array=0%"));
+  EXPECT_TRUE(mentions(slurm_array_script(plan, {0}, launch), "--cpus-per-task=4\n"));
+  EXPECT_FALSE(mentions(slurm_array_script(plan, {0}, launch), "--array=0%"));
   launch.options = parse_slurm_options({"cpus-per-task=1"});
-  EXPECT_TRUE(contains(error_of([&] { slurm_array_script(plan, {0}, launch); }),
+  EXPECT_TRUE(mentions(error_message([&] { slurm_array_script(plan, {0}, launch); }),
                        "cpus-per-task=1: fewer CPUs than the 2 threads each run trains with"));
 }
 
@@ -193,7 +187,7 @@ TEST(SweepSlurmSubmit, DryRunWritesTheScriptsForTheRunsToDo) {
   SlurmSubmission sub = submit_slurm_sweep(s.options, launch);
   EXPECT_EQ(sub.indices, (std::vector<size_t>{0, 1, 2, 3}));
   EXPECT_TRUE(sub.array_job.empty());
-  EXPECT_TRUE(contains(read_file(s.out() / "slurm" / "sweep.sbatch"), "--array=0-3\n"));
+  EXPECT_TRUE(mentions(read_file(s.out() / "slurm" / "sweep.sbatch"), "--array=0-3\n"));
   EXPECT_TRUE(fs::exists(s.out() / "slurm" / "compare.sbatch"));
   EXPECT_FALSE(fs::exists(s.out() / "slurm" / "jobs.json"));
   const json manifest = json::parse(read_file(s.out() / "sweep.json"));
@@ -206,7 +200,7 @@ TEST(SweepSlurmSubmit, DryRunWritesTheScriptsForTheRunsToDo) {
   write_file(done / "summary.json", R"({"status": "completed"})");
   sub = submit_slurm_sweep(s.options, launch);
   EXPECT_EQ(sub.indices, (std::vector<size_t>{0, 2, 3}));
-  EXPECT_TRUE(contains(sub.script, "--array=0,2-3\n")) << sub.script;
+  EXPECT_TRUE(mentions(sub.script, "--array=0,2-3\n")) << sub.script;
 }
 
 // Slurm reads #SBATCH lines with its own parser ('#' starts a comment, quotes are read): a
@@ -218,7 +212,7 @@ TEST(SweepSlurmScript, PathsSlurmCannotReadAreRefused) {
     SlurmLaunch launch;
     launch.executable = "/bin/pelab";
     launch.dry_run = true;
-    EXPECT_TRUE(contains(error_of([&] { submit_slurm_sweep(s.options, launch); }),
+    EXPECT_TRUE(mentions(error_message([&] { submit_slurm_sweep(s.options, launch); }),
                          "the sweep directory (--out) of a sweep run by Slurm may hold only"))
         << bad;
     EXPECT_FALSE(fs::exists(s.tmp / bad)) << bad;
@@ -230,7 +224,7 @@ TEST(SweepSlurmScript, PathsSlurmCannotReadAreRefused) {
   launch.dry_run = true;
   s.options.out_dir = s.tmp / "named";
   const SlurmSubmission sub = submit_slurm_sweep(s.options, launch);
-  EXPECT_TRUE(contains(sub.script, "#SBATCH --job-name=pelab-a_b_c\n")) << sub.script;
+  EXPECT_TRUE(mentions(sub.script, "#SBATCH --job-name=pelab-a_b_c\n")) << sub.script;
 }
 
 TEST(SweepSlurmSubmit, PrintLauncherListsOneCommandPerRun) {
@@ -268,7 +262,7 @@ TEST(SweepTask, FailedRunAndBadIndex) {
   Sweep s;
   s.options.executable = "/bin/true";  // exits 0 without a summary: failed
   EXPECT_EQ(run_sweep_task(s.options, 0), 1);
-  EXPECT_TRUE(contains(error_of([&] { run_sweep_task(s.options, 4); }),
+  EXPECT_TRUE(mentions(error_message([&] { run_sweep_task(s.options, 4); }),
                        "--index 4: the sweep has 4 runs (0-3)"));
 }
 
@@ -289,8 +283,8 @@ TEST(SweepTask, RefusesAnIndexOfAnotherSweep) {
   Sweep s;
   fs::create_directories(s.out());
   write_file(s.out() / "sweep.json", R"({"runs": [{"name": "a"}, {"name": "b"}]})");
-  const std::string e = error_of([&] { run_sweep_task(s.options, 1); });
-  EXPECT_TRUE(contains(e,
+  const std::string e = error_message([&] { run_sweep_task(s.options, 1); });
+  EXPECT_TRUE(mentions(e,
                        "sweep.json lists another sweep (run 1 is 'b' there, "
                        "'positional.type=none/seed=1' here)"))
       << e;
@@ -314,7 +308,7 @@ TEST(SweepTask, SigtermToTheTaskReachesTheRun) {
   EXPECT_EQ(json::parse(read_file(run / "status.json"))["status"], "interrupted");
   EXPECT_TRUE(fs::exists(run / "checkpoint.safetensors"));
   EXPECT_FALSE(fs::exists(run / "summary.json"));
-  EXPECT_TRUE(contains(o.err, "stopped positional.type=none/seed=1")) << o.err;
+  EXPECT_TRUE(mentions(o.err, "stopped positional.type=none/seed=1")) << o.err;
   s.options.overrides = {"training.steps=200000"};
   const SweepPlan plan = plan_sweep(s.options);
   EXPECT_EQ(plan.runs[1].plan.action, RunAction::resume);
@@ -336,11 +330,12 @@ TEST(SweepStatusReport, CountsFromTheRunDirectories) {
   EXPECT_EQ(st.count(RunState::running), 1);
   EXPECT_EQ(st.count(RunState::pending), 1);
   const std::string report = st.report();
-  EXPECT_TRUE(contains(report, "4 runs: 1 done, 1 running, 1 failed, 1 pending\n")) << report;
-  EXPECT_TRUE(contains(report, "failed  positional.type=none/seed=1: exit 2: the loss is nan"))
+  EXPECT_TRUE(mentions(report, "4 runs: 1 done, 1 running, 1 failed, 1 pending\n")) << report;
+  EXPECT_TRUE(mentions(report, "failed  positional.type=none/seed=1: exit 2: the loss is nan"))
       << report;
-  EXPECT_TRUE(contains(report, "pending positional.type=rotary/seed=1: not started")) << report;
-  EXPECT_TRUE(contains(error_of([&] { sweep_status((s.tmp / "nothing")); }), "no sweep.json here"));
+  EXPECT_TRUE(mentions(report, "pending positional.type=rotary/seed=1: not started")) << report;
+  EXPECT_TRUE(
+      mentions(error_message([&] { sweep_status((s.tmp / "nothing")); }), "no sweep.json here"));
 }
 
 // ---- the command line -----------------------------------------------------------------------
@@ -370,12 +365,12 @@ TEST(SweepLauncherCli, DryRunPrintsTheScriptWithTheAbsoluteBinary) {
        "--threads", "1", "--max-parallel", "2", "--slurm-opt", "time=5"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(o.out, read_file(s.out() / "slurm" / "sweep.sbatch"));
-  EXPECT_TRUE(contains(o.out, "#SBATCH --array=0-3%2\n#SBATCH --cpus-per-task=1\n")) << o.out;
+  EXPECT_TRUE(mentions(o.out, "#SBATCH --array=0-3%2\n#SBATCH --cpus-per-task=1\n")) << o.out;
   EXPECT_TRUE(
-      contains(o.out, "exec " + fs::canonical(testing::pelab_binary()).string() + " sweep "))
+      mentions(o.out, "exec " + fs::canonical(testing::pelab_binary()).string() + " sweep "))
       << o.out;
-  EXPECT_TRUE(contains(o.out, " threads=1 --out ")) << o.out;
-  EXPECT_TRUE(contains(o.err, "sbatch --dependency=afterany:$jobid")) << o.err;
+  EXPECT_TRUE(mentions(o.out, " threads=1 --out ")) << o.out;
+  EXPECT_TRUE(mentions(o.err, "sbatch --dependency=afterany:$jobid")) << o.err;
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 namespace pelab::testing {
 namespace {
 
-std::string error_of(const LrScheduleOptions& o) {
+std::string schedule_error(const LrScheduleOptions& o) {
   try {
     LrSchedule s(o);
   } catch (const Error& e) {
@@ -55,14 +55,14 @@ TEST(LrSchedule, WarmupEqualToTotalEndsAtMinLr) {
 }
 
 TEST(LrSchedule, ValidatesOptions) {
-  EXPECT_NE(error_of({.lr = -1}).find("lr must be"), std::string::npos);
-  EXPECT_NE(error_of({.lr = NAN}).find("lr must be"), std::string::npos);
-  EXPECT_NE(error_of({.warmup_steps = -1}).find("warmup_steps"), std::string::npos);
-  EXPECT_NE(error_of({.total_steps = 0}).find("total_steps"), std::string::npos);
-  const std::string e = error_of({.warmup_steps = 10, .total_steps = 5});
+  EXPECT_NE(schedule_error({.lr = -1}).find("lr must be"), std::string::npos);
+  EXPECT_NE(schedule_error({.lr = NAN}).find("lr must be"), std::string::npos);
+  EXPECT_NE(schedule_error({.warmup_steps = -1}).find("warmup_steps"), std::string::npos);
+  EXPECT_NE(schedule_error({.total_steps = 0}).find("total_steps"), std::string::npos);
+  const std::string e = schedule_error({.warmup_steps = 10, .total_steps = 5});
   EXPECT_NE(e.find("total_steps (5) must be >= warmup_steps (10)"), std::string::npos) << e;
-  EXPECT_NE(error_of({.lr = 0.1, .min_lr = 0.2}).find("min_lr"), std::string::npos);
-  EXPECT_EQ(error_of({.lr = 0.0}), "");
+  EXPECT_NE(schedule_error({.lr = 0.1, .min_lr = 0.2}).find("min_lr"), std::string::npos);
+  EXPECT_EQ(schedule_error({.lr = 0.0}), "");
   const LrSchedule s({});
   EXPECT_THROW(s.lr_at(-1), Error);
 }

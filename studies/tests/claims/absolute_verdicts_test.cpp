@@ -3,15 +3,13 @@
 // the ceiling, at the floor, within the noise).
 #include "pelab/claims/absolute_verdicts.h"
 
+#include "verdict_checks.h"
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace pelab::claims {
 namespace {
-
-bool says(const Judgement& j, const std::string& words) {
-  return j.because.find(words) != std::string::npos;
-}
 
 TEST(AbsoluteVerdicts, SideOfUsesTheWholeInterval) {
   EXPECT_EQ(side_of(summarize({3.0, 3.1, 3.2}), 2.0), Side::Above);

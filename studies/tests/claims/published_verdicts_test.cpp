@@ -5,6 +5,8 @@
 // at the ceiling and at the floor.
 #include "pelab/claims/published_verdicts.h"
 
+#include "verdict_checks.h"
+
 #include <gtest/gtest.h>
 
 #include <yaml-cpp/yaml.h>
@@ -14,12 +16,7 @@
 namespace pelab::claims {
 namespace {
 
-const LearnedCount kLearned{3, 3};
-const LearnedCount kNotLearned{2, 3};
-
-bool says(const Judgement& j, const std::string& text) {
-  return j.because.find(text) != std::string::npos;
-}
+const LearnedCount kTwoOfThreeLearned{2, 3};
 
 // ---- the papers' score ----
 
@@ -252,9 +249,10 @@ R2Numbers r2(std::vector<R2Scheme> schemes) {
 
 TEST(PublishedVerdicts, R2SchemeEffects) {
   // Gains with a spread of ±0.01 over seeds: the interval lies within about ±0.01 of delta.
-  const std::vector<R2SchemeResult> e = r2_effects(r2(
-      {scheme("rotary", 0.2), scheme("alibi", -0.2), scheme("learned", 0.0),
-       scheme("relative", 0.2, kNotLearned), scheme("sinusoidal", 0.03), unclear_scheme("none")}));
+  const std::vector<R2SchemeResult> e =
+      r2_effects(r2({scheme("rotary", 0.2), scheme("alibi", -0.2), scheme("learned", 0.0),
+                     scheme("relative", 0.2, kTwoOfThreeLearned), scheme("sinusoidal", 0.03),
+                     unclear_scheme("none")}));
   ASSERT_EQ(e.size(), 6u);
   EXPECT_EQ(e[0].effect, R2Effect::Raised);
   EXPECT_EQ(e[1].effect, R2Effect::Lowered);
@@ -343,19 +341,19 @@ TEST(PublishedVerdicts, R2SupportedRefutedMixedInconclusive) {
   EXPECT_EQ(judge_r2(r2({scheme("rotary", 0.2), unclear_scheme("alibi")})).verdict, Verdict::Mixed);
   // "Most" counts the named schemes: one raised of three named, the two others not judged, is
   // no majority of anything; nor are two raised of four named with two not judged.
-  const Judgement j = judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.0, kNotLearned),
-                                   scheme("learned", 0.0, kNotLearned)}));
+  const Judgement j = judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.0, kTwoOfThreeLearned),
+                                   scheme("learned", 0.0, kTwoOfThreeLearned)}));
   EXPECT_EQ(j.verdict, Verdict::Inconclusive);
   EXPECT_TRUE(says(j, "no more than half of the 3 named schemes are judged")) << j.because;
   EXPECT_TRUE(says(j, "not judged: alibi (tasks that count: 1, needed: 2; findings")) << j.because;
-  EXPECT_EQ(
-      judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.2), scheme("learned", 0.0, kNotLearned),
-                   scheme("sinusoidal", 0.0, kNotLearned)}))
-          .verdict,
-      Verdict::Inconclusive);
+  EXPECT_EQ(judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.2),
+                         scheme("learned", 0.0, kTwoOfThreeLearned),
+                         scheme("sinusoidal", 0.0, kTwoOfThreeLearned)}))
+                .verdict,
+            Verdict::Inconclusive);
   // Three judged of four named, two raised: not more than half of the named, so mixed.
   EXPECT_EQ(judge_r2(r2({scheme("rotary", 0.2), scheme("alibi", 0.2), scheme("learned", 0.0),
-                         scheme("sinusoidal", 0.0, kNotLearned)}))
+                         scheme("sinusoidal", 0.0, kTwoOfThreeLearned)}))
                 .verdict,
             Verdict::Mixed);
   // Schemes excluded before the runs are not named: they do not count against "most".
@@ -432,7 +430,7 @@ TEST(PublishedVerdicts, R2AtTheCeilingAndTheFloor) {
 TEST(PublishedVerdicts, R2InconclusiveWhenNoSchemeIsJudged) {
   // Randomized runs that did not learn leave every task out.
   R2Scheme s = scheme("rotary", 0.3);
-  for (R2Task& t : s.tasks) t.randomized_learned = kNotLearned;
+  for (R2Task& t : s.tasks) t.randomized_learned = kTwoOfThreeLearned;
   const Judgement j = judge_r2(r2({s}));
   EXPECT_EQ(j.verdict, Verdict::Inconclusive);
   EXPECT_TRUE(says(j, "not judged: rotary (tasks that count: 0, needed: 2)")) << j.because;
@@ -499,14 +497,15 @@ TEST(PublishedVerdicts, R3ComparesNoPEWithEachOtherScheme) {
 }
 
 TEST(PublishedVerdicts, R3LeavesOutSchemesThatDidNotLearnAndSaturatedPairs) {
-  R3Task copy{"copy",
-              {scores("none", 0.30), scores("t5", 0.50, kNotLearned), scores("rotary", 0.01)}};
+  R3Task copy{
+      "copy",
+      {scores("none", 0.30), scores("t5", 0.50, kTwoOfThreeLearned), scores("rotary", 0.01)}};
   std::vector<R3Comparison> c = r3_comparisons(r3({copy}));
   EXPECT_EQ(c[0].standing, R3Standing::NotJudged);
   EXPECT_EQ(c[0].left_out, "t5 learned it in distribution in 2 of 3 runs");
   EXPECT_EQ(c[1].standing, R3Standing::Ahead);
   // NoPE not learned: every comparison on the task is left out, naming NoPE.
-  copy.schemes[0].learned = kNotLearned;
+  copy.schemes[0].learned = kTwoOfThreeLearned;
   c = r3_comparisons(r3({copy}));
   for (const R3Comparison& x : c) {
     EXPECT_EQ(x.standing, R3Standing::NotJudged);
@@ -584,16 +583,17 @@ TEST(PublishedVerdicts, R3NeedsEnoughComparisonsAndSeeds) {
   };
   // 6 comparisons; rotary's 2 left out: 4 of 6 count, but rotary has none.
   const Judgement no_rotary =
-      judge_r3(r3({task("copy", kNotLearned), task("reverse", kNotLearned)}));
+      judge_r3(r3({task("copy", kTwoOfThreeLearned), task("reverse", kTwoOfThreeLearned)}));
   EXPECT_EQ(no_rotary.verdict, Verdict::Inconclusive);
   EXPECT_TRUE(says(no_rotary, "no comparison with rotary counts")) << no_rotary.because;
-  EXPECT_EQ(judge_r3(r3({task("copy", kLearned), task("reverse", kNotLearned)})).verdict,
+  EXPECT_EQ(judge_r3(r3({task("copy", kLearned), task("reverse", kTwoOfThreeLearned)})).verdict,
             Verdict::Supported);
   // Half counting is not enough.
   R3Task copy = task("copy", kLearned);
-  R3Task reverse{"reverse",
-                 {scores("none", 0.5), scores("t5", 0.1, kNotLearned),
-                  scores("alibi", 0.1, kNotLearned), scores("rotary", 0.1, kNotLearned)}};
+  R3Task reverse{
+      "reverse",
+      {scores("none", 0.5), scores("t5", 0.1, kTwoOfThreeLearned),
+       scores("alibi", 0.1, kTwoOfThreeLearned), scores("rotary", 0.1, kTwoOfThreeLearned)}};
   const Judgement half = judge_r3(r3({copy, reverse}));
   EXPECT_EQ(half.verdict, Verdict::Inconclusive);
   EXPECT_TRUE(says(half, "no more than half of the 6 comparisons count")) << half.because;
@@ -729,7 +729,7 @@ TEST(PublishedVerdicts, R2NamesTheGainsOfTooFewTasksAsFindings) {
                    "bucket_sort +0.200 ["))
       << j.because;
   // None counts: no finding to name.
-  R2Scheme none{"rotary", {pair("parity", {0.5, 0.5}, {0.5, 0.5}, kNotLearned)}};
+  R2Scheme none{"rotary", {pair("parity", {0.5, 0.5}, {0.5, 0.5}, kTwoOfThreeLearned)}};
   EXPECT_EQ(r2_effects(r2({none}))[0].not_judged, "tasks that count: 0, needed: 2");
   // Control: with two tasks that count the scheme is judged, without findings.
   const std::vector<R2SchemeResult> judged = r2_effects(r2({scheme("rotary", 0.2)}));

@@ -9,21 +9,12 @@
 #include <limits>
 
 #include "pelab/core/error.h"
+#include "verdict_checks.h"
 
 namespace pelab::claims {
 namespace {
 
-const LearnedCount kLearned{3, 3};
-const LearnedCount kNotLearned{1, 3};
-
-bool says(const Judgement& j, const std::string& text) {
-  return j.because.find(text) != std::string::npos;
-}
-
-// Three seeds around `mean`, spread by `spread` either side.
-Stat around(double mean, double spread = 0.01) {
-  return summarize({mean - spread, mean, mean + spread}, {0, 1, 2});
-}
+const LearnedCount kOneOfThreeLearned{1, 3};
 
 C6Numbers c6(double a, double b, LearnedCount learned_b = kLearned) {
   C6Numbers n;
@@ -36,14 +27,14 @@ TEST(RelativeCostVerdicts, C6SupportedRefutedMixed) {
   EXPECT_EQ(judge_c6(c6(0.02, 0.05)).verdict, Verdict::Refuted);
   EXPECT_EQ(judge_c6(c6(0.9, 0.05)).verdict, Verdict::Mixed);
   // A k that did not learn is left out of the judgement, and named.
-  const Judgement j = judge_c6(c6(0.9, 0.05, kNotLearned));
+  const Judgement j = judge_c6(c6(0.9, 0.05, kOneOfThreeLearned));
   EXPECT_EQ(j.verdict, Verdict::Supported);
   EXPECT_TRUE(says(j, "not learned in distribution: k = 16 (1 of 3 runs)")) << j.because;
 }
 
 TEST(RelativeCostVerdicts, C6InconclusiveWhenNoKLearned) {
-  C6Numbers n = c6(0.0, 0.0, kNotLearned);
-  n.ks[0].learned = kNotLearned;
+  C6Numbers n = c6(0.0, 0.0, kOneOfThreeLearned);
+  n.ks[0].learned = kOneOfThreeLearned;
   const Judgement j = judge_c6(n);
   EXPECT_EQ(j.verdict, Verdict::Inconclusive);
   EXPECT_TRUE(says(j, "no k learned the task in distribution")) << j.because;
@@ -74,7 +65,7 @@ TEST(RelativeCostVerdicts, C15InconclusiveAtTheCeilingTheFloorOrNotLearned) {
   EXPECT_EQ(bottom.verdict, Verdict::Inconclusive);
   EXPECT_TRUE(says(bottom, "floor")) << bottom.because;
   C15Numbers n = c15(0.3, 0.5, 0.9, 0.95);
-  n.claimed[1].learned = kNotLearned;
+  n.claimed[1].learned = kOneOfThreeLearned;
   const Judgement unlearned = judge_c15(n);
   EXPECT_EQ(unlearned.verdict, Verdict::Inconclusive);
   EXPECT_TRUE(says(unlearned,
@@ -204,7 +195,7 @@ TEST(RelativeCostVerdicts, C13SupportedRefutedMixed) {
   EXPECT_EQ(judge_c13(c13(0.99, 0.98, 13)).verdict, Verdict::Supported);
   // All at the ceiling is what "both work" means: not a reason to be inconclusive.
   EXPECT_EQ(judge_c13(c13(1.0, 1.0, 13)).verdict, Verdict::Supported);
-  EXPECT_EQ(judge_c13(c13(0.99, 0.4, 13, kNotLearned)).verdict, Verdict::Refuted);
+  EXPECT_EQ(judge_c13(c13(0.99, 0.4, 13, kOneOfThreeLearned)).verdict, Verdict::Refuted);
   EXPECT_EQ(judge_c13(c13(0.99, 0.98, 9)).verdict, Verdict::Refuted);
   EXPECT_EQ(judge_c13(c13(0.99, 0.98, 10.3)).verdict, Verdict::Mixed);
   // The equal-total-width cost is said, not judged: the same verdict whatever it is.
@@ -231,7 +222,7 @@ TEST(RelativeCostVerdicts, C13DivergedVariantDidNotLearn) {
 }
 
 TEST(RelativeCostVerdicts, C13InconclusiveAtTheFloorOrWithinNoise) {
-  const Judgement floor = judge_c13(c13(0.0, 0.01, 13, kNotLearned));
+  const Judgement floor = judge_c13(c13(0.0, 0.01, 13, kOneOfThreeLearned));
   EXPECT_EQ(floor.verdict, Verdict::Inconclusive);
   EXPECT_TRUE(says(floor, "floor")) << floor.because;
   C13Numbers n = c13(0.99, 0.98, 10.5);

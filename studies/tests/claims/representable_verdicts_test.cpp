@@ -6,20 +6,12 @@
 
 #include "pelab/claims/preconditions.h"
 #include "pelab/claims/relative_cost_verdicts.h"
+#include "verdict_checks.h"
 
 namespace pelab::claims {
 namespace {
 
-const LearnedCount kLearned{3, 3};
 const std::string kBoundary = "relative's k = 2 does not exceed the offset the answer needs (2)";
-
-bool says(const Judgement& j, const std::string& text) {
-  return j.because.find(text) != std::string::npos;
-}
-
-Stat around(double mean) {
-  return summarize({mean - 0.01, mean, mean + 0.01}, {0, 1, 2});
-}
 
 TEST(RepresentableVerdicts, PreconditionLearnedSaysNotRepresentable) {
   Comparison c;
