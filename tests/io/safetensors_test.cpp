@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "error_message.h"
 #include "pelab/core/error.h"
 #include "pelab/io/atomic_file.h"
 #include "pelab_process.h"
@@ -26,6 +27,7 @@ namespace pelab {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::error_message;
 using testing::TempDir;
 using json = nlohmann::json;
 
@@ -57,25 +59,10 @@ std::string image(const std::string& header, size_t data_bytes = 0) {
   return le64(header.size()) + header + std::string(data_bytes, '\0');
 }
 
-// The message of the pelab::Error that `fn` throws (a test failure if it does not).
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw a non-pelab exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "did not throw";
-  return "";
-}
-
 // Reading `bytes` throws one line that names the file and contains every `part`.
 void expect_read_error(const std::string& bytes, std::initializer_list<std::string> parts) {
   EXPECT_THROW(read_safetensors_bytes(bytes, kSource), Error);
-  const std::string message = error_of([&] { read_safetensors_bytes(bytes, kSource); });
+  const std::string message = error_message([&] { read_safetensors_bytes(bytes, kSource); });
   EXPECT_EQ(message.rfind(kSource + ": ", 0), 0u) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   for (const std::string& part : parts) {
@@ -187,7 +174,7 @@ TEST(Safetensors, WriterAddsTensorsAndIntTensors) {
   EXPECT_EQ(file.metadata_value("case"), "x");
   EXPECT_EQ(writer.bytes(), slurp(dir / "m.safetensors"));
 
-  const std::string dup = error_of([&] { writer.add("ids", ids); });
+  const std::string dup = error_message([&] { writer.add("ids", ids); });
   EXPECT_NE(dup.find("'ids' was already added"), std::string::npos) << dup;
 }
 
@@ -195,17 +182,17 @@ TEST(Safetensors, AccessorsNameTheCulprit) {
   const SafetensorsFile file = read_safetensors_bytes(
       safetensors_bytes({}, {f32("w", {1}, {1.0f}), i64("big", {3}, {1, 3000000000LL, 2})}),
       "m.safetensors");
-  std::string m = error_of([&] { file.tensor("absent"); });
+  std::string m = error_message([&] { file.tensor("absent"); });
   EXPECT_NE(m.find("m.safetensors: no tensor 'absent'"), std::string::npos) << m;
-  m = error_of([&] { file.tensor("big"); });
+  m = error_message([&] { file.tensor("big"); });
   EXPECT_NE(m.find("m.safetensors: tensor 'big' is I64, expected F32"), std::string::npos) << m;
-  m = error_of([&] { file.int_tensor("w"); });
+  m = error_message([&] { file.int_tensor("w"); });
   EXPECT_NE(m.find("tensor 'w' is F32, expected I64"), std::string::npos) << m;
-  m = error_of([&] { file.int_tensor("big"); });
+  m = error_message([&] { file.int_tensor("big"); });
   EXPECT_NE(m.find("'big' holds 3000000000 at flat index 1, which does not fit in int32"),
             std::string::npos)
       << m;
-  m = error_of([&] { file.metadata_value("k"); });
+  m = error_message([&] { file.metadata_value("k"); });
   EXPECT_NE(m.find("no __metadata__ entry 'k'"), std::string::npos) << m;
 }
 
@@ -300,25 +287,27 @@ TEST(Safetensors, RewritingAFixtureIsByteIdentical) {
 }
 
 TEST(Safetensors, WriterRejectsBadTensors) {
-  std::string m = error_of([] { safetensors_bytes({}, {f32("a", {1}, {1}), f32("a", {1}, {2})}); });
+  std::string m = error_message([] {
+    safetensors_bytes({}, {f32("a", {1}, {1}), f32("a", {1}, {2})});
+  });
   EXPECT_NE(m.find("tensor name 'a' appears twice"), std::string::npos) << m;
-  m = error_of([] { safetensors_bytes({}, {f32("w", {2, 2}, {1, 2, 3})}); });
+  m = error_message([] { safetensors_bytes({}, {f32("w", {2, 2}, {1, 2, 3})}); });
   EXPECT_NE(m.find("'w' is F32 [2, 2] (4 values) but holds 3 F32 values"), std::string::npos) << m;
-  m = error_of([] {
+  m = error_message([] {
     SafetensorsTensor t = f32("h", {1}, {1});
     t.dtype = "F16";
     safetensors_bytes({}, {t});
   });
   EXPECT_NE(m.find("unsupported dtype 'F16' for 'h'"), std::string::npos) << m;
-  m = error_of([] { safetensors_bytes({}, {f32("n", {-1}, {})}); });
+  m = error_message([] { safetensors_bytes({}, {f32("n", {-1}, {})}); });
   EXPECT_NE(m.find("'n' has shape [-1]"), std::string::npos) << m;
-  m = error_of([] { safetensors_bytes({}, {f32("__metadata__", {}, {1})}); });
+  m = error_message([] { safetensors_bytes({}, {f32("__metadata__", {}, {1})}); });
   EXPECT_NE(m.find("reserved"), std::string::npos) << m;
-  m = error_of([] { safetensors_bytes({{"k", "\xff"}}, {}); });
+  m = error_message([] { safetensors_bytes({{"k", "\xff"}}, {}); });
   EXPECT_NE(m.find("__metadata__ entry 'k'"), std::string::npos) << m;
 
   TempDir dir;
-  m = error_of([&] {
+  m = error_message([&] {
     write_safetensors(dir / "x.safetensors", {}, {f32("a", {1}, {}), f32("a", {1}, {})});
   });
   EXPECT_NE(m.find(dir / "x.safetensors"), std::string::npos) << m;
@@ -331,15 +320,15 @@ TEST(SafetensorsMalformed, MissingOrUnreadableFile) {
   TempDir dir;
   const std::string missing = dir / "missing.safetensors";
   EXPECT_THROW(read_safetensors(missing), Error);
-  std::string m = error_of([&] { read_safetensors(missing); });
+  std::string m = error_message([&] { read_safetensors(missing); });
   EXPECT_NE(m.find(missing + ": cannot open"), std::string::npos) << m;
   EXPECT_NE(m.find("No such file or directory"), std::string::npos) << m;
 
-  m = error_of([&] { read_safetensors(dir.path().string()); });
+  m = error_message([&] { read_safetensors(dir.path().string()); });
   EXPECT_NE(m.find(dir.path().string() + ": is not a regular file"), std::string::npos) << m;
 
   spit(dir / "short.safetensors", "abc");
-  m = error_of([&] { read_safetensors(dir / "short.safetensors"); });
+  m = error_message([&] { read_safetensors(dir / "short.safetensors"); });
   EXPECT_NE(m.find(dir / "short.safetensors"), std::string::npos) << m;
   EXPECT_NE(m.find("file is 3 bytes, shorter than the 8-byte header length"), std::string::npos)
       << m;
@@ -537,7 +526,7 @@ TEST(SafetensorsMalformed, NestingAndArraySizeAreBounded) {
 TEST(SafetensorsMalformed, HostileNamesStayOnOneLine) {
   expect_read_error(image(header({{"a\nb'c", "1"}})), {"entry 'a\\x0ab\\'c' is 1"});
   const std::string long_name(10'000, 'n');
-  const std::string m = error_of([&] {
+  const std::string m = error_message([&] {
     read_safetensors_bytes(image(header({{long_name, "1"}})), kSource);
   });
   EXPECT_LT(m.size(), 400u) << m;
@@ -602,7 +591,8 @@ TEST(AtomicFile, FailedTemporaryCreationLeavesOldFile) {
   const std::string before = slurp(path);
   // A name clash: a directory sits where the temporary would go.
   fs::create_directory(atomic_temp_path(path));
-  const std::string m = error_of([&] { write_safetensors(path, {}, {f32("w", {1}, {2.0f})}); });
+  const std::string m =
+      error_message([&] { write_safetensors(path, {}, {f32("w", {1}, {2.0f})}); });
   EXPECT_NE(m.find(path + ": cannot write the file"), std::string::npos) << m;
   EXPECT_NE(m.find("Is a directory"), std::string::npos) << m;
   EXPECT_EQ(slurp(path), before);
@@ -615,7 +605,7 @@ TEST(AtomicFile, AFifoAtTheTemporaryNameIsRefusedNotWaitedOn) {
   const std::string path = dir / "out.txt";
   write_file_atomic(path, "old");
   ASSERT_EQ(::mkfifo(atomic_temp_path(path).c_str(), 0644), 0);
-  const std::string m = error_of([&] { write_file_atomic(path, "new"); });
+  const std::string m = error_message([&] { write_file_atomic(path, "new"); });
   EXPECT_NE(m.find(path + ": cannot write the file"), std::string::npos) << m;
   EXPECT_EQ(slurp(path), "old");
   fs::remove(atomic_temp_path(path));
@@ -627,7 +617,7 @@ TEST(AtomicFile, FailedRenameRemovesTheTemporary) {
   const std::string path = dir / "taken";
   fs::create_directory(path);
   spit(path + "/keep.txt", "keep");
-  const std::string m = error_of([&] { write_file_atomic(path, "data"); });
+  const std::string m = error_message([&] { write_file_atomic(path, "data"); });
   EXPECT_NE(m.find(path + ": cannot write the file: renaming"), std::string::npos) << m;
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"taken"});
   EXPECT_EQ(slurp(path + "/keep.txt"), "keep");
@@ -636,7 +626,7 @@ TEST(AtomicFile, FailedRenameRemovesTheTemporary) {
 TEST(AtomicFile, MissingDirectoryNamesPathAndErrno) {
   TempDir dir;
   const std::string path = dir / "no/such/dir/file.txt";
-  const std::string m = error_of([&] { write_file_atomic(path, "x"); });
+  const std::string m = error_message([&] { write_file_atomic(path, "x"); });
   EXPECT_NE(m.find(path + ": cannot write the file"), std::string::npos) << m;
   EXPECT_NE(m.find("No such file or directory"), std::string::npos) << m;
   EXPECT_TRUE(dir.entries().empty());

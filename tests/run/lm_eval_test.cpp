@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "error_message.h"
 #include "pelab/config/experiment.h"
 #include "pelab/core/error.h"
 #include "pelab/data/batching.h"
@@ -55,12 +56,8 @@ ExperimentConfig lm_config(const std::vector<std::string>& overrides = {}) {
 }
 
 std::string lm_error(const std::vector<std::string>& overrides, const char* text = kLmConfig) {
-  try {
-    parse_experiment(text, "lm.yaml", overrides, PELAB_SOURCE_DIR "/configs");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return testing::error_message(
+      [&] { parse_experiment(text, "lm.yaml", overrides, PELAB_SOURCE_DIR "/configs"); });
 }
 
 TEST(LmConfig, ErrorsNameTheFileLineAndKey) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "error_message.h"
 #include "pelab/config/experiment.h"
 #include "pelab/core/error.h"
 #include "pelab/io/safetensors.h"
@@ -46,12 +47,7 @@ ExperimentConfig stop_config(const std::vector<std::string>& overrides = {}) {
 }
 
 std::string stop_error(const std::vector<std::string>& overrides) {
-  try {
-    stop_config(overrides);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return testing::error_message([&] { stop_config(overrides); });
 }
 
 void stop_train(const ExperimentConfig& c, const std::string& dir, int64_t stop_after = 0,
