@@ -17,7 +17,7 @@ TEST(Embedding, LooksUpRowsInIdsShape) {
   const Tensor y = embedding(w, IntTensor({2, 2}, {2, 0, 1, 2}));
   EXPECT_EQ(y.shape(), (Shape{2, 2, 2}));
   EXPECT_EQ(y.to_vector(), (std::vector<float>{20, 21, 0, 1, 10, 11, 20, 21}));
-  const Tensor s = embedding(w, IntTensor({}, {1}));
+  const Tensor s = embedding(w, IntTensor({}, 1));
   EXPECT_EQ(s.shape(), (Shape{2}));
   EXPECT_EQ(s.to_vector(), (std::vector<float>{10, 11}));
 }
@@ -45,9 +45,9 @@ TEST(Embedding, OutOfRangeIdNamesIdIndexAndVocabulary) {
 }
 
 TEST(Embedding, WeightMustBeTwoDimensional) {
-  EXPECT_THROW(embedding(Tensor::zeros({5}), IntTensor({1}, {0})), Error);
+  EXPECT_THROW(embedding(Tensor::zeros({5}), IntTensor({1}, 0)), Error);
   const std::string msg = error_message([&] {
-    embedding(Tensor::zeros({2, 3, 4}), IntTensor({1}, {0}));
+    embedding(Tensor::zeros({2, 3, 4}), IntTensor({1}, 0));
   });
   EXPECT_NE(msg.find("[2, 3, 4]"), std::string::npos) << msg;
 }

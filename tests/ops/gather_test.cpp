@@ -54,7 +54,7 @@ TEST(GatherLast, LeadingShapeMustMatch) {
   EXPECT_NE(msg.find("[3, 1]"), std::string::npos) << msg;
   EXPECT_NE(msg.find("[2, 3]"), std::string::npos) << msg;
   EXPECT_THROW(gather_last(Tensor::zeros({6}), IntTensor({2, 1}, {0, 0})), Error);
-  EXPECT_THROW(gather_last(Tensor::scalar(1.0f), IntTensor({}, {0})), Error);
+  EXPECT_THROW(gather_last(Tensor::scalar(1.0f), IntTensor({}, 0)), Error);
 }
 
 TEST(ScatterAddLast, ValidatesShapeSizeAndIndices) {

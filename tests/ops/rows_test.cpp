@@ -95,13 +95,13 @@ TEST(GatherRows, RejectsRowsOutOfRangeOrRepeated) {
   const Tensor x = Tensor::zeros({3, 2});
   const std::string range = error_message([&] { gather_rows(x, IntTensor({2}, {0, 3})); });
   expect_contains(range, "rows[1] = 3 is outside [0, 3)");
-  expect_contains(error_message([&] { gather_rows(x, IntTensor({1}, {-1})); }), "= -1");
+  expect_contains(error_message([&] { gather_rows(x, IntTensor({1}, -1)); }), "= -1");
   const std::string twice = error_message([&] { gather_rows(x, IntTensor({3}, {2, 0, 2})); });
   expect_contains(twice, "row 2 is picked twice (rows[0] and rows[2])");
-  expect_contains(error_message([&] { gather_rows(Tensor::zeros({6}), IntTensor({1}, {0})); }),
+  expect_contains(error_message([&] { gather_rows(Tensor::zeros({6}), IntTensor({1}, 0)); }),
                   "[rows, width]");
   expect_contains(error_message([&] {
-                    gather_rows(x, IntTensor({1, 1}, {0}));
+                    gather_rows(x, IntTensor({1, 1}, 0));
                   }),
                   "rows must be a vector");
 }
