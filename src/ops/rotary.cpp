@@ -14,7 +14,9 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <numbers>
+#include <utility>
 
 #include "op_util.h"
 #include "pelab/ops/ops.h"
@@ -145,23 +147,93 @@ std::vector<std::vector<double>> dynamic_frequencies(const IntTensor& positions,
   return theta;
 }
 
+// Heads of width W = 2·half (8 or 16), every pair rotating and μ = 1: each head's pairs side
+// by side in one vector of W floats, y = a·b + p lane by lane with
+//   even lanes 2i:   a = x₂ᵢ,   b = cos, p = −(x₂ᵢ₊₁·sin)
+//   odd lanes 2i+1:  a = x₂ᵢ,   b = sin, p = x₂ᵢ₊₁·cos
+// which is the pair-by-pair loop's x₂ᵢ cos − x₂ᵢ₊₁ sin and x₂ᵢ sin + x₂ᵢ₊₁ cos with the same
+// products; where the machine has FMA, the compiler fuses both alike, fma(a, b, p) here and
+// fma(x₂ᵢ, cos, −x₂ᵢ₊₁ sin), fma(x₂ᵢ, sin, x₂ᵢ₊₁ cos) in the loop, so the bits are the same
+// (tests/ops/rotary_test.cpp holds the two to that). c and s: the token's half cosines and
+// (direction-signed) sines.
+template <int W>
+struct HeadLanes;
+template <>
+struct HeadLanes<8> {
+  using Floats = float __attribute__((vector_size(32)));
+};
+template <>
+struct HeadLanes<16> {
+  using Floats = float __attribute__((vector_size(64)));
+};
+
+// Lane 2i and 2i+1 of the result both take x's lane 2i (pair_firsts) or 2i+1 (pair_seconds);
+// even_odd takes the even lanes from `even` and the odd ones from `odd`. The lanes are
+// constants (I is 0, 1, …, W − 1), as __builtin_shufflevector needs, in GCC and clang alike.
+template <class V, size_t... I>
+inline V pair_firsts(const V& x, std::index_sequence<I...>) {
+  return __builtin_shufflevector(x, x, static_cast<int>(I & ~size_t{1})...);
+}
+template <class V, size_t... I>
+inline V pair_seconds(const V& x, std::index_sequence<I...>) {
+  return __builtin_shufflevector(x, x, static_cast<int>(I | 1)...);
+}
+template <class V, size_t... I>
+inline V even_odd(const V& even, const V& odd, std::index_sequence<I...>) {
+  return __builtin_shufflevector(even, odd,
+                                 static_cast<int>((I & 1) != 0 ? sizeof...(I) + I : I)...);
+}
+
+// One token's `heads` heads of width W, x and y rows of heads·W floats.
+template <int W>
+void rotate_token(const float* x_row, const float* c, const float* s, int64_t heads, float* y_row) {
+  using Floats = typename HeadLanes<W>::Floats;
+  constexpr auto lanes = std::make_index_sequence<W>();
+  Floats cs, sn;
+  for (int f = 0; f < W; ++f) {
+    cs[f] = c[f / 2];
+    sn[f] = s[f / 2];
+  }
+  const Floats b = even_odd(cs, sn, lanes);
+  for (int64_t h = 0; h < heads; ++h) {
+    Floats x;
+    std::memcpy(&x, x_row + h * W, sizeof x);
+    const Floats first = pair_firsts(x, lanes);    // x₂ᵢ in both lanes of pair i
+    const Floats second = pair_seconds(x, lanes);  // x₂ᵢ₊₁ in both
+    const Floats p = even_odd(Floats(-(second * sn)), Floats(second * cs), lanes);
+    const Floats y = first * b + p;
+    std::memcpy(y_row + h * W, &y, sizeof y);
+  }
+}
+
 // out = x with its first a.half pairs per head rotated by `direction`·angle (+1 forward, −1
 // backward) and multiplied by a.mu, the other features copied; token t reads the table's row
-// row_of[t], or row t when row_of is null.
+// row_of[t], or row t when row_of is null. Heads of width 8 or 16 that rotate whole (plain
+// rotary at R1's and the suites' widths) take rotate_token unless `pair_by_pair` (tests).
 Tensor rotate(const Tensor& x, const Table& a, const int32_t* row_of, int64_t heads,
-              float direction) {
+              float direction, bool pair_by_pair = false) {
   const Tensor xc = x.contiguous();
   const int64_t d = x.size(-1), dh = d / heads, half = a.half;
   const int64_t tokens = x.numel() / d;
   const float mu = a.mu;
+  const bool whole_heads = !pair_by_pair && mu == 1.0f && 2 * half == dh && (dh == 8 || dh == 16);
   Tensor out = Tensor::empty(x.shape());
   const float* in = xc.data();
   float* o = out.data();
   parallel_for(0, tokens, 64, [&](int64_t lo, int64_t hi) {
+    float signed_sin[8];
     for (int64_t t = lo; t < hi; ++t) {
       const int64_t row = row_of ? row_of[t] : t;
       const float* c = a.cos.data() + row * half;
       const float* s = a.sin.data() + row * half;
+      if (whole_heads) {
+        for (int64_t i = 0; i < half; ++i) signed_sin[i] = direction * s[i];
+        if (dh == 8)
+          rotate_token<8>(in + t * d, c, signed_sin, heads, o + t * d);
+        else
+          rotate_token<16>(in + t * d, c, signed_sin, heads, o + t * d);
+        continue;
+      }
       for (int64_t h = 0; h < heads; ++h) {
         const float* xi = in + t * d + h * dh;
         float* yo = o + t * d + h * dh;
@@ -217,6 +289,16 @@ Tensor rotary(const Tensor& x, const IntTensor& positions, int64_t heads, double
       positions.numel(), half, RotaryOptions{}, [&](int64_t t) { return positions.values[t]; },
       [&](int64_t) -> const std::vector<double>& { return theta; }));
   return rotate_recorded(x, std::move(table), IntTensor(), heads);
+}
+
+Tensor rotary_pair_by_pair(const Tensor& x, const IntTensor& positions, int64_t heads, double base,
+                           float direction) {
+  const int64_t half = head_width(x, positions, heads, base) / 2;
+  const std::vector<double> theta = frequencies(half, base);
+  const Table table = angle_table(
+      positions.numel(), half, RotaryOptions{}, [&](int64_t t) { return positions.values[t]; },
+      [&](int64_t) -> const std::vector<double>& { return theta; });
+  return rotate(x, table, nullptr, heads, direction, /*pair_by_pair=*/true);
 }
 
 RotaryAngles::RotaryAngles(int64_t head_dim, double base, RotaryOptions options)

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <numbers>
@@ -284,6 +285,55 @@ TEST(RotaryOptions, KeptAnglesGiveTheDirectValuesBitForBit) {
               std::vector<float>(direct.first.begin(), direct.first.end() - last));
     EXPECT_EQ(std::vector<float>(kept.second.begin(), kept.second.end() - last),
               std::vector<float>(direct.second.begin(), direct.second.end() - last));
+  }
+}
+
+// Floats as their bit patterns, so that −0 and +0 differ and equal NaNs match.
+std::vector<uint32_t> rotary_bits(const std::vector<float>& v) {
+  std::vector<uint32_t> bits(v.size());
+  std::transform(v.begin(), v.end(), bits.begin(),
+                 [](float f) { return std::bit_cast<uint32_t>(f); });
+  return bits;
+}
+
+// Heads of width 8 and 16 rotate as one vector each; every other width, and these when asked,
+// pair by pair. Forward (direction +1) and gradient (the inverse rotation of the incoming
+// gradient) must be the same bits, at positions whose angles take every quadrant. Width 6
+// takes the loop both ways (the comparison's baseline); the control rounds each pair's
+// rotation once, in double, and must differ somewhere: the comparison can tell.
+TEST(RotaryHeads, WholeHeadVectorsGiveThePairByPairBits) {
+  for (const int64_t dh : {8, 16, 6}) {
+    for (const int64_t heads : {1, 3}) {
+      SCOPED_TRACE("d_h " + std::to_string(dh) + ", heads " + std::to_string(heads));
+      const Shape shape{2, 9, heads * dh};
+      const IntTensor positions = random_positions(2, 9, 5000, 11);
+      const double base = 10000.0;
+      const auto [y, dx] =
+          run([&](const Tensor& x) { return rotary(x, positions, heads, base); }, shape);
+      const Tensor x = random_tensor(shape, 3), upstream = random_tensor(shape, 4);
+      const std::vector<float> loop_y =
+          rotary_pair_by_pair(x, positions, heads, base, 1.0f).to_vector();
+      EXPECT_EQ(rotary_bits(y), rotary_bits(loop_y));
+      EXPECT_EQ(
+          rotary_bits(dx),
+          rotary_bits(rotary_pair_by_pair(upstream, positions, heads, base, -1.0f).to_vector()));
+
+      std::vector<float> rounded_once(loop_y.size());
+      const std::vector<float> xs = x.to_vector();
+      const int64_t half = dh / 2;
+      for (size_t e = 0; e < xs.size(); e += 2) {
+        const auto token = static_cast<int64_t>(e) / (heads * dh);
+        const auto i = (static_cast<int64_t>(e) % dh) / 2;
+        const double angle =
+            positions.values[token] *
+            std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(2 * half));
+        const double c = static_cast<float>(std::cos(angle)),
+                     sn = static_cast<float>(std::sin(angle));
+        rounded_once[e] = static_cast<float>(xs[e] * c - xs[e + 1] * sn);
+        rounded_once[e + 1] = static_cast<float>(xs[e] * sn + xs[e + 1] * c);
+      }
+      EXPECT_NE(rotary_bits(rounded_once), rotary_bits(loop_y));
+    }
   }
 }
 
