@@ -147,15 +147,7 @@ std::vector<std::vector<double>> dynamic_frequencies(const IntTensor& positions,
   return theta;
 }
 
-// Heads of width W = 2·half (8 or 16), every pair rotating and μ = 1: each head's pairs side
-// by side in one vector of W floats, y = a·b + p lane by lane with
-//   even lanes 2i:   a = x₂ᵢ,   b = cos, p = −(x₂ᵢ₊₁·sin)
-//   odd lanes 2i+1:  a = x₂ᵢ,   b = sin, p = x₂ᵢ₊₁·cos
-// which is the pair-by-pair loop's x₂ᵢ cos − x₂ᵢ₊₁ sin and x₂ᵢ sin + x₂ᵢ₊₁ cos with the same
-// products; where the machine has FMA, the compiler fuses both alike, fma(a, b, p) here and
-// fma(x₂ᵢ, cos, −x₂ᵢ₊₁ sin), fma(x₂ᵢ, sin, x₂ᵢ₊₁ cos) in the loop, so the bits are the same
-// (tests/ops/rotary_test.cpp holds the two to that). c and s: the token's half cosines and
-// (direction-signed) sines.
+// GCC's and clang's vector type of one head of width W floats.
 template <int W>
 struct HeadLanes;
 template <>
@@ -184,7 +176,15 @@ inline V even_odd(const V& even, const V& odd, std::index_sequence<I...>) {
                                  static_cast<int>((I & 1) != 0 ? sizeof...(I) + I : I)...);
 }
 
-// One token's `heads` heads of width W, x and y rows of heads·W floats.
+// Heads of width W = 2·half (8 or 16), every pair rotating and μ = 1: each head's pairs side
+// by side in one vector of W floats, y = a·b + p lane by lane with
+//   even lanes 2i:   a = x₂ᵢ,   b = cos, p = −(x₂ᵢ₊₁·sin)
+//   odd lanes 2i+1:  a = x₂ᵢ,   b = sin, p = x₂ᵢ₊₁·cos
+// which is the pair-by-pair loop's x₂ᵢ cos − x₂ᵢ₊₁ sin and x₂ᵢ sin + x₂ᵢ₊₁ cos with the same
+// products; where the machine has FMA, the compiler fuses both alike, fma(a, b, p) here and
+// fma(x₂ᵢ, cos, −x₂ᵢ₊₁ sin), fma(x₂ᵢ, sin, x₂ᵢ₊₁ cos) in the loop, so the bits are the same
+// (tests/ops/rotary_test.cpp holds the two to that). c and s: the token's half cosines and
+// (direction-signed) sines; x and y: the token's rows of heads·W floats.
 template <int W>
 void rotate_token(const float* x_row, const float* c, const float* s, int64_t heads, float* y_row) {
   using Floats = typename HeadLanes<W>::Floats;
