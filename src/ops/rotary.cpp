@@ -20,6 +20,7 @@
 
 #include "op_util.h"
 #include "pelab/ops/ops.h"
+#include "pelab/ops/oracles.h"
 
 namespace pelab {
 

@@ -16,6 +16,7 @@
 #include "pelab/core/error.h"
 #include "pelab/core/parallel.h"
 #include "pelab/ops/ops.h"
+#include "pelab/ops/oracles.h"
 
 namespace pelab::testing {
 namespace {

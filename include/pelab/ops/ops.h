@@ -104,11 +104,6 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, floa
 // Rotary embedding of MODEL.md: x [B, T, heads·d_h], each head's pairs (2i, 2i+1) rotated by
 // positions[b, t]·θ_i, θ_i = base^(−2i/d_h). d_h must be even.
 Tensor rotary(const Tensor& x, const IntTensor& positions, int64_t heads, double base);
-// The same rotation (direction +1) or its inverse (−1, what the backward applies) through the
-// pair-by-pair loop, without a graph: heads of width 8 and 16 otherwise rotate as one vector
-// each, and the tests hold them to this bit for bit.
-Tensor rotary_pair_by_pair(const Tensor& x, const IntTensor& positions, int64_t heads, double base,
-                           float direction);
 
 // Rotary's options (MODEL.md, "Rotary options"): how many pairs rotate and how their angles
 // are scaled. The defaults are plain rotary.
