@@ -281,25 +281,27 @@ int64_t head_width(const Tensor& x, const IntTensor& positions, int64_t heads, d
   PELAB_CHECK(base > 0.0, "rotary: base must be positive, got {}", base);
   return dh;
 }
+
+// Plain rotary's angles of every token of `positions`, formed for one call.
+Table plain_token_table(const Tensor& x, const IntTensor& positions, int64_t heads, double base) {
+  const int64_t half = head_width(x, positions, heads, base) / 2;
+  const std::vector<double> theta = frequencies(half, base);
+  return angle_table(
+      positions.numel(), half, RotaryOptions{}, [&](int64_t t) { return positions.values[t]; },
+      [&](int64_t) -> const std::vector<double>& { return theta; });
+}
 }  // namespace
 
 Tensor rotary(const Tensor& x, const IntTensor& positions, int64_t heads, double base) {
-  const int64_t half = head_width(x, positions, heads, base) / 2;
-  const std::vector<double> theta = frequencies(half, base);
-  auto table = std::make_shared<const Table>(angle_table(
-      positions.numel(), half, RotaryOptions{}, [&](int64_t t) { return positions.values[t]; },
-      [&](int64_t) -> const std::vector<double>& { return theta; }));
-  return rotate_recorded(x, std::move(table), IntTensor(), heads);
+  return rotate_recorded(
+      x, std::make_shared<const Table>(plain_token_table(x, positions, heads, base)), IntTensor(),
+      heads);
 }
 
 Tensor rotary_pair_by_pair(const Tensor& x, const IntTensor& positions, int64_t heads, double base,
                            float direction) {
-  const int64_t half = head_width(x, positions, heads, base) / 2;
-  const std::vector<double> theta = frequencies(half, base);
-  const Table table = angle_table(
-      positions.numel(), half, RotaryOptions{}, [&](int64_t t) { return positions.values[t]; },
-      [&](int64_t) -> const std::vector<double>& { return theta; });
-  return rotate(x, table, nullptr, heads, direction, /*pair_by_pair=*/true);
+  return rotate(x, plain_token_table(x, positions, heads, base), nullptr, heads, direction,
+                /*pair_by_pair=*/true);
 }
 
 RotaryAngles::RotaryAngles(int64_t head_dim, double base, RotaryOptions options)
