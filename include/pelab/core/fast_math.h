@@ -16,27 +16,41 @@
 
 namespace pelab {
 
+namespace detail {
+// fast_exp's constants, shared with the vector kernels that evaluate it lane by lane
+// (src/nn/attention_lanes_body.h).
+namespace exp_constants {
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f;
+constexpr float kLn2Lo = -2.12194440e-4f;
+constexpr float kRound = 12582912.0f;  // 1.5·2²³: adding it rounds to an integer
+constexpr float kLowest = -104.0f;     // below: exp underflows to 0
+constexpr float kClampHigh = 89.0f;
+constexpr float kOverflow = 88.7228394f;  // above: +inf
+// exp(r) ≈ 1 + r + r²·P(r), P's coefficients from the highest degree down.
+constexpr float kPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                            4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+}  // namespace exp_constants
+}  // namespace detail
+
 // exp(x) = 2ⁿ·exp(r), n = round(x/ln 2), r = x − n·ln 2 ∈ [−ln2/2, ln2/2] (Cody–Waite, ln 2
 // split in two so that n·ln2_hi is exact), exp(r) by Cephes' degree-6 polynomial. 2ⁿ is
 // applied as two factors 2^⌊n/2⌋·2^(n−⌊n/2⌋) so that results near overflow and in the
 // subnormal range come out right.
 inline float fast_exp(float x) {
-  constexpr float kLog2e = 1.44269504088896341f;
-  constexpr float kLn2Hi = 0.693359375f;
-  constexpr float kLn2Lo = -2.12194440e-4f;
-  constexpr float kRound = 12582912.0f;  // 1.5·2²³: adding it rounds to an integer
+  using namespace detail::exp_constants;
   // Written so that NaN clamps to −104 too: the float → int conversion below must only ever
   // see finite values (NaN's result is chosen at the end).
-  const float xc = x > -104.0f ? (x < 89.0f ? x : 89.0f) : -104.0f;
+  const float xc = x > kLowest ? (x < kClampHigh ? x : kClampHigh) : kLowest;
   const float nf = (xc * kLog2e + kRound) - kRound;
   float r = __builtin_fmaf(nf, -kLn2Hi, xc);
   r = __builtin_fmaf(nf, -kLn2Lo, r);
-  float p = 1.9875691500e-4f;
-  p = __builtin_fmaf(p, r, 1.3981999507e-3f);
-  p = __builtin_fmaf(p, r, 8.3334519073e-3f);
-  p = __builtin_fmaf(p, r, 4.1665795894e-2f);
-  p = __builtin_fmaf(p, r, 1.6666665459e-1f);
-  p = __builtin_fmaf(p, r, 5.0000001201e-1f);
+  float p = kPoly[0];
+  p = __builtin_fmaf(p, r, kPoly[1]);
+  p = __builtin_fmaf(p, r, kPoly[2]);
+  p = __builtin_fmaf(p, r, kPoly[3]);
+  p = __builtin_fmaf(p, r, kPoly[4]);
+  p = __builtin_fmaf(p, r, kPoly[5]);
   const float r2 = r * r;
   const float e = __builtin_fmaf(p, r2, r) + 1.0f;
   const int32_t n = static_cast<int32_t>(nf);
@@ -44,8 +58,8 @@ inline float fast_exp(float x) {
   const float s1 = std::bit_cast<float>((n1 + 127) << 23);
   const float s2 = std::bit_cast<float>((n2 + 127) << 23);
   float y = e * s1 * s2;
-  y = x < -104.0f ? 0.0f : y;
-  y = x > 88.7228394f ? __builtin_inff() : y;
+  y = x < kLowest ? 0.0f : y;
+  y = x > kOverflow ? __builtin_inff() : y;
   return x != x ? x : y;
 }
 
