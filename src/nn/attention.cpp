@@ -22,6 +22,7 @@
 #include <cstring>
 #include <limits>
 
+#include "nn/attention_lanes.h"
 #include "ops/op_util.h"
 #include "pelab/backend/gemm.h"
 #include "pelab/backend/packed_gemm.h"
@@ -225,6 +226,10 @@ struct AttentionSaved {
   TensorList term_params;
   AttentionOptions options;
   bool need_q = false, need_k = false, need_v = false;
+  // The rows-in-lanes kernel's, when it ran: α [B·H, its layout] and dropout's keep words.
+  const row_lanes::Kernel* lanes = nullptr;
+  Tensor lanes_alpha;
+  std::vector<uint32_t> lanes_keep;
 };
 
 // Forward, per (b, h) and block of R query rows: S = scale·q kᵀ (+ bias terms), α = masked
@@ -417,6 +422,76 @@ TensorList attention_backward_kernel(const AttentionSaved& s, const Tensor& g) {
   return result;
 }
 
+// ---- heads of width 8 without positional terms: the rows-in-lanes kernel -------------------
+
+// The kernel for this call, or null: the block kernel serves.
+const row_lanes::Kernel* row_lanes_kernel(const Dims& n, const AttentionTerms* terms,
+                                          const AttentionOptions& o) {
+  if (!o.row_lanes || terms || n.dh != row_lanes::kHeadWidth) return nullptr;
+  if (o.row_lanes_width) return row_lanes::kernel_for(*o.row_lanes_width);
+  const row_lanes::Kernel* widest = row_lanes::kernel_for(VectorKernel::Avx512);
+  return widest ? widest : row_lanes::kernel_for(VectorKernel::Avx2);
+}
+
+row_lanes::Problem row_lanes_problem(const AttentionSaved& s, const IntTensor& key_mask,
+                                     const AttentionOptions& o) {
+  row_lanes::Problem p;
+  p.B = s.n.B;
+  p.T = s.n.T;
+  p.H = s.n.H;
+  p.d = s.n.d;
+  p.scale = s.n.scale;
+  p.causal = o.causal;
+  p.dropout = o.dropout;
+  p.dropout_seed = o.dropout_seed;
+  p.skip_padded_queries = o.skip_padded_queries;
+  p.q = s.q.data();
+  p.k = s.k.data();
+  p.v = s.v.data();
+  p.key_mask = key_mask.data();
+  return p;
+}
+
+// z from s.q, s.k, s.v; with `save`, α and the keep words into s.lanes_alpha, s.lanes_keep.
+void row_lanes_forward(AttentionSaved& s, const IntTensor& key_mask, const AttentionOptions& o,
+                       bool save, float* z) {
+  const row_lanes::Problem p = row_lanes_problem(s, key_mask, o);
+  const row_lanes::Layout layout = s.lanes->layout(p.T);
+  const int64_t items = p.B * p.H;
+  const bool save_keep = save && o.dropout > 0.0f;
+  if (save) s.lanes_alpha = Tensor::empty({items * layout.alpha_per_item()});
+  if (save_keep) s.lanes_keep.resize(static_cast<size_t>(items * layout.keep_per_item()));
+  float* alpha = save ? s.lanes_alpha.data() : nullptr;
+  uint32_t* keep = save_keep ? s.lanes_keep.data() : nullptr;
+  const row_lanes::Forward forward = s.lanes->forward;
+  parallel_for(0, items, 1, [&](int64_t lo, int64_t hi) {
+    std::vector<float> scratch(static_cast<size_t>(layout.forward_scratch()));
+    for (int64_t w = lo; w < hi; ++w)
+      forward(p, layout, w, scratch.data(), z,
+              alpha ? alpha + w * layout.alpha_per_item() : nullptr,
+              keep ? keep + w * layout.keep_per_item() : nullptr);
+  });
+}
+
+TensorList row_lanes_backward(const AttentionSaved& s, const Tensor& g) {
+  const row_lanes::Problem p = row_lanes_problem(s, s.key_mask, s.options);
+  const row_lanes::Layout layout = s.lanes->layout(p.T);
+  const Tensor dz = g.contiguous();
+  Tensor dq = Tensor::zeros(s.q.shape()), dk = Tensor::zeros(s.k.shape()),
+         dv = Tensor::zeros(s.v.shape());
+  const float* alpha = s.lanes_alpha.data();
+  const uint32_t* keep = s.lanes_keep.empty() ? nullptr : s.lanes_keep.data();
+  const row_lanes::Backward backward = s.lanes->backward;
+  parallel_for(0, p.B * p.H, 1, [&](int64_t lo, int64_t hi) {
+    std::vector<float> scratch(static_cast<size_t>(layout.backward_scratch()));
+    for (int64_t w = lo; w < hi; ++w)
+      backward(p, layout, w, alpha + w * layout.alpha_per_item(),
+               keep ? keep + w * layout.keep_per_item() : nullptr, dz.data(), scratch.data(),
+               dq.data(), dk.data(), dv.data());
+  });
+  return {s.need_q ? dq : Tensor(), s.need_k ? dk : Tensor(), s.need_v ? dv : Tensor()};
+}
+
 }  // namespace
 
 Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
@@ -436,12 +511,17 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
   s.block_rows = std::max<int64_t>(1, std::min(options.block_rows, n.T));
 
   Tensor z = Tensor::empty({n.B, n.T, n.d});
+  s.lanes = row_lanes_kernel(n, terms.get(), options);
   const bool save_keep = save && options.dropout > 0.0f;
-  if (save) s.alpha = Tensor::empty({n.B, n.H, n.T, n.T});
-  if (save_keep) s.keep_bits.resize(static_cast<size_t>(n.B * n.H * n.T * keep_words(n)));
-  attention_forward_kernel(n, s.block_rows, s.q.data(), s.k.data(), s.v.data(), key_mask,
-                           terms.get(), options, z.data(), save ? s.alpha.data() : nullptr,
-                           save_keep ? s.keep_bits.data() : nullptr);
+  if (s.lanes) {
+    row_lanes_forward(s, key_mask, options, save, z.data());
+  } else {
+    if (save) s.alpha = Tensor::empty({n.B, n.H, n.T, n.T});
+    if (save_keep) s.keep_bits.resize(static_cast<size_t>(n.B * n.H * n.T * keep_words(n)));
+    attention_forward_kernel(n, s.block_rows, s.q.data(), s.k.data(), s.v.data(), key_mask,
+                             terms.get(), options, z.data(), save ? s.alpha.data() : nullptr,
+                             save_keep ? s.keep_bits.data() : nullptr);
+  }
   if (save) {
     TensorList inputs{q_in, k_in, v_in};
     inputs.insert(inputs.end(), s.term_params.begin(), s.term_params.end());
@@ -451,8 +531,9 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
     s.need_q = q_in.requires_grad();
     s.need_k = k_in.requires_grad();
     s.need_v = v_in.requires_grad();
-    record(z, "attention", inputs,
-           [s = std::move(s)](const Tensor& g) { return attention_backward_kernel(s, g); });
+    record(z, "attention", inputs, [s = std::move(s)](const Tensor& g) {
+      return s.lanes ? row_lanes_backward(s, g) : attention_backward_kernel(s, g);
+    });
   }
   return z;
 }

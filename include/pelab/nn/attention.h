@@ -14,7 +14,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
+#include "pelab/core/machine.h"
 #include "pelab/ops/ops.h"
 
 namespace pelab {
@@ -101,6 +103,12 @@ struct AttentionOptions {
   // A speed choice: with narrow heads the per-head products skip gemm()'s routing (see
   // src/nn/attention.cpp); false routes every one through gemm() (tests compare the two).
   bool direct_head_products = true;
+  // A speed choice: heads of width 8 without positional terms run the kernel with query rows
+  // in vector lanes (src/nn/attention_lanes.h) where the CPU has AVX2 or AVX-512; false runs
+  // the block kernel (tests compare the two).
+  bool row_lanes = true;
+  // Tests: that kernel's vector width (Avx512 or Avx2); unset, the widest this CPU runs.
+  std::optional<VectorKernel> row_lanes_width;
 };
 
 // z [B, T, d] from q, k, v [B, T, d]; key_mask [B, T] (1 = real).

@@ -1,0 +1,99 @@
+// The rows-in-lanes attention kernel, once per vector width: the body
+// (attention_lanes_body.h) is included in a namespace of each width, in a region compiled
+// for its instructions, with that width's few primitives as V. Everything the body calls from
+// elsewhere is included here first, outside those regions.
+//
+// This file is compiled without floating-point contraction (CMakeLists.txt): every fused
+// multiply-add is an explicit V::fma, so both widths form every lane's value alike.
+#include "nn/attention_lanes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "pelab/core/fast_math.h"
+#include "pelab/core/rng.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define PELAB_ROW_LANES 1
+#include <immintrin.h>
+#endif
+
+namespace pelab::row_lanes {
+
+#ifdef PELAB_ROW_LANES
+
+// ---- AVX-512: 16 rows a vector ------------------------------------------------------------
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,avx512f"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,avx512f")
+#endif
+namespace avx512 {
+namespace {
+struct V {
+  static constexpr int64_t kLanes = 16;
+  using F = __m512;
+  using I = int32_t __attribute__((vector_size(64)));
+  using U = uint32_t __attribute__((vector_size(64)));
+  static F splat(float x) { return _mm512_set1_ps(x); }
+  static F fma(const F& a, const F& b, const F& c) { return _mm512_fmadd_ps(a, b, c); }
+  static uint32_t bits(const I& m) {
+    return _mm512_cmplt_epi32_mask(reinterpret_cast<const __m512i&>(m), _mm512_setzero_si512());
+  }
+};
+#include "nn/attention_lanes_body.h"
+}  // namespace
+const Kernel kKernel{V::kLanes, forward_item, backward_item};
+}  // namespace avx512
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+// ---- AVX2: 8 rows a vector ------------------------------------------------------------------
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+namespace avx2 {
+namespace {
+struct V {
+  static constexpr int64_t kLanes = 8;
+  using F = __m256;
+  using I = int32_t __attribute__((vector_size(32)));
+  using U = uint32_t __attribute__((vector_size(32)));
+  static F splat(float x) { return _mm256_set1_ps(x); }
+  static F fma(const F& a, const F& b, const F& c) { return _mm256_fmadd_ps(a, b, c); }
+  static uint32_t bits(const I& m) {
+    return static_cast<uint32_t>(_mm256_movemask_ps(reinterpret_cast<const __m256&>(m)));
+  }
+};
+#include "nn/attention_lanes_body.h"
+}  // namespace
+const Kernel kKernel{V::kLanes, forward_item, backward_item};
+}  // namespace avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#endif  // PELAB_ROW_LANES
+
+const Kernel* kernel_for(VectorKernel isa) {
+  if (!vector_kernel_runs_here(isa)) return nullptr;
+#ifdef PELAB_ROW_LANES
+  if (isa == VectorKernel::Avx512) return &avx512::kKernel;
+  if (isa == VectorKernel::Avx2) return &avx2::kKernel;
+#endif
+  return nullptr;
+}
+
+}  // namespace pelab::row_lanes

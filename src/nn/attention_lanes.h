@@ -1,0 +1,73 @@
+// Attention for heads of width 8 without positional terms, with query rows in the lanes of a
+// vector: 16 rows a vector with AVX-512, 8 with AVX2 (src/nn/attention_lanes.cpp). The block
+// kernel of attention.cpp gives each query row its own pass (a row maximum, a sum and the
+// calls of four small products per block of rows); at R1's shapes (rows of about 40 keys,
+// heads of width 8) that overhead is most of attention's time. With a group of rows in the
+// lanes, a key's score for every row of the group is 8 multiply-adds of one vector, and the
+// softmax's maximum, exponentials and sum run down the keys, lane by lane, with no reduction
+// across lanes.
+//
+// Each lane computes its row alone and in key order, and every product-sum is one fused
+// multiply-add (the file is compiled without contraction), so both vector widths give the
+// same bits. They are not the block kernel's bits: the scores' sums, the softmax's sum (float
+// here, double there) and the gradients' sums are formed in another order. The block kernel
+// and the composed op are the oracles (tests/nn/attention_lanes_test.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "pelab/core/machine.h"
+
+namespace pelab::row_lanes {
+
+constexpr int64_t kHeadWidth = 8;
+
+// One attention call: heads of width 8, no positional terms. Work item w = b·H + h.
+struct Problem {
+  int64_t B = 0, T = 0, H = 0, d = 0;  // d = 8·H
+  float scale = 0.0f;                  // 1/√8
+  bool causal = false;
+  float dropout = 0.0f;
+  uint64_t dropout_seed = 0;
+  bool skip_padded_queries = false;
+  const float *q = nullptr, *k = nullptr, *v = nullptr;  // [B, T, d]
+  const int32_t* key_mask = nullptr;                     // [B, T]
+};
+
+// What the forward keeps for the backward, per work item: α before dropout as groups of L
+// query rows, [groups, T, L] (α[i, j] at (i / L, j, i % L)), and dropout's decisions as one
+// L-bit word per (group, key). Entries the backward does not read are left unwritten.
+struct Layout {
+  int64_t lanes = 0, groups = 0, T = 0;
+  int64_t keys = 0;  // T rounded up to whole tiles of L keys: the backward's scratch
+  int64_t alpha_per_item() const { return groups * T * lanes; }
+  int64_t keep_per_item() const { return groups * T; }
+  // Per-thread scratch, in floats: the forward's, and the backward's per work item.
+  int64_t forward_scratch() const { return keys * lanes; }
+  int64_t backward_scratch() const { return (1 + 2 * groups) * keys * lanes; }
+};
+
+// Per work item w: alpha and keep are the item's own (alpha_per_item() and keep_per_item()
+// from its start; null: no gradient needed). The item writes its head's columns of z, or of
+// dq, dk and dv (zero on entry).
+using Forward = void (*)(const Problem&, const Layout&, int64_t w, float* scratch, float* z,
+                         float* alpha, uint32_t* keep);
+using Backward = void (*)(const Problem&, const Layout&, int64_t w, const float* alpha,
+                          const uint32_t* keep, const float* dz, float* scratch, float* dq,
+                          float* dk, float* dv);
+
+struct Kernel {
+  int64_t lanes = 0;
+  Forward forward = nullptr;
+  Backward backward = nullptr;
+  Layout layout(int64_t T) const {
+    const int64_t groups = (T + lanes - 1) / lanes;
+    return {lanes, groups, T, groups * lanes};
+  }
+};
+
+// The kernel of `isa` (Avx512 or Avx2), or null: Portable has none (the block kernel serves),
+// nor does a CPU that cannot run `isa`.
+const Kernel* kernel_for(VectorKernel isa);
+
+}  // namespace pelab::row_lanes

@@ -1,0 +1,353 @@
+// The rows-in-lanes attention kernel (see attention_lanes.h), written once for both vector
+// widths. attention_lanes.cpp includes it once per width, inside a namespace of its own and a
+// region compiled for that width's instructions; so it has no include guard and includes
+// nothing (that file includes what it uses first). It expects a type V with
+//   V::kLanes                 rows a vector (L);
+//   V::F, V::I, V::U          GCC vector types of L floats, int32 and uint32;
+//   V::splat(x)               x in every lane (a broadcast: 0 + x would be an addition);
+//   V::fma(a, b, c)           a·b + c rounded once;
+//   V::bits(m)                the lanes of a mask m (each −1 or 0) as the bits of a word.
+// A group is L consecutive query rows of one (b, h), row i0 + l in lane l; a tile is L
+// consecutive keys. Vectors indexed by key j hold key j for the group's rows.
+
+using F = V::F;
+using I = V::I;
+using U = V::U;
+constexpr int64_t L = V::kLanes;
+constexpr int64_t D = kHeadWidth;
+constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+
+inline F load(const float* p) {
+  F x;
+  std::memcpy(&x, p, sizeof x);
+  return x;
+}
+inline void store(float* p, const F& x) {
+  std::memcpy(p, &x, sizeof x);
+}
+inline F splat(float x) {
+  return V::splat(x);
+}
+inline F lane_index() {
+  F x{};
+  for (int64_t l = 0; l < L; ++l) x[l] = static_cast<float>(l);
+  return x;
+}
+// The inverse of V::bits: lane l is −1 where bit l of `word` is set, else 0.
+inline I from_bits(uint32_t word) {
+  I bit{};
+  for (int64_t l = 0; l < L; ++l) bit[l] = int32_t{1} << l;
+  return (bit & static_cast<int32_t>(word)) != 0;
+}
+
+// ---- transposes ----------------------------------------------------------------------------
+// Rows r and r + B exchange their off-diagonal blocks of B lanes; over B = L/2, …, 2, 1 that
+// transposes an L × L tile (lanes are constants, as __builtin_shufflevector needs).
+template <int64_t B, size_t... Is>
+inline void swap_blocks(F& a, F& c, std::index_sequence<Is...>) {
+  const F low = __builtin_shufflevector(a, c, static_cast<int>((Is & B) == 0 ? Is : L + Is - B)...);
+  const F high =
+      __builtin_shufflevector(a, c, static_cast<int>((Is & B) == 0 ? Is + B : L + Is)...);
+  a = low;
+  c = high;
+}
+template <int64_t B>
+inline void transpose_stage(F* x) {
+  for (int64_t r = 0; r < L; ++r)
+    if ((r & B) == 0) swap_blocks<B>(x[r], x[r + B], std::make_index_sequence<L>());
+}
+inline void transpose(F* x) {
+  if constexpr (L == 16) transpose_stage<8>(x);
+  transpose_stage<4>(x);
+  transpose_stage<2>(x);
+  transpose_stage<1>(x);
+}
+
+// columns[c] (c < D), lane l = scale · rows[l · ld + c] for l < n, 0 for l ≥ n.
+inline void load_columns(const float* rows, int64_t ld, int64_t n, float scale, F* columns) {
+  F tile[L] = {};
+  for (int64_t l = 0; l < n; ++l) std::memcpy(&tile[l], rows + l * ld, D * sizeof(float));
+  transpose(tile);
+  for (int64_t c = 0; c < D; ++c) columns[c] = tile[c] * scale;
+}
+// rows[l · ld + c] = columns[c][l] for l < n, c < D.
+inline void store_columns(const F* columns, int64_t n, float* rows, int64_t ld) {
+  F tile[L] = {};
+  for (int64_t c = 0; c < D; ++c) tile[c] = columns[c];
+  transpose(tile);
+  for (int64_t l = 0; l < n; ++l) std::memcpy(rows + l * ld, &tile[l], D * sizeof(float));
+}
+
+// ---- exp and the dropout hash, lane by lane -------------------------------------------------
+// fast_exp (core/fast_math.h) in every lane, each product-sum fused.
+inline F exp_lanes(const F& x) {
+  using namespace detail::exp_constants;
+  const F clamped_high = x < kClampHigh ? x : splat(kClampHigh);
+  const F xc = x > kLowest ? clamped_high : splat(kLowest);  // NaN → −104, as fast_exp
+  const F nf = V::fma(xc, splat(kLog2e), splat(kRound)) - kRound;
+  F r = V::fma(nf, splat(-kLn2Hi), xc);
+  r = V::fma(nf, splat(-kLn2Lo), r);
+  F p = splat(kPoly[0]);
+  for (int c = 1; c < 6; ++c) p = V::fma(p, r, splat(kPoly[c]));
+  const F e = V::fma(p, r * r, r) + 1.0f;
+  const I n = __builtin_convertvector(nf, I);
+  const I n1 = n >> 1, n2 = n - n1;
+  const F y = e * __builtin_bit_cast(F, (n1 + 127) << 23) * __builtin_bit_cast(F, (n2 + 127) << 23);
+  const F low = x < kLowest ? F{} : y;
+  const F high = x > kOverflow ? splat(std::numeric_limits<float>::infinity()) : low;
+  return x != x ? x : high;
+}
+
+// mix32 (core/rng.h) in every lane.
+inline U mix32_lanes(U x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  return x ^ (x >> 16);
+}
+
+// Dropout's decisions for the rows of one group: the counters of α[b, h, i, ·] have the
+// high half (b·H + h)·T + i (dropout() on α, as the block kernel draws them), so each lane
+// has its own key, and a block of 32 keys takes 16 hashes (counter_bits16).
+struct GroupDropout {
+  U k0{}, k1{};
+  U threshold{};
+  F keep_scale{};
+  U hashes[16];  // of the current block of 32 keys (start_block writes them before any read)
+  GroupDropout(const Problem& p, int64_t w, int64_t i0) {
+    if (p.dropout <= 0.0f) return;
+    for (int64_t l = 0; l < L; ++l) {
+      const auto hi = static_cast<uint32_t>(w * p.T + i0 + l);
+      const CounterKey key = counter_key(p.dropout_seed, hi);
+      k0[l] = key.k0;
+      k1[l] = key.k1;
+    }
+    // u ≥ p ⇔ bits ≥ ⌈p·2¹⁶⌉ (u = bits·2⁻¹⁶ exactly), as apply_counter_mask decides.
+    threshold = U{} + static_cast<uint32_t>(std::ceil(static_cast<double>(p.dropout) * 65536.0));
+    keep_scale = splat(1.0f / (1.0f - p.dropout));
+  }
+  void start_block(int64_t j) {
+    const auto block = static_cast<uint32_t>(j >> 5);
+    for (uint32_t e = 0; e < 16; ++e)
+      hashes[e] = mix32_lanes(mix32_lanes(((block << 4) | e) ^ k0) + k1);
+  }
+  // −1 in the lanes whose row keeps key j (its block started).
+  I kept(int64_t j) const {
+    const U h = hashes[j & 15];
+    const U bits = (j & 16) != 0 ? h >> 16 : h & 0xffffU;
+    return bits >= threshold;
+  }
+};
+
+// ---- forward ---------------------------------------------------------------------------
+// One (b, h): its columns of q, k, v and the keys and rows it attends over.
+struct Head {
+  int64_t b = 0, h = 0;
+  const float *q = nullptr, *k = nullptr, *v = nullptr;  // row j at [j · d]
+  const int32_t* mask = nullptr;
+  int64_t real_end = 0;  // 1 + the last real key (0: none)
+  int64_t rows_end = 0;  // rows computed: all, or those before real_end
+};
+inline Head head_of(const Problem& p, int64_t w) {
+  Head hd;
+  hd.b = w / p.H;
+  hd.h = w % p.H;
+  const int64_t offset = hd.b * p.T * p.d + hd.h * D;
+  hd.q = p.q + offset;
+  hd.k = p.k + offset;
+  hd.v = p.v + offset;
+  hd.mask = p.key_mask + hd.b * p.T;
+  hd.real_end = p.T;
+  while (hd.real_end > 0 && !hd.mask[hd.real_end - 1]) --hd.real_end;
+  hd.rows_end = p.skip_padded_queries ? hd.real_end : p.T;
+  return hd;
+}
+
+// S[j] = q_i · k_j (q scaled) for keys j < kc that are real, −inf in the lanes where j > i
+// when causal; returns each lane's maximum (−inf: no admissible key; NaN is passed over, as
+// the block kernel's maximum does).
+inline F scores(const Head& hd, int64_t d, const F* qT, int64_t i0, int64_t kc, bool causal,
+                float* S) {
+  const F rows = lane_index() + static_cast<float>(i0);
+  const int32_t* mask = hd.mask;  // locals: the stores may alias anything
+  const float* k = hd.k;
+  F max = splat(kMinusInf);
+  for (int64_t j = 0; j < kc; ++j) {
+    if (!mask[j]) continue;
+    const float* kj = k + j * d;
+    F s = qT[0] * kj[0];
+    for (int64_t c = 1; c < D; ++c) s = V::fma(qT[c], splat(kj[c]), s);
+    if (causal && j > i0) s = rows >= static_cast<float>(j) ? s : splat(kMinusInf);
+    store(S + j * L, s);
+    max = s > max ? s : max;
+  }
+  return max;
+}
+
+// S[j] = exp(S[j] − max) for the real keys j < kc; returns 1 / (each lane's sum), 0 in the
+// lanes without an admissible key (their α is 0, as the block kernel's).
+inline F exponentials(const int32_t* mask, int64_t kc, const F& max, float* S) {
+  const I none = max == kMinusInf;
+  const F shift = none ? F{} : max;
+  F sum{};
+  for (int64_t j = 0; j < kc; ++j) {
+    if (!mask[j]) continue;
+    const F e = exp_lanes(load(S + j * L) - shift);
+    store(S + j * L, e);
+    sum += e;
+  }
+  return none ? F{} : 1.0f / sum;
+}
+
+// α_j = S[j] · inv, α'_j = α_j ⊙ keep / (1 − p) and z = Σ_j α'_j v_j over the real keys
+// j < kc, in zT (D vectors: column c of z); α and the keep words are kept where given.
+inline void weighted_sum(const Problem& p, const Head& hd, int64_t w, int64_t i0, int64_t kc,
+                         const F& inv, const float* S, float* alpha, uint32_t* keep, F* zT) {
+  // Locals, not reads through p and hd: the stores below (memcpy) may alias anything.
+  const bool dropout = p.dropout > 0.0f;
+  const int64_t d = p.d;
+  const int32_t* mask = hd.mask;
+  const float* v = hd.v;
+  GroupDropout drop(p, w, i0);
+  for (int64_t c = 0; c < D; ++c) zT[c] = F{};
+  for (int64_t j = 0; j < kc; ++j) {
+    if (dropout && j % 32 == 0) drop.start_block(j);
+    if (!mask[j]) continue;
+    F a = load(S + j * L) * inv;
+    if (alpha) store(alpha + j * L, a);
+    if (dropout) {
+      const I kept = drop.kept(j);
+      if (keep) keep[j] = V::bits(kept);
+      a = kept != 0 ? a * drop.keep_scale : F{};
+    }
+    const float* vj = v + j * d;
+    for (int64_t c = 0; c < D; ++c) zT[c] = V::fma(a, splat(vj[c]), zT[c]);
+  }
+}
+
+// The forward of work item w: z's columns of head h for every row of sequence b; alpha
+// [groups, keys, L] and keep [groups, keys] are the item's own (null: not kept).
+void forward_item(const Problem& p, const Layout& layout, int64_t w, float* scratch, float* z,
+                  float* alpha, uint32_t* keep) {
+  const Head hd = head_of(p, w);
+  for (int64_t g = 0; g < layout.groups; ++g) {
+    const int64_t i0 = g * L, present = std::min(L, p.T - i0);
+    const int64_t active = std::clamp<int64_t>(hd.rows_end - i0, 0, present);
+    float* z_rows = z + (hd.b * p.T + i0) * p.d + hd.h * D;
+    for (int64_t l = active; l < present; ++l) std::fill_n(z_rows + l * p.d, D, 0.0f);
+    if (active == 0) continue;
+    const int64_t kc = p.causal ? std::min(hd.real_end, i0 + active) : hd.real_end;
+    F qT[D];
+    load_columns(hd.q + i0 * p.d, p.d, active, p.scale, qT);
+    const F max = scores(hd, p.d, qT, i0, kc, p.causal, scratch);
+    const F inv = exponentials(hd.mask, kc, max, scratch);
+    F zT[D];
+    weighted_sum(p, hd, w, i0, kc, inv, scratch, alpha ? alpha + g * p.T * L : nullptr,
+                 keep ? keep + g * p.T : nullptr, zT);
+    store_columns(zT, active, z_rows, p.d);
+  }
+}
+
+// ---- backward --------------------------------------------------------------------------
+// Given dz, for the group's rows (lanes ≥ active have dz = 0):
+//   dα_j = (dz_i · v_j) ⊙ keep/(1 − p),  D_i = Σ_j α_j dα_j,  dS_j = α_j (dα_j − D_i),
+//   dq_i = scale · Σ_j dS_j k_j;
+// dS_j and α'_j are written for every key j < key_end (0 where the group does not attend),
+// for the keys' pass. dA: scratch [keys, L].
+inline void rows_backward(const Problem& p, const Head& hd, int64_t i0, int64_t active,
+                          int64_t key_end, const float* alpha, const uint32_t* keep,
+                          const float* dz, float* dA, float* dS, float* Ap, float* dq) {
+  const bool dropout = p.dropout > 0.0f;
+  const int64_t d = p.d;  // locals: the stores may alias anything
+  const int32_t* mask = hd.mask;
+  const float *k = hd.k, *v = hd.v;
+  const int64_t kc = p.causal ? std::min(hd.real_end, i0 + active) : hd.real_end;
+  const int64_t row0 = (hd.b * p.T + i0) * d + hd.h * D;
+  const F keep_scale = splat(dropout ? 1.0f / (1.0f - p.dropout) : 1.0f);
+  F dzT[D];
+  load_columns(dz + row0, d, active, 1.0f, dzT);
+  F dot{};
+  for (int64_t j = 0; j < kc; ++j) {
+    if (!mask[j]) continue;
+    const float* vj = v + j * d;
+    F da = dzT[0] * vj[0];
+    for (int64_t c = 1; c < D; ++c) da = V::fma(dzT[c], splat(vj[c]), da);
+    if (dropout) da = from_bits(keep[j]) != 0 ? da * keep_scale : F{};
+    dot = V::fma(load(alpha + j * L), da, dot);
+    store(dA + j * L, da);
+  }
+  F dqT[D] = {};
+  for (int64_t j = 0; j < key_end; ++j) {
+    if (j >= kc || !mask[j]) {
+      store(dS + j * L, F{});
+      store(Ap + j * L, F{});
+      continue;
+    }
+    const F a = load(alpha + j * L);
+    const F ds = a * (load(dA + j * L) - dot);
+    store(dS + j * L, ds);
+    store(Ap + j * L, dropout ? (from_bits(keep[j]) != 0 ? a * keep_scale : F{}) : a);
+    const float* kj = k + j * d;
+    for (int64_t c = 0; c < D; ++c) dqT[c] = V::fma(ds, splat(kj[c]), dqT[c]);
+  }
+  for (int64_t c = 0; c < D; ++c) dqT[c] *= p.scale;
+  store_columns(dqT, active, dq + row0, d);
+}
+
+// For the keys [j0, j0 + L): dk_j = scale · Σ_i dS[i, j] q_i and dv_j = Σ_i α'[i, j] dz_i over
+// every row i in order, from the groups' dS and α' (transposed a tile at a time).
+inline void keys_backward(const Problem& p, const Layout& layout, const Head& hd, int64_t j0,
+                          const float* dS, const float* Ap, const float* dz, float* dk, float* dv) {
+  F dkT[D] = {}, dvT[D] = {};
+  const int64_t d = p.d;  // locals: the stores may alias anything
+  const float* q = hd.q;
+  const int64_t head = hd.b * p.T * d + hd.h * D;
+  for (int64_t g = 0; g < layout.groups; ++g) {
+    const int64_t i0 = g * L;
+    const int64_t active = std::clamp<int64_t>(hd.rows_end - i0, 0, std::min(L, p.T - i0));
+    if (active == 0 || (p.causal && i0 + active <= j0)) continue;  // no row reaches the tile
+    F s_rows[L], a_rows[L];
+    const int64_t tile = (g * layout.keys + j0) * L;
+    for (int64_t e = 0; e < L; ++e) {
+      s_rows[e] = load(dS + tile + e * L);
+      a_rows[e] = load(Ap + tile + e * L);
+    }
+    transpose(s_rows);  // s_rows[l]: row i0 + l's dS over the tile's keys
+    transpose(a_rows);
+    for (int64_t l = 0; l < active; ++l) {
+      const float* q_i = q + (i0 + l) * d;
+      const float* dz_i = dz + head + (i0 + l) * d;
+      for (int64_t c = 0; c < D; ++c) {
+        dkT[c] = V::fma(s_rows[l], splat(q_i[c]), dkT[c]);
+        dvT[c] = V::fma(a_rows[l], splat(dz_i[c]), dvT[c]);
+      }
+    }
+  }
+  for (int64_t c = 0; c < D; ++c) dkT[c] *= p.scale;
+  const int64_t n = std::min(L, p.T - j0);
+  store_columns(dkT, n, dk + head + j0 * d, d);
+  store_columns(dvT, n, dv + head + j0 * d, d);
+}
+
+// The backward of work item w: its head's columns of dq, dk, dv. scratch: the layout's
+// backward_scratch() floats.
+void backward_item(const Problem& p, const Layout& layout, int64_t w, const float* alpha,
+                   const uint32_t* keep, const float* dz, float* scratch, float* dq, float* dk,
+                   float* dv) {
+  const Head hd = head_of(p, w);
+  const int64_t key_end = p.causal ? std::min(hd.real_end, hd.rows_end) : hd.real_end;
+  const int64_t tiles_end = (key_end + L - 1) / L * L;
+  float* dA = scratch;                               // [keys, L]
+  float* dS = dA + layout.keys * L;                  // [groups, keys, L]
+  float* Ap = dS + layout.groups * layout.keys * L;  // [groups, keys, L]
+  for (int64_t g = 0; g < layout.groups; ++g) {
+    const int64_t i0 = g * L;
+    const int64_t active = std::clamp<int64_t>(hd.rows_end - i0, 0, std::min(L, p.T - i0));
+    if (active == 0) continue;
+    const int64_t at = g * p.T, tile_at = g * layout.keys * L;
+    rows_backward(p, hd, i0, active, tiles_end, alpha + at * L, keep ? keep + at : nullptr, dz, dA,
+                  dS + tile_at, Ap + tile_at, dq);
+  }
+  for (int64_t j0 = 0; j0 < key_end; j0 += L) keys_backward(p, layout, hd, j0, dS, Ap, dz, dk, dv);
+}
