@@ -1,6 +1,8 @@
 // `pelab bench attention`: the fused attention op alone (forward, and forward with backward) at
 // a small model's step shapes, on random q, k, v: the kernel work of a training step's
-// attention without the rest of the step, for measuring changes to that kernel.
+// attention without the rest of the step, for measuring changes to that kernel. Each length
+// times the block kernel and, for heads of width 8 on a CPU with AVX2 or AVX-512, the
+// rows-in-lanes kernel, their calls alternating, so that both see the same machine.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,7 @@ struct AttentionBenchOptions {
 
 struct AttentionBenchRow {
   int64_t length;
+  std::string kernel;  // "blocks" or "lanes"
   double forward_ms;   // median over calls, no gradient kept
   double training_ms;  // median over calls: forward keeping α, then backward
   // The per-head products' multiply-adds (2 forward, 4 backward) a second of training_ms.
