@@ -422,15 +422,15 @@ TensorList attention_backward_kernel(const AttentionSaved& s, const Tensor& g) {
   return result;
 }
 
-// ---- heads of width 8 without positional terms: the rows-in-lanes kernel -------------------
+// ---- heads of width 8 or 16 without positional terms: the rows-in-lanes kernel ------------
 
 // The kernel for this call, or null: the block kernel serves.
 const row_lanes::Kernel* row_lanes_kernel(const Dims& n, const AttentionTerms* terms,
                                           const AttentionOptions& o) {
-  if (!o.row_lanes || terms || n.dh != row_lanes::kHeadWidth) return nullptr;
-  if (o.row_lanes_width) return row_lanes::kernel_for(*o.row_lanes_width);
-  const row_lanes::Kernel* widest = row_lanes::kernel_for(VectorKernel::Avx512);
-  return widest ? widest : row_lanes::kernel_for(VectorKernel::Avx2);
+  if (!o.row_lanes || terms) return nullptr;
+  if (o.row_lanes_width) return row_lanes::kernel_for(*o.row_lanes_width, n.dh);
+  const row_lanes::Kernel* widest = row_lanes::kernel_for(VectorKernel::Avx512, n.dh);
+  return widest ? widest : row_lanes::kernel_for(VectorKernel::Avx2, n.dh);
 }
 
 row_lanes::Problem row_lanes_problem(const AttentionSaved& s, const IntTensor& key_mask,

@@ -47,7 +47,8 @@ struct V {
 };
 #include "nn/attention_lanes_body.h"
 }  // namespace
-const Kernel kKernel{V::kLanes, forward_item, backward_item};
+const Kernel kWidth8{V::kLanes, 8, forward_item<8>, backward_item<8>};
+const Kernel kWidth16{V::kLanes, 16, forward_item<16>, backward_item<16>};
 }  // namespace avx512
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -77,7 +78,8 @@ struct V {
 };
 #include "nn/attention_lanes_body.h"
 }  // namespace
-const Kernel kKernel{V::kLanes, forward_item, backward_item};
+const Kernel kWidth8{V::kLanes, 8, forward_item<8>, backward_item<8>};
+const Kernel kWidth16{V::kLanes, 16, forward_item<16>, backward_item<16>};
 }  // namespace avx2
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -87,11 +89,12 @@ const Kernel kKernel{V::kLanes, forward_item, backward_item};
 
 #endif  // PELAB_ROW_LANES
 
-const Kernel* kernel_for(VectorKernel isa) {
-  if (!vector_kernel_runs_here(isa)) return nullptr;
+const Kernel* kernel_for(VectorKernel isa, int64_t head_width) {
+  if (!vector_kernel_runs_here(isa) || (head_width != 8 && head_width != 16)) return nullptr;
 #ifdef PELAB_ROW_LANES
-  if (isa == VectorKernel::Avx512) return &avx512::kKernel;
-  if (isa == VectorKernel::Avx2) return &avx2::kKernel;
+  const bool narrow = head_width == 8;
+  if (isa == VectorKernel::Avx512) return narrow ? &avx512::kWidth8 : &avx512::kWidth16;
+  if (isa == VectorKernel::Avx2) return narrow ? &avx2::kWidth8 : &avx2::kWidth16;
 #endif
   return nullptr;
 }

@@ -1,9 +1,9 @@
-// Attention for heads of width 8 without positional terms, with query rows in the lanes of a
+// Attention for heads of width 8 or 16 without positional terms, with query rows in the lanes of a
 // vector: 16 rows a vector with AVX-512, 8 with AVX2 (src/nn/attention_lanes.cpp). The block
 // kernel of attention.cpp gives each query row its own pass (a row maximum, a sum and the
 // calls of four small products per block of rows); at R1's shapes (rows of about 40 keys,
 // heads of width 8) that overhead is most of attention's time. With a group of rows in the
-// lanes, a key's score for every row of the group is 8 multiply-adds of one vector, and the
+// lanes, a key's score for every row of the group is d_h multiply-adds of one vector, and the
 // softmax's maximum, exponentials and sum run down the keys, lane by lane, with no reduction
 // across lanes.
 //
@@ -20,12 +20,11 @@
 
 namespace pelab::row_lanes {
 
-constexpr int64_t kHeadWidth = 8;
-
-// One attention call: heads of width 8, no positional terms. Work item w = b·H + h.
+// One attention call: heads of a width the kernel serves, no positional terms. Work item
+// w = b·H + h.
 struct Problem {
-  int64_t B = 0, T = 0, H = 0, d = 0;  // d = 8·H
-  float scale = 0.0f;                  // 1/√8
+  int64_t B = 0, T = 0, H = 0, d = 0;  // d = d_h·H
+  float scale = 0.0f;                  // 1/√d_h
   bool causal = false;
   float dropout = 0.0f;
   uint64_t dropout_seed = 0;
@@ -57,7 +56,7 @@ using Backward = void (*)(const Problem&, const Layout&, int64_t w, const float*
                           float* dk, float* dv);
 
 struct Kernel {
-  int64_t lanes = 0;
+  int64_t lanes = 0, head_width = 0;
   Forward forward = nullptr;
   Backward backward = nullptr;
   Layout layout(int64_t T) const {
@@ -66,8 +65,9 @@ struct Kernel {
   }
 };
 
-// The kernel of `isa` (Avx512 or Avx2), or null: Portable has none (the block kernel serves),
-// nor does a CPU that cannot run `isa`.
-const Kernel* kernel_for(VectorKernel isa);
+// The kernel of `isa` (Avx512 or Avx2) for heads of `head_width` (8 or 16), or null: there is
+// none for other widths or Portable (the block kernel serves), nor on a CPU that cannot run
+// `isa`.
+const Kernel* kernel_for(VectorKernel isa, int64_t head_width);
 
 }  // namespace pelab::row_lanes

@@ -14,7 +14,6 @@ using F = V::F;
 using I = V::I;
 using U = V::U;
 constexpr int64_t L = V::kLanes;
-constexpr int64_t D = kHeadWidth;
 constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 
 inline F load(const float* p) {
@@ -63,19 +62,30 @@ inline void transpose(F* x) {
   transpose_stage<1>(x);
 }
 
-// columns[c] (c < D), lane l = scale · rows[l · ld + c] for l < n, 0 for l ≥ n.
+// columns[c] (c < D), lane l = scale · rows[l · ld + c] for l < n, 0 for l ≥ n: L columns
+// at a time, each block a transposed tile.
+template <int64_t D>
 inline void load_columns(const float* rows, int64_t ld, int64_t n, float scale, F* columns) {
-  F tile[L] = {};
-  for (int64_t l = 0; l < n; ++l) std::memcpy(&tile[l], rows + l * ld, D * sizeof(float));
-  transpose(tile);
-  for (int64_t c = 0; c < D; ++c) columns[c] = tile[c] * scale;
+  constexpr int64_t kBlock = D < L ? D : L;
+  for (int64_t c0 = 0; c0 < D; c0 += kBlock) {
+    F tile[L] = {};
+    for (int64_t l = 0; l < n; ++l)
+      std::memcpy(&tile[l], rows + l * ld + c0, kBlock * sizeof(float));
+    transpose(tile);
+    for (int64_t c = 0; c < kBlock; ++c) columns[c0 + c] = tile[c] * scale;
+  }
 }
 // rows[l · ld + c] = columns[c][l] for l < n, c < D.
+template <int64_t D>
 inline void store_columns(const F* columns, int64_t n, float* rows, int64_t ld) {
-  F tile[L] = {};
-  for (int64_t c = 0; c < D; ++c) tile[c] = columns[c];
-  transpose(tile);
-  for (int64_t l = 0; l < n; ++l) std::memcpy(rows + l * ld, &tile[l], D * sizeof(float));
+  constexpr int64_t kBlock = D < L ? D : L;
+  for (int64_t c0 = 0; c0 < D; c0 += kBlock) {
+    F tile[L] = {};
+    for (int64_t c = 0; c < kBlock; ++c) tile[c] = columns[c0 + c];
+    transpose(tile);
+    for (int64_t l = 0; l < n; ++l)
+      std::memcpy(rows + l * ld + c0, &tile[l], kBlock * sizeof(float));
+  }
 }
 
 // ---- exp and the dropout hash, lane by lane -------------------------------------------------
@@ -149,6 +159,7 @@ struct Head {
   int64_t real_end = 0;  // 1 + the last real key (0: none)
   int64_t rows_end = 0;  // rows computed: all, or those before real_end
 };
+template <int64_t D>
 inline Head head_of(const Problem& p, int64_t w) {
   Head hd;
   hd.b = w / p.H;
@@ -167,6 +178,7 @@ inline Head head_of(const Problem& p, int64_t w) {
 // S[j] = q_i · k_j (q scaled) for keys j < kc that are real, −inf in the lanes where j > i
 // when causal; returns each lane's maximum (−inf: no admissible key; NaN is passed over, as
 // the block kernel's maximum does).
+template <int64_t D>
 inline F scores(const Head& hd, int64_t d, const F* qT, int64_t i0, int64_t kc, bool causal,
                 float* S) {
   const F rows = lane_index() + static_cast<float>(i0);
@@ -202,6 +214,7 @@ inline F exponentials(const int32_t* mask, int64_t kc, const F& max, float* S) {
 
 // α_j = S[j] · inv, α'_j = α_j ⊙ keep / (1 − p) and z = Σ_j α'_j v_j over the real keys
 // j < kc, in zT (D vectors: column c of z); α and the keep words are kept where given.
+template <int64_t D>
 inline void weighted_sum(const Problem& p, const Head& hd, int64_t w, int64_t i0, int64_t kc,
                          const F& inv, const float* S, float* alpha, uint32_t* keep, F* zT) {
   // Locals, not reads through p and hd: the stores below (memcpy) may alias anything.
@@ -228,9 +241,10 @@ inline void weighted_sum(const Problem& p, const Head& hd, int64_t w, int64_t i0
 
 // The forward of work item w: z's columns of head h for every row of sequence b; alpha
 // [groups, keys, L] and keep [groups, keys] are the item's own (null: not kept).
+template <int64_t D>
 void forward_item(const Problem& p, const Layout& layout, int64_t w, float* scratch, float* z,
                   float* alpha, uint32_t* keep) {
-  const Head hd = head_of(p, w);
+  const Head hd = head_of<D>(p, w);
   for (int64_t g = 0; g < layout.groups; ++g) {
     const int64_t i0 = g * L, present = std::min(L, p.T - i0);
     const int64_t active = std::clamp<int64_t>(hd.rows_end - i0, 0, present);
@@ -239,13 +253,13 @@ void forward_item(const Problem& p, const Layout& layout, int64_t w, float* scra
     if (active == 0) continue;
     const int64_t kc = p.causal ? std::min(hd.real_end, i0 + active) : hd.real_end;
     F qT[D];
-    load_columns(hd.q + i0 * p.d, p.d, active, p.scale, qT);
-    const F max = scores(hd, p.d, qT, i0, kc, p.causal, scratch);
+    load_columns<D>(hd.q + i0 * p.d, p.d, active, p.scale, qT);
+    const F max = scores<D>(hd, p.d, qT, i0, kc, p.causal, scratch);
     const F inv = exponentials(hd.mask, kc, max, scratch);
     F zT[D];
-    weighted_sum(p, hd, w, i0, kc, inv, scratch, alpha ? alpha + g * p.T * L : nullptr,
-                 keep ? keep + g * p.T : nullptr, zT);
-    store_columns(zT, active, z_rows, p.d);
+    weighted_sum<D>(p, hd, w, i0, kc, inv, scratch, alpha ? alpha + g * p.T * L : nullptr,
+                    keep ? keep + g * p.T : nullptr, zT);
+    store_columns<D>(zT, active, z_rows, p.d);
   }
 }
 
@@ -255,6 +269,7 @@ void forward_item(const Problem& p, const Layout& layout, int64_t w, float* scra
 //   dq_i = scale · Σ_j dS_j k_j;
 // dS_j and α'_j are written for every key j < key_end (0 where the group does not attend),
 // for the keys' pass. dA: scratch [keys, L].
+template <int64_t D>
 inline void rows_backward(const Problem& p, const Head& hd, int64_t i0, int64_t active,
                           int64_t key_end, const float* alpha, const uint32_t* keep,
                           const float* dz, float* dA, float* dS, float* Ap, float* dq) {
@@ -266,7 +281,7 @@ inline void rows_backward(const Problem& p, const Head& hd, int64_t i0, int64_t 
   const int64_t row0 = (hd.b * p.T + i0) * d + hd.h * D;
   const F keep_scale = splat(dropout ? 1.0f / (1.0f - p.dropout) : 1.0f);
   F dzT[D];
-  load_columns(dz + row0, d, active, 1.0f, dzT);
+  load_columns<D>(dz + row0, d, active, 1.0f, dzT);
   F dot{};
   for (int64_t j = 0; j < kc; ++j) {
     if (!mask[j]) continue;
@@ -292,50 +307,54 @@ inline void rows_backward(const Problem& p, const Head& hd, int64_t i0, int64_t 
     for (int64_t c = 0; c < D; ++c) dqT[c] = V::fma(ds, splat(kj[c]), dqT[c]);
   }
   for (int64_t c = 0; c < D; ++c) dqT[c] *= p.scale;
-  store_columns(dqT, active, dq + row0, d);
+  store_columns<D>(dqT, active, dq + row0, d);
 }
 
-// For the keys [j0, j0 + L): dk_j = scale · Σ_i dS[i, j] q_i and dv_j = Σ_i α'[i, j] dz_i over
-// every row i in order, from the groups' dS and α' (transposed a tile at a time).
-inline void keys_backward(const Problem& p, const Layout& layout, const Head& hd, int64_t j0,
-                          const float* dS, const float* Ap, const float* dz, float* dk, float* dv) {
-  F dkT[D] = {}, dvT[D] = {};
-  const int64_t d = p.d;  // locals: the stores may alias anything
-  const float* q = hd.q;
-  const int64_t head = hd.b * p.T * d + hd.h * D;
+// acc[c], lane e = Σ_i tiles[i, j0 + e] · rows[i · d + c] over every row i in order, for the
+// tile of keys [j0, j0 + L): tiles are the groups' [keys, L] blocks (dS or α'), transposed a
+// tile at a time so that a row's values over the tile's keys fill one vector.
+template <int64_t D>
+inline void tile_products(const Problem& p, const Layout& layout, const Head& hd, int64_t j0,
+                          const float* tiles, const float* rows, F* acc) {
+  const int64_t d = p.d;  // a local: the loads below may alias anything
+  for (int64_t c = 0; c < D; ++c) acc[c] = F{};
   for (int64_t g = 0; g < layout.groups; ++g) {
     const int64_t i0 = g * L;
     const int64_t active = std::clamp<int64_t>(hd.rows_end - i0, 0, std::min(L, p.T - i0));
     if (active == 0 || (p.causal && i0 + active <= j0)) continue;  // no row reaches the tile
-    F s_rows[L], a_rows[L];
-    const int64_t tile = (g * layout.keys + j0) * L;
-    for (int64_t e = 0; e < L; ++e) {
-      s_rows[e] = load(dS + tile + e * L);
-      a_rows[e] = load(Ap + tile + e * L);
-    }
-    transpose(s_rows);  // s_rows[l]: row i0 + l's dS over the tile's keys
-    transpose(a_rows);
+    F tile[L];
+    const float* at = tiles + (g * layout.keys + j0) * L;
+    for (int64_t e = 0; e < L; ++e) tile[e] = load(at + e * L);
+    transpose(tile);  // tile[l]: row i0 + l over the tile's keys
     for (int64_t l = 0; l < active; ++l) {
-      const float* q_i = q + (i0 + l) * d;
-      const float* dz_i = dz + head + (i0 + l) * d;
-      for (int64_t c = 0; c < D; ++c) {
-        dkT[c] = V::fma(s_rows[l], splat(q_i[c]), dkT[c]);
-        dvT[c] = V::fma(a_rows[l], splat(dz_i[c]), dvT[c]);
-      }
+      const float* row = rows + (i0 + l) * d;
+      for (int64_t c = 0; c < D; ++c) acc[c] = V::fma(tile[l], splat(row[c]), acc[c]);
     }
   }
-  for (int64_t c = 0; c < D; ++c) dkT[c] *= p.scale;
+}
+
+// For the keys [j0, j0 + L): dk_j = scale · Σ_i dS[i, j] q_i and dv_j = Σ_i α'[i, j] dz_i,
+// one after the other (D accumulators each, not 2·D at once: registers).
+template <int64_t D>
+inline void keys_backward(const Problem& p, const Layout& layout, const Head& hd, int64_t j0,
+                          const float* dS, const float* Ap, const float* dz, float* dk, float* dv) {
+  const int64_t head = hd.b * p.T * p.d + hd.h * D;
   const int64_t n = std::min(L, p.T - j0);
-  store_columns(dkT, n, dk + head + j0 * d, d);
-  store_columns(dvT, n, dv + head + j0 * d, d);
+  F acc[D];
+  tile_products<D>(p, layout, hd, j0, dS, hd.q, acc);
+  for (int64_t c = 0; c < D; ++c) acc[c] *= p.scale;
+  store_columns<D>(acc, n, dk + head + j0 * p.d, p.d);
+  tile_products<D>(p, layout, hd, j0, Ap, dz + head, acc);
+  store_columns<D>(acc, n, dv + head + j0 * p.d, p.d);
 }
 
 // The backward of work item w: its head's columns of dq, dk, dv. scratch: the layout's
 // backward_scratch() floats.
+template <int64_t D>
 void backward_item(const Problem& p, const Layout& layout, int64_t w, const float* alpha,
                    const uint32_t* keep, const float* dz, float* scratch, float* dq, float* dk,
                    float* dv) {
-  const Head hd = head_of(p, w);
+  const Head hd = head_of<D>(p, w);
   const int64_t key_end = p.causal ? std::min(hd.real_end, hd.rows_end) : hd.real_end;
   const int64_t tiles_end = (key_end + L - 1) / L * L;
   float* dA = scratch;                               // [keys, L]
@@ -346,8 +365,9 @@ void backward_item(const Problem& p, const Layout& layout, int64_t w, const floa
     const int64_t active = std::clamp<int64_t>(hd.rows_end - i0, 0, std::min(L, p.T - i0));
     if (active == 0) continue;
     const int64_t at = g * p.T, tile_at = g * layout.keys * L;
-    rows_backward(p, hd, i0, active, tiles_end, alpha + at * L, keep ? keep + at : nullptr, dz, dA,
-                  dS + tile_at, Ap + tile_at, dq);
+    rows_backward<D>(p, hd, i0, active, tiles_end, alpha + at * L, keep ? keep + at : nullptr, dz,
+                     dA, dS + tile_at, Ap + tile_at, dq);
   }
-  for (int64_t j0 = 0; j0 < key_end; j0 += L) keys_backward(p, layout, hd, j0, dS, Ap, dz, dk, dv);
+  for (int64_t j0 = 0; j0 < key_end; j0 += L)
+    keys_backward<D>(p, layout, hd, j0, dS, Ap, dz, dk, dv);
 }

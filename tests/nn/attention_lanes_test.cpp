@@ -1,7 +1,8 @@
-// The rows-in-lanes attention kernel (heads of width 8 without positional terms) against its
-// oracles: the composed op and the block kernel, on z and every gradient; finite
+// The rows-in-lanes attention kernel (heads of width 8 or 16 without positional terms)
+// against its oracles: the composed op and the block kernel, on z and every gradient; finite
 // differences; its two vector widths bit for bit; thread counts bit for bit. Lengths of 7, 21
-// and 40 give one group, a partial group and several groups at both widths (16 and 8 rows).
+// and 40 give one group, a partial group and several groups at both vector widths (16 and 8
+// rows); heads of width 16 take two tiles of columns at the narrower.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -13,7 +14,8 @@
 namespace pelab::testing {
 namespace {
 
-constexpr int64_t kHeads = 4, kModel = 32;  // heads of width 8
+constexpr int64_t kModel = 32;
+const std::vector<int64_t> kHeadWidths{8, 16};
 
 struct LanesCase {
   IntTensor mask;
@@ -37,9 +39,9 @@ LanesCase make_case(int64_t T, bool left_pad, uint64_t seed) {
   return c;
 }
 
-AttentionOptions options(bool causal, float dropout) {
+AttentionOptions options(bool causal, float dropout, int64_t head_width = 8) {
   AttentionOptions o;
-  o.heads = kHeads;
+  o.heads = kModel / head_width;
   o.causal = causal;
   o.dropout = dropout;
   o.dropout_seed = 77;
@@ -81,48 +83,54 @@ std::vector<float> flat(const TensorList& list) {
 
 TEST(AttentionLanes, MatchesTheComposedOpWithGradients) {
   for (VectorKernel width : widths())
-    for (int64_t T : {7, 21, 40})
-      for (bool causal : {false, true})
-        for (bool left_pad : {false, true})
-          for (float p : {0.0f, 0.3f}) {
-            const LanesCase c = make_case(T, left_pad, 11 + T);
-            AttentionOptions o = options(causal, p);
-            o.row_lanes_width = width;
-            const TensorList lanes = outputs(c, o), composed = outputs(c, o, true);
-            for (size_t i = 0; i < lanes.size(); ++i)
-              EXPECT_LE(closeness(lanes[i], composed[i], 1e-4, 1e-5), 1.0)
-                  << fmt::format("{} T {} causal {} left_pad {} p {} output {}", describe(width), T,
-                                 causal, left_pad, p, i);
-          }
+    for (int64_t head_width : kHeadWidths)
+      for (int64_t T : {7, 21, 40})
+        for (bool causal : {false, true})
+          for (bool left_pad : {false, true})
+            for (float p : {0.0f, 0.3f}) {
+              const LanesCase c = make_case(T, left_pad, 11 + T);
+              AttentionOptions o = options(causal, p, head_width);
+              o.row_lanes_width = width;
+              const TensorList lanes = outputs(c, o), composed = outputs(c, o, true);
+              for (size_t i = 0; i < lanes.size(); ++i)
+                EXPECT_LE(closeness(lanes[i], composed[i], 1e-4, 1e-5), 1.0)
+                    << fmt::format("{} d_h {} T {} causal {} left_pad {} p {} output {}",
+                                   describe(width), head_width, T, causal, left_pad, p, i);
+            }
 }
 
 // The kernel runs (its bits are not the block kernel's) and agrees with the block kernel,
-// padded query rows skipped or not; skipped rows' z is exactly 0.
+// padded query rows skipped or not, with dropout; skipped rows' z is exactly 0, and without
+// dropout (which can drop a one-key row's only key) no other row's is.
 TEST(AttentionLanes, MatchesTheBlockKernelAndSkipsPaddedRows) {
-  for (bool skip : {false, true})
-    for (bool causal : {false, true}) {
-      const LanesCase c = make_case(21, false, 5);
-      AttentionOptions o = options(causal, 0.2f);
-      o.skip_padded_queries = skip;
-      const TensorList lanes = outputs(c, o);
-      o.row_lanes = false;
-      const TensorList block = outputs(c, o);
-      for (size_t i = 0; i < lanes.size(); ++i)
-        EXPECT_LE(closeness(lanes[i], block[i], 1e-4, 1e-5), 1.0) << skip << causal << i;
-      if (widths().empty()) continue;
-      EXPECT_NE(lanes[0].to_vector(), block[0].to_vector());  // the lanes kernel ran
-      const std::vector<float> z = lanes[0].to_vector();
-      int64_t zero_rows = 0;
-      for (int64_t b = 0; b < 3; ++b)
-        for (int64_t t = 0; t < 21; ++t) {
-          const bool past_last_key = t >= (b == 0 ? 21 : b == 1 ? 16 : 1);
-          const float* row = z.data() + (b * 21 + t) * kModel;
-          const bool zero = std::all_of(row, row + kModel, [](float x) { return x == 0.0f; });
-          EXPECT_EQ(zero, skip && past_last_key) << b << " " << t;
-          zero_rows += zero;
-        }
-      EXPECT_EQ(zero_rows, skip ? 5 + 20 : 0);
-    }
+  for (int64_t head_width : kHeadWidths)
+    for (bool skip : {false, true})
+      for (bool causal : {false, true}) {
+        const LanesCase c = make_case(21, false, 5);
+        AttentionOptions o = options(causal, 0.2f, head_width);
+        o.skip_padded_queries = skip;
+        const TensorList lanes = outputs(c, o);
+        o.row_lanes = false;
+        const TensorList block = outputs(c, o);
+        for (size_t i = 0; i < lanes.size(); ++i)
+          EXPECT_LE(closeness(lanes[i], block[i], 1e-4, 1e-5), 1.0)
+              << head_width << skip << causal << i;
+        if (widths().empty()) continue;
+        EXPECT_NE(lanes[0].to_vector(), block[0].to_vector());  // the lanes kernel ran
+        o.row_lanes = true;
+        o.dropout = 0.0f;
+        const std::vector<float> z = outputs(c, o)[0].to_vector();
+        int64_t zero_rows = 0;
+        for (int64_t b = 0; b < 3; ++b)
+          for (int64_t t = 0; t < 21; ++t) {
+            const bool past_last_key = t >= (b == 0 ? 21 : b == 1 ? 16 : 1);
+            const float* row = z.data() + (b * 21 + t) * kModel;
+            const bool zero = std::all_of(row, row + kModel, [](float x) { return x == 0.0f; });
+            EXPECT_EQ(zero, skip && past_last_key) << b << " " << t;
+            zero_rows += zero;
+          }
+        EXPECT_EQ(zero_rows, skip ? 5 + 20 : 0);
+      }
 }
 
 // Each lane computes its row alone, in key order, with the same fused operations, so the two
@@ -130,31 +138,33 @@ TEST(AttentionLanes, MatchesTheBlockKernelAndSkipsPaddedRows) {
 // sees a change in how the sums are formed.
 TEST(AttentionLanes, BothWidthsGiveTheSameBits) {
   if (widths().size() < 2) GTEST_SKIP() << "this CPU runs one width only";
-  for (int64_t T : {7, 40})
-    for (bool causal : {false, true})
-      for (bool skip : {false, true}) {
-        const LanesCase c = make_case(T, true, 3);
-        AttentionOptions o = options(causal, 0.3f);
-        o.skip_padded_queries = skip;
-        o.row_lanes_width = VectorKernel::Avx512;
-        const std::vector<float> wide = flat(outputs(c, o));
-        o.row_lanes_width = VectorKernel::Avx2;
-        EXPECT_EQ(wide, flat(outputs(c, o))) << T << causal << skip;
-        o.row_lanes = false;
-        EXPECT_NE(wide, flat(outputs(c, o))) << T << causal << skip;
-      }
+  for (int64_t head_width : kHeadWidths)
+    for (int64_t T : {7, 40})
+      for (bool causal : {false, true})
+        for (bool skip : {false, true}) {
+          const LanesCase c = make_case(T, true, 3);
+          AttentionOptions o = options(causal, 0.3f, head_width);
+          o.skip_padded_queries = skip;
+          o.row_lanes_width = VectorKernel::Avx512;
+          const std::vector<float> wide = flat(outputs(c, o));
+          o.row_lanes_width = VectorKernel::Avx2;
+          EXPECT_EQ(wide, flat(outputs(c, o))) << head_width << T << causal << skip;
+          o.row_lanes = false;
+          EXPECT_NE(wide, flat(outputs(c, o))) << head_width << T << causal << skip;
+        }
 }
 
 TEST(AttentionLanes, GradientMatchesFiniteDifferences) {
-  for (VectorKernel width : widths()) {
-    const LanesCase c = make_case(9, true, 21);
-    AttentionOptions o = options(true, 0.25f);
-    o.row_lanes_width = width;
-    const GradCheckResult r = gradcheck(
-        [&](const TensorList& x) { return attention(x[0], x[1], x[2], c.mask, nullptr, o); },
-        {c.q, c.k, c.v}, GradCheckOptions{});
-    EXPECT_TRUE(r.ok) << describe(width) << ": " << r.message;
-  }
+  for (VectorKernel width : widths())
+    for (int64_t head_width : kHeadWidths) {
+      const LanesCase c = make_case(9, true, 21);
+      AttentionOptions o = options(true, 0.25f, head_width);
+      o.row_lanes_width = width;
+      const GradCheckResult r = gradcheck(
+          [&](const TensorList& x) { return attention(x[0], x[1], x[2], c.mask, nullptr, o); },
+          {c.q, c.k, c.v}, GradCheckOptions{});
+      EXPECT_TRUE(r.ok) << describe(width) << " d_h " << head_width << ": " << r.message;
+    }
 }
 
 TEST(AttentionLanes, ResultsDoNotDependOnThreadCount) {
@@ -171,15 +181,16 @@ TEST(AttentionLanes, ResultsDoNotDependOnThreadCount) {
 
 // Long evaluation without gradients: many groups, nothing kept for a backward.
 TEST(AttentionLanes, LongSequencesWithoutGradientsMatchTheOracle) {
-  for (bool causal : {false, true}) {
-    const LanesCase c = make_case(300, false, 31);
-    NoGradGuard no_grad;
-    const AttentionOptions o = options(causal, 0.0f);
-    EXPECT_LE(closeness(attention(c.q, c.k, c.v, c.mask, nullptr, o),
-                        attention_composed(c.q, c.k, c.v, c.mask, nullptr, o), 1e-4, 1e-5),
-              1.0)
-        << causal;
-  }
+  for (int64_t head_width : kHeadWidths)
+    for (bool causal : {false, true}) {
+      const LanesCase c = make_case(300, false, 31);
+      NoGradGuard no_grad;
+      const AttentionOptions o = options(causal, 0.0f, head_width);
+      EXPECT_LE(closeness(attention(c.q, c.k, c.v, c.mask, nullptr, o),
+                          attention_composed(c.q, c.k, c.v, c.mask, nullptr, o), 1e-4, 1e-5),
+                1.0)
+          << head_width << causal;
+    }
 }
 
 }  // namespace

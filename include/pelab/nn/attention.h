@@ -103,7 +103,7 @@ struct AttentionOptions {
   // A speed choice: with narrow heads the per-head products skip gemm()'s routing (see
   // src/nn/attention.cpp); false routes every one through gemm() (tests compare the two).
   bool direct_head_products = true;
-  // A speed choice: heads of width 8 without positional terms run the kernel with query rows
+  // A speed choice: heads of width 8 or 16 without positional terms run the kernel with query rows
   // in vector lanes (src/nn/attention_lanes.h) where the CPU has AVX2 or AVX-512; false runs
   // the block kernel (tests compare the two).
   bool row_lanes = true;
