@@ -49,7 +49,8 @@ std::vector<std::string> kernels_for(const AttentionBenchOptions& o) {
   std::vector<std::string> kernels{"blocks"};
   const bool lanes_here =
       vector_kernel_runs_here(VectorKernel::Avx512) || vector_kernel_runs_here(VectorKernel::Avx2);
-  if (o.d_model / o.heads == 8 && lanes_here) kernels.emplace_back("lanes");
+  const int64_t head_width = o.d_model / o.heads;
+  if ((head_width == 8 || head_width == 16) && lanes_here) kernels.emplace_back("lanes");
   return kernels;
 }
 

@@ -31,7 +31,8 @@ TEST(AttentionBench, ReportsEveryLengthOnce) {
   }
 }
 
-// Heads of width 8: the rows-in-lanes kernel beside the block kernel, where the CPU runs it.
+// Heads of width 8 (or 16): the rows-in-lanes kernel beside the block kernel, where the CPU runs
+// it.
 TEST(AttentionBench, TimesTheLanesKernelBesideTheBlockKernel) {
   AttentionBenchOptions o;
   o.lengths = {5};

@@ -1,7 +1,7 @@
 // `pelab bench attention`: the fused attention op alone (forward, and forward with backward) at
 // a small model's step shapes, on random q, k, v: the kernel work of a training step's
 // attention without the rest of the step, for measuring changes to that kernel. Each length
-// times the block kernel and, for heads of width 8 on a CPU with AVX2 or AVX-512, the
+// times the block kernel and, for heads of width 8 or 16 on a CPU with AVX2 or AVX-512, the
 // rows-in-lanes kernel, their calls alternating, so that both see the same machine.
 #pragma once
 
