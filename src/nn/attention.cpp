@@ -427,14 +427,16 @@ TensorList attention_backward_kernel(const AttentionSaved& s, const Tensor& g) {
 // The kernel for this call, or null: the block kernel serves.
 const row_lanes::Kernel* row_lanes_kernel(const Dims& n, const AttentionTerms* terms,
                                           const AttentionOptions& o) {
-  if (!o.row_lanes || terms) return nullptr;
+  if (!o.row_lanes) return nullptr;
+  // A plain bias has no parameters: the lanes backward returns gradients for q, k, v only.
+  if (terms && (!terms->lanes_bias_only() || !terms->parameters().empty())) return nullptr;
   if (o.row_lanes_width) return row_lanes::kernel_for(*o.row_lanes_width, n.dh);
   const row_lanes::Kernel* widest = row_lanes::kernel_for(VectorKernel::Avx512, n.dh);
   return widest ? widest : row_lanes::kernel_for(VectorKernel::Avx2, n.dh);
 }
 
 row_lanes::Problem row_lanes_problem(const AttentionSaved& s, const IntTensor& key_mask,
-                                     const AttentionOptions& o) {
+                                     const AttentionTerms* terms, const AttentionOptions& o) {
   row_lanes::Problem p;
   p.B = s.n.B;
   p.T = s.n.T;
@@ -449,13 +451,16 @@ row_lanes::Problem row_lanes_problem(const AttentionSaved& s, const IntTensor& k
   p.k = s.k.data();
   p.v = s.v.data();
   p.key_mask = key_mask.data();
+  p.bias = terms;
   return p;
 }
 
-// z from s.q, s.k, s.v; with `save`, α and the keep words into s.lanes_alpha, s.lanes_keep.
-void row_lanes_forward(AttentionSaved& s, const IntTensor& key_mask, const AttentionOptions& o,
-                       bool save, float* z) {
-  const row_lanes::Problem p = row_lanes_problem(s, key_mask, o);
+// z from s.q, s.k, s.v (and the terms' logit bias); with `save`, α and the keep words into
+// s.lanes_alpha, s.lanes_keep.
+void row_lanes_forward(AttentionSaved& s, const IntTensor& key_mask, const AttentionTerms* terms,
+                       const AttentionOptions& o, bool save, float* z) {
+  if (terms) terms->prepare();
+  const row_lanes::Problem p = row_lanes_problem(s, key_mask, terms, o);
   const row_lanes::Layout layout = s.lanes->layout(p.T);
   const int64_t items = p.B * p.H;
   const bool save_keep = save && o.dropout > 0.0f;
@@ -474,7 +479,8 @@ void row_lanes_forward(AttentionSaved& s, const IntTensor& key_mask, const Atten
 }
 
 TensorList row_lanes_backward(const AttentionSaved& s, const Tensor& g) {
-  const row_lanes::Problem p = row_lanes_problem(s, s.key_mask, s.options);
+  // The bias has no gradient and passes dS on unchanged: the backward does not read it.
+  const row_lanes::Problem p = row_lanes_problem(s, s.key_mask, nullptr, s.options);
   const row_lanes::Layout layout = s.lanes->layout(p.T);
   const Tensor dz = g.contiguous();
   Tensor dq = Tensor::zeros(s.q.shape()), dk = Tensor::zeros(s.k.shape()),
@@ -514,7 +520,7 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
   s.lanes = row_lanes_kernel(n, terms.get(), options);
   const bool save_keep = save && options.dropout > 0.0f;
   if (s.lanes) {
-    row_lanes_forward(s, key_mask, options, save, z.data());
+    row_lanes_forward(s, key_mask, terms.get(), options, save, z.data());
   } else {
     if (save) s.alpha = Tensor::empty({n.B, n.H, n.T, n.T});
     if (save_keep) s.keep_bits.resize(static_cast<size_t>(n.B * n.H * n.T * keep_words(n)));

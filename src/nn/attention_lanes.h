@@ -17,11 +17,12 @@
 #include <cstdint>
 
 #include "pelab/core/machine.h"
+#include "pelab/nn/attention.h"
 
 namespace pelab::row_lanes {
 
-// One attention call: heads of a width the kernel serves, no positional terms. Work item
-// w = b·H + h.
+// One attention call: heads of a width the kernel serves, no positional terms but a plain
+// logit bias. Work item w = b·H + h.
 struct Problem {
   int64_t B = 0, T = 0, H = 0, d = 0;  // d = d_h·H
   float scale = 0.0f;                  // 1/√d_h
@@ -31,6 +32,7 @@ struct Problem {
   bool skip_padded_queries = false;
   const float *q = nullptr, *k = nullptr, *v = nullptr;  // [B, T, d]
   const int32_t* key_mask = nullptr;                     // [B, T]
+  const AttentionTerms* bias = nullptr;  // a plain logit bias (lanes_bias_only), or none
 };
 
 // What the forward keeps for the backward, per work item: α before dropout as groups of L
@@ -42,7 +44,7 @@ struct Layout {
   int64_t alpha_per_item() const { return groups * T * lanes; }
   int64_t keep_per_item() const { return groups * T; }
   // Per-thread scratch, in floats: the forward's, and the backward's per work item.
-  int64_t forward_scratch() const { return keys * lanes; }
+  int64_t forward_scratch() const { return 2 * keys * lanes; }
   int64_t backward_scratch() const { return (1 + 2 * groups) * keys * lanes; }
 };
 

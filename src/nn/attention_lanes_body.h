@@ -175,12 +175,12 @@ inline Head head_of(const Problem& p, int64_t w) {
   return hd;
 }
 
-// S[j] = q_i · k_j (q scaled) for keys j < kc that are real, −inf in the lanes where j > i
-// when causal; returns each lane's maximum (−inf: no admissible key; NaN is passed over, as
-// the block kernel's maximum does).
+// S[j] = q_i · k_j (q scaled) + bias[j] (when given) for keys j < kc that are real, −inf in
+// the lanes where j > i when causal; returns each lane's maximum (−inf: no admissible key; NaN is
+// passed over, as the block kernel's maximum does).
 template <int64_t D>
 inline F scores(const Head& hd, int64_t d, const F* qT, int64_t i0, int64_t kc, bool causal,
-                float* S) {
+                const float* bias, float* S) {
   const F rows = lane_index() + static_cast<float>(i0);
   const int32_t* mask = hd.mask;  // locals: the stores may alias anything
   const float* k = hd.k;
@@ -190,6 +190,7 @@ inline F scores(const Head& hd, int64_t d, const F* qT, int64_t i0, int64_t kc, 
     const float* kj = k + j * d;
     F s = qT[0] * kj[0];
     for (int64_t c = 1; c < D; ++c) s = V::fma(qT[c], splat(kj[c]), s);
+    if (bias) s += load(bias + j * L);
     if (causal && j > i0) s = rows >= static_cast<float>(j) ? s : splat(kMinusInf);
     store(S + j * L, s);
     max = s > max ? s : max;
@@ -254,7 +255,12 @@ void forward_item(const Problem& p, const Layout& layout, int64_t w, float* scra
     const int64_t kc = p.causal ? std::min(hd.real_end, i0 + active) : hd.real_end;
     F qT[D];
     load_columns<D>(hd.q + i0 * p.d, p.d, active, p.scale, qT);
-    const F max = scores<D>(hd, p.d, qT, i0, kc, p.causal, scratch);
+    float* bias = nullptr;  // [kc, L] after the scores' [keys, L]
+    if (p.bias) {
+      bias = scratch + layout.keys * L;
+      p.bias->lanes_bias(hd.b, hd.h, i0, active, L, kc, p.T, bias);
+    }
+    const F max = scores<D>(hd, p.d, qT, i0, kc, p.causal, bias, scratch);
     const F inv = exponentials(hd.mask, kc, max, scratch);
     F zT[D];
     weighted_sum<D>(p, hd, w, i0, kc, inv, scratch, alpha ? alpha + g * p.T * L : nullptr,

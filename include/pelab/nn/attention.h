@@ -80,6 +80,16 @@ class AttentionTerms {
                                        float* /*dk*/, int64_t /*lddk*/,
                                        const GradBuffers& /*grads*/) const {}
 
+  // ---- the rows-in-lanes kernel's hook (src/nn/attention_lanes.h) ------------------------
+  // True when the terms are a logit bias and nothing else, with no gradient of its own and
+  // none through q or k (ALiBi): the lanes kernel then serves them, asking for the bias a
+  // group of query rows at a time.
+  virtual bool lanes_bias_only() const { return false; }
+  // R of the query rows [i0, i0 + rows) and keys j < kc, key-major with the rows in lanes:
+  // out[j · lanes + r] = R[h, i0 + r, j] (lanes ≥ rows ≥ 1; lanes past `rows` get 0).
+  virtual void lanes_bias(int64_t /*b*/, int64_t /*h*/, int64_t /*i0*/, int64_t /*rows*/,
+                          int64_t /*lanes*/, int64_t /*kc*/, int64_t /*T*/, float* /*out*/) const {}
+
   // ---- composed oracle, from differentiable ops ------------------------------------------
   // q: [B, H, T, d_h] → R: [B, H, T, T].
   virtual Tensor composed_bias(const Tensor& q) const;
@@ -103,8 +113,9 @@ struct AttentionOptions {
   // A speed choice: with narrow heads the per-head products skip gemm()'s routing (see
   // src/nn/attention.cpp); false routes every one through gemm() (tests compare the two).
   bool direct_head_products = true;
-  // A speed choice: heads of width 8 or 16 without positional terms run the kernel with query rows
-  // in vector lanes (src/nn/attention_lanes.h) where the CPU has AVX2 or AVX-512; false runs
+  // A speed choice: heads of width 8 or 16 without positional terms, or with terms that are a
+  // plain logit bias (AttentionTerms::lanes_bias_only), run the kernel with query rows in
+  // vector lanes (src/nn/attention_lanes.h) where the CPU has AVX2 or AVX-512; false runs
   // the block kernel (tests compare the two).
   bool row_lanes = true;
   // Tests: that kernel's vector width (Avx512 or Avx2); unset, the widest this CPU runs.
