@@ -10,6 +10,7 @@
 #include "ops/gradcheck.h"
 #include "pelab/core/parallel.h"
 #include "pelab/nn/attention.h"
+#include "pelab/positional/scheme.h"
 
 namespace pelab::testing {
 namespace {
@@ -58,14 +59,15 @@ std::vector<VectorKernel> widths() {
 }
 
 // z, dq, dk, dv under the loss Σ z ⊙ r (r fixed); from the composed op when `composed`.
-TensorList outputs(const LanesCase& c, const AttentionOptions& o, bool composed = false) {
+TensorList outputs(const LanesCase& c, const AttentionOptions& o, bool composed = false,
+                   const std::shared_ptr<const AttentionTerms>& terms = nullptr) {
   TensorList inputs{c.q, c.k, c.v};
   for (Tensor& x : inputs) {
     x.zero_grad();
     x.set_requires_grad(true);
   }
-  Tensor z = composed ? attention_composed(c.q, c.k, c.v, c.mask, nullptr, o)
-                      : attention(c.q, c.k, c.v, c.mask, nullptr, o);
+  Tensor z = composed ? attention_composed(c.q, c.k, c.v, c.mask, terms, o)
+                      : attention(c.q, c.k, c.v, c.mask, terms, o);
   sum_all(mul(z, random_tensor(z.shape(), 5))).backward();
   TensorList out{z.detach()};
   for (Tensor& x : inputs) out.push_back(x.grad().defined() ? x.grad() : Tensor::zeros(x.shape()));
@@ -152,6 +154,44 @@ TEST(AttentionLanes, BothWidthsGiveTheSameBits) {
           o.row_lanes = false;
           EXPECT_NE(wide, flat(outputs(c, o))) << head_width << T << causal << skip;
         }
+}
+
+// ALiBi's terms are a plain logit bias, which the lanes kernel adds a group of rows at a time:
+// both variants against the composed op with the same terms, positions shifted (they are
+// data, not indices), at both head and vector widths; the controls: the lanes kernel ran (its
+// bits are not the block kernel's), and with the bias left out its z is far from the
+// oracle's.
+TEST(AttentionLanes, AlibiBiasMatchesTheComposedOp) {
+  for (const std::string variant : {"symmetric", "deepmind"})
+    for (int64_t head_width : kHeadWidths)
+      for (bool causal : {false, true}) {
+        const LanesCase c = make_case(21, true, 7);
+        ModelConfig config = tiny_config("alibi", kModel, kModel / head_width, 1);
+        config.positional.keys.set("bidirectional", std::string(variant));
+        const Encoder model(config, make_scheme, 3);
+        Batch batch = make_batch({21, 21, 21}, 21, 4);
+        batch.key_mask = c.mask;
+        for (int32_t& position : batch.positions.values) position += 3;
+        const auto terms = model.scheme().attention_terms(batch, 0);
+        ASSERT_TRUE(terms && terms->lanes_bias_only());
+        const AttentionOptions o = options(causal, 0.2f, head_width);
+        const TensorList composed = outputs(c, o, true, terms);
+        for (VectorKernel width : widths()) {
+          AttentionOptions lanes_o = o;
+          lanes_o.row_lanes_width = width;
+          const TensorList lanes = outputs(c, lanes_o, false, terms);
+          for (size_t i = 0; i < lanes.size(); ++i)
+            EXPECT_LE(closeness(lanes[i], composed[i], 1e-4, 1e-5), 1.0)
+                << variant << " d_h " << head_width << " causal " << causal << " "
+                << describe(width) << " output " << i;
+        }
+        if (widths().empty()) continue;
+        AttentionOptions block_o = o;  // the lanes kernel ran: its bits are not the block's
+        block_o.row_lanes = false;
+        EXPECT_NE(outputs(c, o, false, terms)[0].to_vector(),
+                  outputs(c, block_o, false, terms)[0].to_vector());
+        EXPECT_GT(closeness(outputs(c, o)[0], composed[0], 1e-4, 1e-5), 10.0) << variant;
+      }
 }
 
 TEST(AttentionLanes, GradientMatchesFiniteDifferences) {
