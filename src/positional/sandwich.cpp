@@ -6,6 +6,7 @@
 // as NeMo's SandwichRelativePositionEmbedding with hidden_size = d_h. k starts at 1, so the
 // frequencies run base^(−2/d_h) … base^(−1). The bias depends on |p_i − p_j| alone, and is 0
 // at distance 0 and below 0 elsewhere.
+#include <algorithm>
 #include <cmath>
 
 #include "pelab/core/error.h"
@@ -61,6 +62,19 @@ class SandwichTerms : public AttentionTerms {
     for (int64_t i = i0; i < i1; ++i) {
       float* row = S + (i - i0) * lds;
       for (int64_t j = 0; j < T; ++j) row[j] += scale * cosine_sum(std::abs(p[i] - p[j]));
+    }
+  }
+
+  bool lanes_bias_only() const override { return true; }
+
+  void lanes_bias(int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t lanes, int64_t kc,
+                  int64_t T, float* out) const override {
+    const int32_t* p = positions_.data() + b * T;
+    const float scale = scales_[h];
+    for (int64_t j = 0; j < kc; ++j) {
+      float* r = out + j * lanes;
+      for (int64_t l = 0; l < rows; ++l) r[l] = scale * cosine_sum(std::abs(p[i0 + l] - p[j]));
+      std::fill(r + rows, r + lanes, 0.0f);
     }
   }
 

@@ -156,24 +156,28 @@ TEST(AttentionLanes, BothWidthsGiveTheSameBits) {
         }
 }
 
-// ALiBi's terms are a plain logit bias, which the lanes kernel adds a group of rows at a time:
-// both variants against the composed op with the same terms, positions shifted (they are
-// data, not indices), at both head and vector widths; the controls: the lanes kernel ran (its
-// bits are not the block kernel's), and with the bias left out its z is far from the
-// oracle's.
-TEST(AttentionLanes, AlibiBiasMatchesTheComposedOp) {
-  for (const std::string variant : {"symmetric", "deepmind"})
+// ALiBi's and sandwich's terms are a plain logit bias, which the lanes kernel adds a group of
+// rows at a time: both ALiBi variants and sandwich against the composed op with the same
+// terms, positions shifted (they are data, not indices), at both head and vector widths; the
+// controls: the lanes kernel ran (its bits are not the block kernel's), and with the bias
+// left out its z is far from the oracle's.
+TEST(AttentionLanes, PlainBiasSchemesMatchTheComposedOp) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"alibi", "symmetric"}, {"alibi", "deepmind"}, {"sandwich", ""}};
+  for (const auto& [scheme, variant] : cases)
     for (int64_t head_width : kHeadWidths)
       for (bool causal : {false, true}) {
+        const std::string what =
+            fmt::format("{} {} d_h {} causal {}", scheme, variant, head_width, causal);
         const LanesCase c = make_case(21, true, 7);
-        ModelConfig config = tiny_config("alibi", kModel, kModel / head_width, 1);
-        config.positional.keys.set("bidirectional", std::string(variant));
+        ModelConfig config = tiny_config(scheme, kModel, kModel / head_width, 1);
+        if (!variant.empty()) config.positional.keys.set("bidirectional", variant);
         const Encoder model(config, make_scheme, 3);
         Batch batch = make_batch({21, 21, 21}, 21, 4);
         batch.key_mask = c.mask;
         for (int32_t& position : batch.positions.values) position += 3;
         const auto terms = model.scheme().attention_terms(batch, 0);
-        ASSERT_TRUE(terms && terms->lanes_bias_only());
+        ASSERT_TRUE(terms && terms->lanes_bias_only()) << what;
         const AttentionOptions o = options(causal, 0.2f, head_width);
         const TensorList composed = outputs(c, o, true, terms);
         for (VectorKernel width : widths()) {
@@ -182,15 +186,15 @@ TEST(AttentionLanes, AlibiBiasMatchesTheComposedOp) {
           const TensorList lanes = outputs(c, lanes_o, false, terms);
           for (size_t i = 0; i < lanes.size(); ++i)
             EXPECT_LE(closeness(lanes[i], composed[i], 1e-4, 1e-5), 1.0)
-                << variant << " d_h " << head_width << " causal " << causal << " "
-                << describe(width) << " output " << i;
+                << what << " " << describe(width) << " output " << i;
         }
         if (widths().empty()) continue;
         AttentionOptions block_o = o;  // the lanes kernel ran: its bits are not the block's
         block_o.row_lanes = false;
         EXPECT_NE(outputs(c, o, false, terms)[0].to_vector(),
-                  outputs(c, block_o, false, terms)[0].to_vector());
-        EXPECT_GT(closeness(outputs(c, o)[0], composed[0], 1e-4, 1e-5), 10.0) << variant;
+                  outputs(c, block_o, false, terms)[0].to_vector())
+            << what;
+        EXPECT_GT(closeness(outputs(c, o)[0], composed[0], 1e-4, 1e-5), 10.0) << what;
       }
 }
 
