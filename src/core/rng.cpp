@@ -141,8 +141,7 @@ void apply_mask_blocks(MaskBlock mask_block, uint64_t seed, uint64_t first, int6
   PELAB_CHECK(keep == nullptr || first % 32 == 0,
               "internal error: dropout keep bits need a first counter at a block's start, got {}",
               first);
-  // u ≥ p ⇔ bits ≥ ⌈p·2¹⁶⌉, u = bits·2⁻¹⁶ being exact: the comparison in integers.
-  const auto threshold = static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 65536.0));
+  const uint32_t threshold = keep_threshold(p);
   const uint64_t last = first + static_cast<uint64_t>(n);
   uint64_t c = first;
   while (c < last) {  // spans of counters sharing their high half

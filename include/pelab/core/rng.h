@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 
 #include "pelab/core/machine.h"
@@ -58,6 +59,12 @@ inline uint32_t counter_bits16(CounterKey key, uint32_t lo) {
 inline float counter_uniform(uint64_t seed, uint64_t index) {
   const CounterKey key = counter_key(seed, static_cast<uint32_t>(index >> 32));
   return static_cast<float>(counter_bits16(key, static_cast<uint32_t>(index))) * (1.0f / 65536.0f);
+}
+
+// Dropout with rate p keeps a value whose 16 random bits are at least this: u ≥ p ⇔
+// bits ≥ ⌈p·2¹⁶⌉, u = bits·2⁻¹⁶ being exact, so the comparison is made in integers.
+inline uint32_t keep_threshold(float p) {
+  return static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 65536.0));
 }
 
 // dst[t] = src[t] · scale where counter_uniform(seed, first + t) ≥ p, else 0, for t < n
