@@ -8,7 +8,6 @@
 #include "nn/attention_lanes.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <limits>
 #include <utility>

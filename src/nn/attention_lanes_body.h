@@ -133,8 +133,7 @@ struct GroupDropout {
       k0[l] = key.k0;
       k1[l] = key.k1;
     }
-    // u ≥ p ⇔ bits ≥ ⌈p·2¹⁶⌉ (u = bits·2⁻¹⁶ exactly), as apply_counter_mask decides.
-    threshold = U{} + static_cast<uint32_t>(std::ceil(static_cast<double>(p.dropout) * 65536.0));
+    threshold = U{} + keep_threshold(p.dropout);
     keep_scale = splat(1.0f / (1.0f - p.dropout));
   }
   void start_block(int64_t j) {
@@ -241,7 +240,7 @@ inline void weighted_sum(const Problem& p, const Head& hd, int64_t w, int64_t i0
 }
 
 // The forward of work item w: z's columns of head h for every row of sequence b; alpha
-// [groups, keys, L] and keep [groups, keys] are the item's own (null: not kept).
+// [groups, T, L] and keep [groups, T] are the item's own (null: not kept).
 template <int64_t D>
 void forward_item(const Problem& p, const Layout& layout, int64_t w, float* scratch, float* z,
                   float* alpha, uint32_t* keep) {
