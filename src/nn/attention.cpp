@@ -1,4 +1,6 @@
-// Fused multi-head attention with positional terms; see include/pelab/nn/attention.h.
+// Fused multi-head attention with positional terms; see include/pelab/nn/attention.h. This
+// file's block kernel serves every call but those of heads of width 8 or 16 with no terms or
+// a plain logit bias, which the rows-in-lanes kernel takes (attention_lanes.h).
 //
 // Forward, per (b, h) and block of query rows:
 //   S  = scale · q_blk k_hᵀ (+ R via terms)     GEMM [rows, T]
@@ -422,7 +424,7 @@ TensorList attention_backward_kernel(const AttentionSaved& s, const Tensor& g) {
   return result;
 }
 
-// ---- heads of width 8 or 16 without positional terms: the rows-in-lanes kernel ------------
+// ---- heads of width 8 or 16, no terms or a plain bias: the rows-in-lanes kernel -----------
 
 // The kernel for this call, or null: the block kernel serves.
 const row_lanes::Kernel* row_lanes_kernel(const Dims& n, const AttentionTerms* terms,
