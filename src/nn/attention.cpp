@@ -502,6 +502,11 @@ TensorList row_lanes_backward(const AttentionSaved& s, const Tensor& g) {
 
 }  // namespace
 
+bool row_lanes_runs(int64_t head_width) {
+  return row_lanes::kernel_for(VectorKernel::Avx512, head_width) != nullptr ||
+         row_lanes::kernel_for(VectorKernel::Avx2, head_width) != nullptr;
+}
+
 Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
                  const IntTensor& key_mask, std::shared_ptr<const AttentionTerms> terms,
                  const AttentionOptions& options) {

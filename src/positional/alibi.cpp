@@ -56,17 +56,13 @@ class AlibiTerms : public AttentionTerms {
 
   void lanes_bias(int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t lanes, int64_t kc,
                   int64_t T, float* out) const override {
-    const int32_t* p = positions_.data() + b * T;
     const float m = slopes_[h];
-    for (int64_t j = 0; j < kc; ++j) {
-      float* r = out + j * lanes;
-      for (int64_t l = 0; l < rows; ++l) {
-        const int32_t pi = p[i0 + l];
-        r[l] = -m * static_cast<float>(std::abs(p[j] - pi));
-        if (deepmind_ && p[j] < pi) r[l] += 0.5f * m;
-      }
-      std::fill(r + rows, r + lanes, 0.0f);
-    }
+    fill_lanes_bias(positions_.data() + b * T, i0, rows, lanes, kc, out,
+                    [&](int32_t pi, int32_t pj) {
+                      float r = -m * static_cast<float>(std::abs(pj - pi));
+                      if (deepmind_ && pj < pi) r += 0.5f * m;
+                      return r;
+                    });
   }
 
   Tensor composed_bias(const Tensor& q) const override {

@@ -69,13 +69,9 @@ class SandwichTerms : public AttentionTerms {
 
   void lanes_bias(int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t lanes, int64_t kc,
                   int64_t T, float* out) const override {
-    const int32_t* p = positions_.data() + b * T;
     const float scale = scales_[h];
-    for (int64_t j = 0; j < kc; ++j) {
-      float* r = out + j * lanes;
-      for (int64_t l = 0; l < rows; ++l) r[l] = scale * cosine_sum(std::abs(p[i0 + l] - p[j]));
-      std::fill(r + rows, r + lanes, 0.0f);
-    }
+    fill_lanes_bias(positions_.data() + b * T, i0, rows, lanes, kc, out,
+                    [&](int32_t pi, int32_t pj) { return scale * cosine_sum(std::abs(pi - pj)); });
   }
 
   Tensor composed_bias(const Tensor& q) const override {

@@ -89,6 +89,17 @@ class AttentionTerms {
   // out[j · lanes + r] = R[h, i0 + r, j] (lanes ≥ rows ≥ 1; lanes past `rows` get 0).
   virtual void lanes_bias(int64_t /*b*/, int64_t /*h*/, int64_t /*i0*/, int64_t /*rows*/,
                           int64_t /*lanes*/, int64_t /*kc*/, int64_t /*T*/, float* /*out*/) const {}
+  // lanes_bias for a bias of positions alone: out[j · lanes + r] = bias(p[i0 + r], p[j]),
+  // with p the sequence's positions; lanes past `rows` get 0.
+  template <class Bias>
+  static void fill_lanes_bias(const int32_t* p, int64_t i0, int64_t rows, int64_t lanes, int64_t kc,
+                              float* out, Bias bias) {
+    for (int64_t j = 0; j < kc; ++j) {
+      float* r = out + j * lanes;
+      for (int64_t l = 0; l < rows; ++l) r[l] = bias(p[i0 + l], p[j]);
+      for (int64_t l = rows; l < lanes; ++l) r[l] = 0.0f;
+    }
+  }
 
   // ---- composed oracle, from differentiable ops ------------------------------------------
   // q: [B, H, T, d_h] → R: [B, H, T, T].
@@ -121,6 +132,10 @@ struct AttentionOptions {
   // Tests: that kernel's vector width (Avx512 or Avx2); unset, the widest this CPU runs.
   std::optional<VectorKernel> row_lanes_width;
 };
+
+// Whether attention() runs the rows-in-lanes kernel on this CPU for heads of this width
+// (without terms, or with a plain bias) when AttentionOptions::row_lanes is set.
+bool row_lanes_runs(int64_t head_width);
 
 // z [B, T, d] from q, k, v [B, T, d]; key_mask [B, T] (1 = real).
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const IntTensor& key_mask,

@@ -10,7 +10,6 @@
 
 #include "pelab/autograd/autograd.h"
 #include "pelab/core/error.h"
-#include "pelab/core/machine.h"
 #include "pelab/core/parallel.h"
 #include "pelab/nn/attention.h"
 #include "random_tensor.h"
@@ -47,10 +46,7 @@ std::vector<double> alternating_medians_ms(int calls,
 // The kernels this length runs: the block kernel, and the rows-in-lanes one where it applies.
 std::vector<std::string> kernels_for(const AttentionBenchOptions& o) {
   std::vector<std::string> kernels{"blocks"};
-  const bool lanes_here =
-      vector_kernel_runs_here(VectorKernel::Avx512) || vector_kernel_runs_here(VectorKernel::Avx2);
-  const int64_t head_width = o.d_model / o.heads;
-  if ((head_width == 8 || head_width == 16) && lanes_here) kernels.emplace_back("lanes");
+  if (row_lanes_runs(o.d_model / o.heads)) kernels.emplace_back("lanes");
   return kernels;
 }
 

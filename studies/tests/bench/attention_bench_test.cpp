@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "pelab/core/error.h"
-#include "pelab/core/machine.h"
+#include "pelab/nn/attention.h"
 
 namespace pelab {
 namespace {
@@ -41,8 +41,7 @@ TEST(AttentionBench, TimesTheLanesKernelBesideTheBlockKernel) {
   o.heads = 2;
   o.calls = 2;
   const auto rows = run_attention_bench(o);
-  const bool lanes_here =
-      vector_kernel_runs_here(VectorKernel::Avx512) || vector_kernel_runs_here(VectorKernel::Avx2);
+  const bool lanes_here = row_lanes_runs(8);
   ASSERT_EQ(rows.size(), lanes_here ? 2u : 1u);
   EXPECT_EQ(rows[0].kernel, "blocks");
   if (lanes_here) {
