@@ -1,6 +1,7 @@
 // Fused multi-head attention with positional terms; see include/pelab/nn/attention.h. This
 // file's block kernel serves every call but those of heads of width 8 or 16 with no terms or
-// a plain logit bias, which the rows-in-lanes kernel takes (attention_lanes.h).
+// a logit bias of positions (ALiBi, sandwich, T5, KERPLE, FIRE), which the rows-in-lanes
+// kernel takes (attention_lanes.h).
 //
 // Forward, per (b, h) and block of query rows:
 //   S  = scale · q_blk k_hᵀ (+ R via terms)     GEMM [rows, T]
@@ -44,6 +45,18 @@ Tensor AttentionTerms::composed_bias_with_keys(const Tensor&, const Tensor&, con
 }
 Tensor AttentionTerms::composed_values(const Tensor&) const {
   throw Error("internal error: these attention terms have no composed values");
+}
+
+// add_bias reads no q here (position_bias_only): null stands for it.
+void AttentionTerms::lanes_bias(int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t lanes,
+                                int64_t kc, int64_t T, float* out, float* work) const {
+  std::fill_n(work, rows * T, 0.0f);  // [rows, T]
+  add_bias(b, h, i0, i0 + rows, T, nullptr, 0, work, T);
+  for (int64_t j = 0; j < kc; ++j) {
+    float* column = out + j * lanes;
+    for (int64_t r = 0; r < rows; ++r) column[r] = work[r * T + j];
+    std::fill(column + rows, column + lanes, 0.0f);
+  }
 }
 
 namespace {
@@ -384,54 +397,76 @@ void attention_backward_head(const AttentionSaved& s, int64_t w, const float* dz
   }
 }
 
+// The terms' parameter gradients of one backward. Each (work item, parameter) has a buffer of
+// its own, summed in work-item order, so the gradients do not depend on how work was split
+// over threads.
+class TermGradients {
+ public:
+  TermGradients(const TensorList& params, int64_t items) : params_(params), items_(items) {
+    for (const Tensor& p : params)
+      buffers_.emplace_back(static_cast<size_t>(items * p.numel()), 0.0f);
+  }
+  bool empty() const { return params_.empty(); }
+  // Points `grads` at work item w's buffers.
+  void point(AttentionTerms::GradBuffers& grads, int64_t w) {
+    grads.resize(params_.size());
+    for (size_t p = 0; p < params_.size(); ++p)
+      grads[p] = buffers_[p].data() + w * params_[p].numel();
+  }
+  // Appends each parameter's gradient (undefined where it needs none) to `result`.
+  void append_sums(TensorList& result) const {
+    for (size_t p = 0; p < params_.size(); ++p) {
+      const int64_t size = params_[p].numel();
+      Tensor grad = Tensor::zeros(params_[p].shape());
+      float* out = grad.data();
+      parallel_for(0, size, 1024, [&](int64_t lo, int64_t hi) {
+        for (int64_t w = 0; w < items_; ++w) {
+          const float* src = buffers_[p].data() + w * size;
+          for (int64_t e = lo; e < hi; ++e) out[e] += src[e];
+        }
+      });
+      result.push_back(params_[p].requires_grad() ? grad : Tensor());
+    }
+  }
+
+ private:
+  const TensorList& params_;
+  int64_t items_;
+  std::vector<std::vector<float>> buffers_;
+};
+
 // Backward: the gradients of q, k, v and the terms' parameters (undefined where none is
-// needed). Each (work item, parameter) has a gradient buffer of its own, summed in work-item
-// order, so the parameter gradients do not depend on how work was split over threads.
+// needed).
 TensorList attention_backward_kernel(const AttentionSaved& s, const Tensor& g) {
   const Dims& n = s.n;
   const Tensor dz = g.contiguous();
   Tensor dq = Tensor::zeros(s.q.shape()), dk = Tensor::zeros(s.k.shape()),
          dv = Tensor::zeros(s.v.shape());
   const int64_t items = n.B * n.H;
-  std::vector<std::vector<float>> param_grads;
-  for (const Tensor& p : s.term_params)
-    param_grads.emplace_back(static_cast<size_t>(items * p.numel()), 0.0f);
+  TermGradients term_grads(s.term_params, items);
   const HeadProducts products(n, s.options);
   if (s.terms) s.terms->prepare();  // the parameters may have moved since the forward (tests)
   parallel_for(0, items, 1, [&](int64_t lo, int64_t hi) {
     BackwardScratch scratch(s, products);
-    AttentionTerms::GradBuffers grads(s.term_params.size());
+    AttentionTerms::GradBuffers grads;
     for (int64_t w = lo; w < hi; ++w) {
-      for (size_t p = 0; p < s.term_params.size(); ++p)
-        grads[p] = param_grads[p].data() + w * s.term_params[p].numel();
+      term_grads.point(grads, w);
       attention_backward_head(s, w, dz.data(), dq.data(), dk.data(), dv.data(), grads, products,
                               scratch);
     }
   });
   TensorList result{s.need_q ? dq : Tensor(), s.need_k ? dk : Tensor(), s.need_v ? dv : Tensor()};
-  for (size_t p = 0; p < s.term_params.size(); ++p) {
-    const int64_t size = s.term_params[p].numel();
-    Tensor grad = Tensor::zeros(s.term_params[p].shape());
-    float* out = grad.data();
-    parallel_for(0, size, 1024, [&](int64_t lo, int64_t hi) {
-      for (int64_t w = 0; w < items; ++w) {
-        const float* src = param_grads[p].data() + w * size;
-        for (int64_t e = lo; e < hi; ++e) out[e] += src[e];
-      }
-    });
-    result.push_back(s.term_params[p].requires_grad() ? grad : Tensor());
-  }
+  term_grads.append_sums(result);
   return result;
 }
 
-// ---- heads of width 8 or 16, no terms or a plain bias: the rows-in-lanes kernel -----------
+// ---- heads of width 8 or 16, no terms or a bias of positions: the rows-in-lanes kernel ----
 
 // The kernel for this call, or null: the block kernel serves.
 const row_lanes::Kernel* row_lanes_kernel(const Dims& n, const AttentionTerms* terms,
                                           const AttentionOptions& o) {
   if (!o.row_lanes) return nullptr;
-  // A plain bias has no parameters: the lanes backward returns gradients for q, k, v only.
-  if (terms && (!terms->lanes_bias_only() || !terms->parameters().empty())) return nullptr;
+  if (terms && !terms->position_bias_only()) return nullptr;
   if (o.row_lanes_width) return row_lanes::kernel_for(*o.row_lanes_width, n.dh);
   const row_lanes::Kernel* widest = row_lanes::kernel_for(VectorKernel::Avx512, n.dh);
   return widest ? widest : row_lanes::kernel_for(VectorKernel::Avx2, n.dh);
@@ -480,24 +515,34 @@ void row_lanes_forward(AttentionSaved& s, const IntTensor& key_mask, const Atten
   });
 }
 
+// The bias passes dS on to q and k unchanged; its parameters, if any, take their gradients
+// from each group's dS.
 TensorList row_lanes_backward(const AttentionSaved& s, const Tensor& g) {
-  // The bias has no gradient and passes dS on unchanged: the backward does not read it.
-  const row_lanes::Problem p = row_lanes_problem(s, s.key_mask, nullptr, s.options);
+  const AttentionTerms* terms = s.term_params.empty() ? nullptr : s.terms.get();
+  const row_lanes::Problem p = row_lanes_problem(s, s.key_mask, terms, s.options);
   const row_lanes::Layout layout = s.lanes->layout(p.T);
   const Tensor dz = g.contiguous();
   Tensor dq = Tensor::zeros(s.q.shape()), dk = Tensor::zeros(s.k.shape()),
          dv = Tensor::zeros(s.v.shape());
+  const int64_t items = p.B * p.H;
+  TermGradients term_grads(s.term_params, items);
+  if (terms) terms->prepare();  // the parameters may have moved since the forward (tests)
   const float* alpha = s.lanes_alpha.data();
   const uint32_t* keep = s.lanes_keep.empty() ? nullptr : s.lanes_keep.data();
   const row_lanes::Backward backward = s.lanes->backward;
-  parallel_for(0, p.B * p.H, 1, [&](int64_t lo, int64_t hi) {
+  parallel_for(0, items, 1, [&](int64_t lo, int64_t hi) {
     std::vector<float> scratch(static_cast<size_t>(layout.backward_scratch()));
-    for (int64_t w = lo; w < hi; ++w)
+    AttentionTerms::GradBuffers grads;
+    for (int64_t w = lo; w < hi; ++w) {
+      term_grads.point(grads, w);
       backward(p, layout, w, alpha + w * layout.alpha_per_item(),
                keep ? keep + w * layout.keep_per_item() : nullptr, dz.data(), scratch.data(),
-               dq.data(), dk.data(), dv.data());
+               dq.data(), dk.data(), dv.data(), grads);
+    }
   });
-  return {s.need_q ? dq : Tensor(), s.need_k ? dk : Tensor(), s.need_v ? dv : Tensor()};
+  TensorList result{s.need_q ? dq : Tensor(), s.need_k ? dk : Tensor(), s.need_v ? dv : Tensor()};
+  term_grads.append_sums(result);
+  return result;
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
-// Attention for heads of width 8 or 16 without positional terms, with query rows in the lanes of a
-// vector: 16 rows a vector with AVX-512, 8 with AVX2 (src/nn/attention_lanes.cpp). The block
-// kernel of attention.cpp gives each query row its own pass (a row maximum, a sum and the
-// calls of four small products per block of rows); at R1's shapes (rows of about 40 keys,
-// heads of width 8) that overhead is most of attention's time. With a group of rows in the
-// lanes, a key's score for every row of the group is d_h multiply-adds of one vector, and the
-// softmax's maximum, exponentials and sum run down the keys, lane by lane, with no reduction
-// across lanes.
+// Attention for heads of width 8 or 16 without positional terms or with a logit bias of
+// positions, with query rows in the lanes of a vector: 16 rows a vector with AVX-512, 8 with
+// AVX2 (src/nn/attention_lanes.cpp). The block kernel of attention.cpp gives each query row
+// its own pass (a row maximum, a sum and the calls of four small products per block of rows);
+// at R1's shapes (rows of about 40 keys, heads of width 8) that overhead is most of
+// attention's time. With a group of rows in the lanes, a key's score for every row of the
+// group is d_h multiply-adds of one vector, and the softmax's maximum, exponentials and sum
+// run down the keys, lane by lane, with no reduction across lanes.
 //
 // Each lane computes its row alone and in key order, and every product-sum is one fused
 // multiply-add (the file is compiled without contraction), so both vector widths give the
@@ -21,8 +21,8 @@
 
 namespace pelab::row_lanes {
 
-// One attention call: heads of a width the kernel serves, no positional terms but a plain
-// logit bias. Work item w = b·H + h.
+// One attention call: heads of a width the kernel serves, no positional terms but a logit
+// bias of positions. Work item w = b·H + h.
 struct Problem {
   int64_t B = 0, T = 0, H = 0, d = 0;  // d = d_h·H
   float scale = 0.0f;                  // 1/√d_h
@@ -32,7 +32,9 @@ struct Problem {
   bool skip_padded_queries = false;
   const float *q = nullptr, *k = nullptr, *v = nullptr;  // [B, T, d]
   const int32_t* key_mask = nullptr;                     // [B, T]
-  const AttentionTerms* bias = nullptr;  // a plain logit bias (lanes_bias_only), or none
+  // A logit bias of positions (position_bias_only), or none; in the backward, only when its
+  // parameters need gradients.
+  const AttentionTerms* bias = nullptr;
 };
 
 // What the forward keeps for the backward, per work item: α before dropout as groups of L
@@ -43,19 +45,21 @@ struct Layout {
   int64_t keys = 0;  // T rounded up to whole tiles of L keys: the backward's scratch
   int64_t alpha_per_item() const { return groups * T * lanes; }
   int64_t keep_per_item() const { return groups * T; }
-  // Per-thread scratch, in floats: the forward's, and the backward's per work item.
-  int64_t forward_scratch() const { return 2 * keys * lanes; }
-  int64_t backward_scratch() const { return (1 + 2 * groups) * keys * lanes; }
+  // Per-thread scratch, in floats: the forward's, and the backward's per work item (with
+  // keys · lanes ≥ L · T floats a group for the bias's rows).
+  int64_t forward_scratch() const { return 3 * keys * lanes; }
+  int64_t backward_scratch() const { return (1 + 3 * groups) * keys * lanes; }
 };
 
 // Per work item w: alpha and keep are the item's own (alpha_per_item() and keep_per_item()
 // from its start; null: no gradient needed). The item writes its head's columns of z, or of
-// dq, dk and dv (zero on entry).
+// dq, dk and dv (zero on entry), and adds the bias's parameter gradients to `grads` (the
+// item's own buffers; with Problem::bias set).
 using Forward = void (*)(const Problem&, const Layout&, int64_t w, float* scratch, float* z,
                          float* alpha, uint32_t* keep);
 using Backward = void (*)(const Problem&, const Layout&, int64_t w, const float* alpha,
                           const uint32_t* keep, const float* dz, float* scratch, float* dq,
-                          float* dk, float* dv);
+                          float* dk, float* dv, const AttentionTerms::GradBuffers& grads);
 
 struct Kernel {
   int64_t lanes = 0, head_width = 0;

@@ -174,6 +174,11 @@ inline Head head_of(const Problem& p, int64_t w) {
   return hd;
 }
 
+// The keys a group of rows from i0 attends over, real or not: [0, keys_of).
+inline int64_t keys_of(const Problem& p, const Head& hd, int64_t i0, int64_t active) {
+  return p.causal ? std::min(hd.real_end, i0 + active) : hd.real_end;
+}
+
 // S[j] = q_i · k_j (q scaled) + bias[j] (when given) for keys j < kc that are real, −inf in
 // the lanes where j > i when causal; returns each lane's maximum (−inf: no admissible key; NaN is
 // passed over, as the block kernel's maximum does).
@@ -251,13 +256,13 @@ void forward_item(const Problem& p, const Layout& layout, int64_t w, float* scra
     float* z_rows = z + (hd.b * p.T + i0) * p.d + hd.h * D;
     for (int64_t l = active; l < present; ++l) std::fill_n(z_rows + l * p.d, D, 0.0f);
     if (active == 0) continue;
-    const int64_t kc = p.causal ? std::min(hd.real_end, i0 + active) : hd.real_end;
+    const int64_t kc = keys_of(p, hd, i0, active);
     F qT[D];
     load_columns<D>(hd.q + i0 * p.d, p.d, active, p.scale, qT);
-    float* bias = nullptr;  // [kc, L] after the scores' [keys, L]
+    float* bias = nullptr;  // [kc, L] after the scores' [keys, L], then the hook's work
     if (p.bias) {
       bias = scratch + layout.keys * L;
-      p.bias->lanes_bias(hd.b, hd.h, i0, active, L, kc, p.T, bias);
+      p.bias->lanes_bias(hd.b, hd.h, i0, active, L, kc, p.T, bias, bias + layout.keys * L);
     }
     const F max = scores<D>(hd, p.d, qT, i0, kc, p.causal, bias, scratch);
     const F inv = exponentials(hd.mask, kc, max, scratch);
@@ -282,7 +287,7 @@ inline void rows_backward(const Problem& p, const Head& hd, int64_t i0, int64_t 
   const int64_t d = p.d;  // locals: the stores may alias anything
   const int32_t* mask = hd.mask;
   const float *k = hd.k, *v = hd.v;
-  const int64_t kc = p.causal ? std::min(hd.real_end, i0 + active) : hd.real_end;
+  const int64_t kc = keys_of(p, hd, i0, active);
   const int64_t row0 = (hd.b * p.T + i0) * d + hd.h * D;
   const F keep_scale = splat(dropout ? 1.0f / (1.0f - p.dropout) : 1.0f);
   F dzT[D];
@@ -353,18 +358,39 @@ inline void keys_backward(const Problem& p, const Layout& layout, const Head& hd
   store_columns<D>(acc, n, dv + head + j0 * p.d, p.d);
 }
 
-// The backward of work item w: its head's columns of dq, dk, dv. scratch: the layout's
-// backward_scratch() floats.
+// The bias's parameter gradients: dS of every computed row as [rows_end, T] rows (0 past the
+// keys a row's group attends over), through the terms' own bias_backward in one call. One
+// call per (b, h), whatever the vector width: terms that sum per call (KERPLE, FIRE) then
+// give the same bits at both widths, and those with a cost per call (FIRE passes each
+// distance's sum through its MLP) pay it once.
+inline void bias_gradients(const Problem& p, const Layout& layout, const Head& hd, const float* dS,
+                           float* work, const AttentionTerms::GradBuffers& grads) {
+  for (int64_t g = 0; g * L < hd.rows_end; ++g) {
+    const int64_t i0 = g * L, active = std::min(L, hd.rows_end - i0);
+    const int64_t kc = keys_of(p, hd, i0, active);
+    const float* group = dS + g * layout.keys * L;
+    for (int64_t l = 0; l < active; ++l) {
+      float* row = work + (i0 + l) * p.T;
+      for (int64_t j = 0; j < kc; ++j) row[j] = group[j * L + l];
+      std::fill(row + kc, row + p.T, 0.0f);
+    }
+  }
+  p.bias->bias_backward(hd.b, hd.h, 0, hd.rows_end, p.T, nullptr, 0, work, p.T, nullptr, 0, grads);
+}
+
+// The backward of work item w: its head's columns of dq, dk, dv, and the bias's parameter
+// gradients from each group's dS. scratch: the layout's backward_scratch() floats.
 template <int64_t D>
 void backward_item(const Problem& p, const Layout& layout, int64_t w, const float* alpha,
                    const uint32_t* keep, const float* dz, float* scratch, float* dq, float* dk,
-                   float* dv) {
+                   float* dv, const AttentionTerms::GradBuffers& grads) {
   const Head hd = head_of<D>(p, w);
   const int64_t key_end = p.causal ? std::min(hd.real_end, hd.rows_end) : hd.real_end;
   const int64_t tiles_end = (key_end + L - 1) / L * L;
-  float* dA = scratch;                               // [keys, L]
-  float* dS = dA + layout.keys * L;                  // [groups, keys, L]
-  float* Ap = dS + layout.groups * layout.keys * L;  // [groups, keys, L]
+  float* dA = scratch;                                 // [keys, L]
+  float* dS = dA + layout.keys * L;                    // [groups, keys, L]
+  float* Ap = dS + layout.groups * layout.keys * L;    // [groups, keys, L]
+  float* work = Ap + layout.groups * layout.keys * L;  // [rows, T]: bias_gradients
   for (int64_t g = 0; g < layout.groups; ++g) {
     const int64_t i0 = g * L;
     const int64_t active = std::clamp<int64_t>(hd.rows_end - i0, 0, std::min(L, p.T - i0));
@@ -373,6 +399,7 @@ void backward_item(const Problem& p, const Layout& layout, int64_t w, const floa
     rows_backward<D>(p, hd, i0, active, tiles_end, alpha + at * L, keep ? keep + at : nullptr, dz,
                      dA, dS + tile_at, Ap + tile_at, dq);
   }
+  if (p.bias && hd.rows_end > 0) bias_gradients(p, layout, hd, dS, work, grads);
   for (int64_t j0 = 0; j0 < key_end; j0 += L)
     keys_backward<D>(p, layout, hd, j0, dS, Ap, dz, dk, dv);
 }

@@ -65,10 +65,10 @@ class SandwichTerms : public AttentionTerms {
     }
   }
 
-  bool lanes_bias_only() const override { return true; }
+  bool position_bias_only() const override { return true; }
 
   void lanes_bias(int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t lanes, int64_t kc,
-                  int64_t T, float* out) const override {
+                  int64_t T, float* out, float* /*work*/) const override {
     const float scale = scales_[h];
     fill_lanes_bias(positions_.data() + b * T, i0, rows, lanes, kc, out,
                     [&](int32_t pi, int32_t pj) { return scale * cosine_sum(std::abs(pi - pj)); });

@@ -1,10 +1,14 @@
-// The rows-in-lanes attention kernel (heads of width 8 or 16 without positional terms)
-// against its oracles: the composed op and the block kernel, on z and every gradient; finite
-// differences; its two vector widths bit for bit; thread counts bit for bit. Lengths of 7, 21
-// and 40 give one group, a partial group and several groups at both vector widths (16 and 8
-// rows); heads of width 16 take two tiles of columns at the narrower.
+// The rows-in-lanes attention kernel (heads of width 8 or 16 without positional terms or with
+// a logit bias of positions) against its oracles: the composed op and the block kernel, on z
+// and every gradient; finite differences; its two vector widths bit for bit; thread counts
+// bit for bit. Lengths of 7, 21 and 40 give one group, a partial group and several groups at
+// both vector widths (16 and 8 rows); heads of width 16 take two tiles of columns at the
+// narrower.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <memory>
+#include <tuple>
 
 #include "nn/model_util.h"
 #include "ops/gradcheck.h"
@@ -58,7 +62,8 @@ std::vector<VectorKernel> widths() {
   return out;
 }
 
-// z, dq, dk, dv under the loss Σ z ⊙ r (r fixed); from the composed op when `composed`.
+// z, dq, dk, dv and the terms' parameter gradients under the loss Σ z ⊙ r (r fixed); from
+// the composed op when `composed`.
 TensorList outputs(const LanesCase& c, const AttentionOptions& o, bool composed = false,
                    const std::shared_ptr<const AttentionTerms>& terms = nullptr) {
   TensorList inputs{c.q, c.k, c.v};
@@ -66,6 +71,11 @@ TensorList outputs(const LanesCase& c, const AttentionOptions& o, bool composed 
     x.zero_grad();
     x.set_requires_grad(true);
   }
+  if (terms)
+    for (Tensor p : terms->parameters()) {
+      p.zero_grad();
+      inputs.push_back(p);
+    }
   Tensor z = composed ? attention_composed(c.q, c.k, c.v, c.mask, terms, o)
                       : attention(c.q, c.k, c.v, c.mask, terms, o);
   sum_all(mul(z, random_tensor(z.shape(), 5))).backward();
@@ -156,34 +166,62 @@ TEST(AttentionLanes, BothWidthsGiveTheSameBits) {
         }
 }
 
-// ALiBi's and sandwich's terms are a plain logit bias, which the lanes kernel adds a group of
-// rows at a time: both ALiBi variants and sandwich against the composed op with the same
-// terms, positions shifted (they are data, not indices), at both head and vector widths; the
-// controls: the lanes kernel ran (its bits are not the block kernel's), and with the bias
-// left out its z is far from the oracle's.
-TEST(AttentionLanes, PlainBiasSchemesMatchTheComposedOp) {
-  const std::vector<std::pair<std::string, std::string>> cases{
-      {"alibi", "symmetric"}, {"alibi", "deepmind"}, {"sandwich", ""}};
-  for (const auto& [scheme, variant] : cases)
+// A scheme whose terms are a logit bias of positions, for the case's mask at length 21,
+// positions shifted by 3 (they are data, not indices), its parameters moved off their initial
+// values (T5's start near 0).
+struct PositionTerms {
+  std::string what;
+  std::unique_ptr<Encoder> model;
+  std::shared_ptr<const AttentionTerms> terms;
+};
+PositionTerms position_terms(const std::string& scheme, const std::string& key,
+                             const std::string& value, int64_t head_width, const IntTensor& mask) {
+  PositionTerms t;
+  t.what = fmt::format("{} {} d_h {}", scheme, value, head_width);
+  ModelConfig config = tiny_config(scheme, kModel, kModel / head_width, 1);
+  if (!key.empty()) config.positional.keys.set(key, value);
+  t.model = std::make_unique<Encoder>(config, make_scheme, 3);
+  Batch batch = make_batch({21, 21, 21}, 21, 4);
+  batch.key_mask = mask;
+  for (int32_t& position : batch.positions.values) position += 3;
+  t.terms = t.model->scheme().attention_terms(batch, 0);
+  uint64_t seed = 60;
+  for (Tensor p : t.terms->parameters()) {
+    const std::vector<float> noise = random_tensor(p.shape(), ++seed).to_vector();
+    for (int64_t e = 0; e < p.numel(); ++e) p.data()[e] += 0.5f * noise[e];
+  }
+  return t;
+}
+
+// scheme, key, value: ALiBi's two variants, sandwich, T5, KERPLE's two kernels, FIRE.
+const std::vector<std::tuple<std::string, std::string, std::string>> kPositionBiasSchemes{
+    {"alibi", "bidirectional", "symmetric"},
+    {"alibi", "bidirectional", "deepmind"},
+    {"sandwich", "", ""},
+    {"t5", "", ""},
+    {"kerple", "kernel", "log"},
+    {"kerple", "kernel", "power"},
+    {"fire", "", ""}};
+
+// The lanes kernel adds the bias a group of rows at a time, and the parameters take their
+// gradients from the groups' dS: z, dq, dk, dv and every parameter's gradient against the
+// composed op with the same terms, at both head and vector widths. Controls: the lanes kernel
+// ran (its bits are not the block kernel's), and with the bias left out its z is far from
+// the oracle's.
+TEST(AttentionLanes, PositionBiasSchemesMatchTheComposedOp) {
+  for (const auto& [scheme, key, value] : kPositionBiasSchemes)
     for (int64_t head_width : kHeadWidths)
       for (bool causal : {false, true}) {
-        const std::string what =
-            fmt::format("{} {} d_h {} causal {}", scheme, variant, head_width, causal);
         const LanesCase c = make_case(21, true, 7);
-        ModelConfig config = tiny_config(scheme, kModel, kModel / head_width, 1);
-        if (!variant.empty()) config.positional.keys.set("bidirectional", variant);
-        const Encoder model(config, make_scheme, 3);
-        Batch batch = make_batch({21, 21, 21}, 21, 4);
-        batch.key_mask = c.mask;
-        for (int32_t& position : batch.positions.values) position += 3;
-        const auto terms = model.scheme().attention_terms(batch, 0);
-        ASSERT_TRUE(terms && terms->lanes_bias_only()) << what;
+        const PositionTerms t = position_terms(scheme, key, value, head_width, c.mask);
+        const std::string what = fmt::format("{} causal {}", t.what, causal);
+        ASSERT_TRUE(t.terms && t.terms->position_bias_only()) << what;
         const AttentionOptions o = options(causal, 0.2f, head_width);
-        const TensorList composed = outputs(c, o, true, terms);
+        const TensorList composed = outputs(c, o, true, t.terms);
         for (VectorKernel width : widths()) {
           AttentionOptions lanes_o = o;
           lanes_o.row_lanes_width = width;
-          const TensorList lanes = outputs(c, lanes_o, false, terms);
+          const TensorList lanes = outputs(c, lanes_o, false, t.terms);
           for (size_t i = 0; i < lanes.size(); ++i)
             EXPECT_LE(closeness(lanes[i], composed[i], 1e-4, 1e-5), 1.0)
                 << what << " " << describe(width) << " output " << i;
@@ -191,11 +229,40 @@ TEST(AttentionLanes, PlainBiasSchemesMatchTheComposedOp) {
         if (widths().empty()) continue;
         AttentionOptions block_o = o;  // the lanes kernel ran: its bits are not the block's
         block_o.row_lanes = false;
-        EXPECT_NE(outputs(c, o, false, terms)[0].to_vector(),
-                  outputs(c, block_o, false, terms)[0].to_vector())
+        EXPECT_NE(outputs(c, o, false, t.terms)[0].to_vector(),
+                  outputs(c, block_o, false, t.terms)[0].to_vector())
             << what;
         EXPECT_GT(closeness(outputs(c, o)[0], composed[0], 1e-4, 1e-5), 10.0) << what;
       }
+}
+
+// The parameters' gradients too have the same bits at both vector widths (bias_backward takes
+// every row of a (b, h) in one call at either) and at one or two threads. Control: the block
+// kernel's parameter gradients differ.
+TEST(AttentionLanes, PositionBiasGradientsHaveTheSameBitsEverywhere) {
+  if (widths().empty()) GTEST_SKIP() << "this CPU runs no lanes kernel";
+  const int before = num_threads();
+  for (const auto& [scheme, key, value] : kPositionBiasSchemes) {
+    const LanesCase c = make_case(21, true, 9);
+    const PositionTerms t = position_terms(scheme, key, value, 8, c.mask);
+    AttentionOptions o = options(true, 0.2f, 8);
+    set_num_threads(1);
+    const TensorList reference = outputs(c, o, false, t.terms);
+    const std::vector<float> all = flat(reference);
+    set_num_threads(2);
+    EXPECT_EQ(all, flat(outputs(c, o, false, t.terms))) << t.what << " two threads";
+    if (widths().size() == 2) {
+      o.row_lanes_width = VectorKernel::Avx2;
+      EXPECT_EQ(all, flat(outputs(c, o, false, t.terms))) << t.what << " AVX2";
+    }
+    if (reference.size() == 4) continue;  // no parameters (ALiBi, sandwich)
+    o.row_lanes = false;
+    const TensorList block = outputs(c, o, false, t.terms);
+    EXPECT_NE(flat(TensorList(reference.begin() + 4, reference.end())),
+              flat(TensorList(block.begin() + 4, block.end())))
+        << t.what;
+  }
+  set_num_threads(before);
 }
 
 TEST(AttentionLanes, GradientMatchesFiniteDifferences) {

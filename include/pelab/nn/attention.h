@@ -80,17 +80,21 @@ class AttentionTerms {
                                        float* /*dk*/, int64_t /*lddk*/,
                                        const GradBuffers& /*grads*/) const {}
 
-  // ---- the rows-in-lanes kernel's hook (src/nn/attention_lanes.h) ------------------------
-  // True when the terms are a logit bias and nothing else, with no gradient of its own and
-  // none through q or k (ALiBi): the lanes kernel then serves them, asking for the bias a
-  // group of query rows at a time.
-  virtual bool lanes_bias_only() const { return false; }
+  // ---- the rows-in-lanes kernel's hooks (src/nn/attention_lanes.h) -----------------------
+  // True when R is a logit bias of the positions and the terms' parameters alone: it reads
+  // neither q nor k, so nothing flows back through them, and the terms add no values (ALiBi,
+  // sandwich, T5, KERPLE, FIRE). The lanes kernel then serves them: it asks for the bias a
+  // group of query rows at a time, and hands bias_backward dS of every row of a (b, h) at
+  // once (q and dq null).
+  virtual bool position_bias_only() const { return false; }
   // R of the query rows [i0, i0 + rows) and keys j < kc, key-major with the rows in lanes:
   // out[j · lanes + r] = R[h, i0 + r, j] (lanes ≥ rows ≥ 1; lanes past `rows` get 0).
-  virtual void lanes_bias(int64_t /*b*/, int64_t /*h*/, int64_t /*i0*/, int64_t /*rows*/,
-                          int64_t /*lanes*/, int64_t /*kc*/, int64_t /*T*/, float* /*out*/) const {}
-  // lanes_bias for a bias of positions alone: out[j · lanes + r] = bias(p[i0 + r], p[j]),
-  // with p the sequence's positions; lanes past `rows` get 0.
+  // work: rows · T floats of scratch. By default add_bias's rows, transposed.
+  virtual void lanes_bias(int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t lanes, int64_t kc,
+                          int64_t T, float* out, float* work) const;
+  // A lanes_bias that computes each entry from two positions, without add_bias's rows (ALiBi,
+  // sandwich): out[j · lanes + r] = bias(p[i0 + r], p[j]), with p the sequence's positions;
+  // lanes past `rows` get 0.
   template <class Bias>
   static void fill_lanes_bias(const int32_t* p, int64_t i0, int64_t rows, int64_t lanes, int64_t kc,
                               float* out, Bias bias) {
@@ -125,7 +129,7 @@ struct AttentionOptions {
   // src/nn/attention.cpp); false routes every one through gemm() (tests compare the two).
   bool direct_head_products = true;
   // A speed choice: heads of width 8 or 16 without positional terms, or with terms that are a
-  // plain logit bias (AttentionTerms::lanes_bias_only), run the kernel with query rows in
+  // logit bias of positions (AttentionTerms::position_bias_only), run the kernel with query rows in
   // vector lanes (src/nn/attention_lanes.h) where the CPU has AVX2 or AVX-512; false runs
   // the block kernel (tests compare the two).
   bool row_lanes = true;
@@ -134,7 +138,7 @@ struct AttentionOptions {
 };
 
 // Whether attention() runs the rows-in-lanes kernel on this CPU for heads of this width
-// (without terms, or with a plain bias) when AttentionOptions::row_lanes is set.
+// (without terms, or with a bias of positions) when AttentionOptions::row_lanes is set.
 bool row_lanes_runs(int64_t head_width);
 
 // z [B, T, d] from q, k, v [B, T, d]; key_mask [B, T] (1 = real).
