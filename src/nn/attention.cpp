@@ -406,7 +406,6 @@ class TermGradients {
     for (const Tensor& p : params)
       buffers_.emplace_back(static_cast<size_t>(items * p.numel()), 0.0f);
   }
-  bool empty() const { return params_.empty(); }
   // Points `grads` at work item w's buffers.
   void point(AttentionTerms::GradBuffers& grads, int64_t w) {
     grads.resize(params_.size());
@@ -516,7 +515,7 @@ void row_lanes_forward(AttentionSaved& s, const IntTensor& key_mask, const Atten
 }
 
 // The bias passes dS on to q and k unchanged; its parameters, if any, take their gradients
-// from each group's dS.
+// from the groups' dS, in one bias_backward call per (b, h).
 TensorList row_lanes_backward(const AttentionSaved& s, const Tensor& g) {
   const AttentionTerms* terms = s.term_params.empty() ? nullptr : s.terms.get();
   const row_lanes::Problem p = row_lanes_problem(s, s.key_mask, terms, s.options);
