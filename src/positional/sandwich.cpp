@@ -67,13 +67,6 @@ class SandwichTerms : public AttentionTerms {
 
   bool position_bias_only() const override { return true; }
 
-  void lanes_bias(int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t lanes, int64_t kc,
-                  int64_t T, float* out, float* /*work*/) const override {
-    const float scale = scales_[h];
-    fill_lanes_bias(positions_.data() + b * T, i0, rows, lanes, kc, out,
-                    [&](int32_t pi, int32_t pj) { return scale * cosine_sum(std::abs(pi - pj)); });
-  }
-
   Tensor composed_bias(const Tensor& q) const override {
     const int64_t B = q.size(0), H = q.size(1), T = q.size(2);
     Tensor r = Tensor::empty({B, H, T, T});

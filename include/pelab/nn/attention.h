@@ -80,7 +80,7 @@ class AttentionTerms {
                                        float* /*dk*/, int64_t /*lddk*/,
                                        const GradBuffers& /*grads*/) const {}
 
-  // ---- the rows-in-lanes kernel's hooks (src/nn/attention_lanes.h) -----------------------
+  // ---- for the rows-in-lanes kernel (src/nn/attention_lanes.h) ---------------------------
   // True when R is a logit bias of the positions and the terms' parameters alone: it reads
   // neither q nor k, so nothing flows back through them, and the terms add no values (ALiBi,
   // sandwich, T5, KERPLE, FIRE). The lanes kernel then serves them: it asks for the bias a
@@ -89,21 +89,9 @@ class AttentionTerms {
   virtual bool position_bias_only() const { return false; }
   // R of the query rows [i0, i0 + rows) and keys j < kc, key-major with the rows in lanes:
   // out[j · lanes + r] = R[h, i0 + r, j] (lanes ≥ rows ≥ 1; lanes past `rows` get 0).
-  // work: rows · T floats of scratch. By default add_bias's rows, transposed.
-  virtual void lanes_bias(int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t lanes, int64_t kc,
-                          int64_t T, float* out, float* work) const;
-  // A lanes_bias that computes each entry from two positions, without add_bias's rows (ALiBi,
-  // sandwich): out[j · lanes + r] = bias(p[i0 + r], p[j]), with p the sequence's positions;
-  // lanes past `rows` get 0.
-  template <class Bias>
-  static void fill_lanes_bias(const int32_t* p, int64_t i0, int64_t rows, int64_t lanes, int64_t kc,
-                              float* out, Bias bias) {
-    for (int64_t j = 0; j < kc; ++j) {
-      float* r = out + j * lanes;
-      for (int64_t l = 0; l < rows; ++l) r[l] = bias(p[i0 + l], p[j]);
-      for (int64_t l = rows; l < lanes; ++l) r[l] = 0.0f;
-    }
-  }
+  // add_bias's rows, transposed; work: rows · T floats of scratch.
+  void lanes_bias(int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t lanes, int64_t kc,
+                  int64_t T, float* out, float* work) const;
 
   // ---- composed oracle, from differentiable ops ------------------------------------------
   // q: [B, H, T, d_h] → R: [B, H, T, T].
