@@ -45,6 +45,24 @@ class CliErrors : public ::testing::Test {
 
 // ---- command-line arguments ---------------------------------------------------------------
 
+// The tests' "nothing written" checks compare listings of a directory: a listing must see a
+// change of any one byte of a file, at the start, across the hash's chunks and in the last
+// partial word; equal contents list the same (the control).
+TEST(Listing, SeesAnyByteOfAFileChange) {
+  TempDir dir;
+  std::string bytes((3 << 20) + 5, 'a');
+  write_file(dir / "f", bytes);
+  const std::vector<std::string> original = listing(dir.path());
+  for (const size_t at : {size_t{0}, size_t{(1 << 20) - 1}, size_t{1 << 20}, bytes.size() - 1}) {
+    std::string changed = bytes;
+    changed[at] = 'b';
+    write_file(dir / "f", changed);
+    EXPECT_NE(listing(dir.path()), original) << at;
+  }
+  write_file(dir / "f", bytes);
+  EXPECT_EQ(listing(dir.path()), original);
+}
+
 TEST_F(CliErrors, UnknownOption) {
   expect_user_error({"train", "tiny.yaml", "--frobnicate"},
                     {"--frobnicate", "(see pelab train --help)"});
