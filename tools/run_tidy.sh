@@ -33,6 +33,12 @@ trap 'rm -rf "$db"' EXIT
 python3 - "$BUILD_DIR/compile_commands.json" "$db/compile_commands.json" <<'PY'
 import json, re, sys
 entries = json.load(open(sys.argv[1]))
+# A file built in a unity unit (CMake's unity build: CMakeLists.txt) has no entry of its own,
+# only its unit has: each file the unit includes gets the unit's command.
+for e in list(entries):
+    if re.search(r"/Unity/unity_\d+_cxx\.cxx$", e["file"]):
+        for source in re.findall(r'^#include "(.+\.cpp)"$', open(e["file"]).read(), re.M):
+            entries.append(dict(e, file=source, command=e["command"].replace(e["file"], source)))
 for e in entries:
     e["command"] = re.sub(r" -include \S*cmake_pch\.hxx| -Winvalid-pch", "", e["command"])
 json.dump(entries, open(sys.argv[2], "w"))

@@ -22,9 +22,9 @@ static_assert(std::endian::native == std::endian::little,
               "pelab's safetensors I/O copies little-endian data as is; big-endian hosts are "
               "not supported");
 
-namespace {
-
 using json = nlohmann::json;
+
+namespace {
 
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // 100 MB, the cap of the reference reader
 constexpr size_t kMaxDepth = 3;                    // header object > entry object > shape array

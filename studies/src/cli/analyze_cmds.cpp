@@ -197,7 +197,7 @@ void add_encoding_command(CLI::App* analyze, Action& action) {
   });
 }
 
-void add_attention_command(CLI::App* analyze, Action& action) {
+void add_analyze_attention_command(CLI::App* analyze, Action& action) {
   struct AttentionArgs {
     std::string run;
     AttentionAnalysisOptions options;
@@ -296,7 +296,7 @@ void add_analyze_commands(CLI::App& app, Action& action) {
       "analyze", "Analyses of positional machinery: encoding, attention, positions");
   analyze->require_subcommand(1);
   add_encoding_command(analyze, action);
-  add_attention_command(analyze, action);
+  add_analyze_attention_command(analyze, action);
   add_positions_command(analyze, action);
 }
 

@@ -100,7 +100,7 @@ CLI::App* add_gemm_command(CLI::App* bench, Action& action) {
   return gemm_cmd;
 }
 
-CLI::App* add_attention_command(CLI::App* bench, Action& action) {
+CLI::App* add_bench_attention_command(CLI::App* bench, Action& action) {
   auto args = std::make_shared<AttentionBenchOptions>();
   CLI::App* cmd = bench->add_subcommand(
       "attention", "the fused attention op alone, forward and backward, at a small model's shapes");
@@ -131,7 +131,7 @@ void add_bench_commands(CLI::App& app, Action& action) {
   auto ta = std::make_shared<TrainBenchOptions>();
   add_train_bench_options(bench, ta.get());
   CLI::App* gemm_cmd = add_gemm_command(bench, action);
-  CLI::App* attention_cmd = add_attention_command(bench, action);
+  CLI::App* attention_cmd = add_bench_attention_command(bench, action);
 
   // The train benchmark runs when no subcommand was given (CLI11 calls the parent's callback
   // after the subcommand's).
