@@ -47,18 +47,6 @@ Tensor AttentionTerms::composed_values(const Tensor&) const {
   throw Error("internal error: these attention terms have no composed values");
 }
 
-// add_bias reads no q here (position_bias_only): null stands for it.
-void AttentionTerms::lanes_bias(int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t lanes,
-                                int64_t kc, int64_t T, float* out, float* work) const {
-  std::fill_n(work, rows * T, 0.0f);  // [rows, T]
-  add_bias(b, h, i0, i0 + rows, T, nullptr, 0, work, T);
-  for (int64_t j = 0; j < kc; ++j) {
-    float* column = out + j * lanes;
-    for (int64_t r = 0; r < rows; ++r) column[r] = work[r * T + j];
-    std::fill(column + rows, column + lanes, 0.0f);
-  }
-}
-
 namespace {
 
 struct Dims {
@@ -459,13 +447,15 @@ TensorList attention_backward_kernel(const AttentionSaved& s, const Tensor& g) {
   return result;
 }
 
-// ---- heads of width 8 or 16, no terms or a bias of positions: the rows-in-lanes kernel ----
+// ---- heads of width 8 or 16, no terms or terms that read no keys: the rows-in-lanes kernel ----
 
-// The kernel for this call, or null: the block kernel serves.
+// The kernel for this call, or null: the block kernel serves. It calls the terms' hooks with
+// every row of a (b, h) at once and never with keys, so it serves any terms whose logit bias
+// reads at most q (xl_relative's u · k_j and CoPE's gates read keys).
 const row_lanes::Kernel* row_lanes_kernel(const Dims& n, const AttentionTerms* terms,
                                           const AttentionOptions& o) {
   if (!o.row_lanes) return nullptr;
-  if (terms && !terms->position_bias_only()) return nullptr;
+  if (terms && (terms->bias_reads_keys() || terms->needs_every_key())) return nullptr;
   if (o.row_lanes_width) return row_lanes::kernel_for(*o.row_lanes_width, n.dh);
   const row_lanes::Kernel* widest = row_lanes::kernel_for(VectorKernel::Avx512, n.dh);
   return widest ? widest : row_lanes::kernel_for(VectorKernel::Avx2, n.dh);
@@ -487,7 +477,7 @@ row_lanes::Problem row_lanes_problem(const AttentionSaved& s, const IntTensor& k
   p.k = s.k.data();
   p.v = s.v.data();
   p.key_mask = key_mask.data();
-  p.bias = terms;
+  p.terms = terms;
   return p;
 }
 
@@ -497,7 +487,7 @@ void row_lanes_forward(AttentionSaved& s, const IntTensor& key_mask, const Atten
                        const AttentionOptions& o, bool save, float* z) {
   if (terms) terms->prepare();
   const row_lanes::Problem p = row_lanes_problem(s, key_mask, terms, o);
-  const row_lanes::Layout layout = s.lanes->layout(p.T);
+  const row_lanes::Layout layout = s.lanes->layout(p.T, terms != nullptr);
   const int64_t items = p.B * p.H;
   const bool save_keep = save && o.dropout > 0.0f;
   if (save) s.lanes_alpha = Tensor::empty({items * layout.alpha_per_item()});
@@ -514,12 +504,19 @@ void row_lanes_forward(AttentionSaved& s, const IntTensor& key_mask, const Atten
   });
 }
 
-// The bias passes dS on to q and k unchanged; its parameters, if any, take their gradients
-// from the groups' dS, in one bias_backward call per (b, h).
+// Whether the terms give any gradient: a bias that reads neither q nor parameters gives none.
+bool terms_give_gradients(const AttentionTerms* terms, const TensorList& params) {
+  return terms && (!params.empty() || terms->has_values() ||
+                   (terms->has_bias() && terms->bias_reads_queries()));
+}
+
+// The terms' backward hooks take every row of a (b, h) in one call each: values_backward
+// before the groups (its dα' joins theirs), bias_backward after them (from their dS).
 TensorList row_lanes_backward(const AttentionSaved& s, const Tensor& g) {
-  const AttentionTerms* terms = s.term_params.empty() ? nullptr : s.terms.get();
+  const AttentionTerms* terms =
+      terms_give_gradients(s.terms.get(), s.term_params) ? s.terms.get() : nullptr;
   const row_lanes::Problem p = row_lanes_problem(s, s.key_mask, terms, s.options);
-  const row_lanes::Layout layout = s.lanes->layout(p.T);
+  const row_lanes::Layout layout = s.lanes->layout(p.T, terms != nullptr);
   const Tensor dz = g.contiguous();
   Tensor dq = Tensor::zeros(s.q.shape()), dk = Tensor::zeros(s.k.shape()),
          dv = Tensor::zeros(s.v.shape());

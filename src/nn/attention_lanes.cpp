@@ -43,6 +43,11 @@ struct V {
   static uint32_t bits(const I& m) {
     return _mm512_cmplt_epi32_mask(reinterpret_cast<const __m512i&>(m), _mm512_setzero_si512());
   }
+  static __mmask16 first(int64_t n) { return static_cast<__mmask16>((1U << n) - 1); }
+  static F load_first(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(first(n), p); }
+  static void store_first(float* p, const F& x, int64_t n) {
+    _mm512_mask_storeu_ps(p, first(n), x);
+  }
 };
 #include "nn/attention_lanes_body.h"
 }  // namespace
@@ -74,6 +79,12 @@ struct V {
   static uint32_t bits(const I& m) {
     return static_cast<uint32_t>(_mm256_movemask_ps(reinterpret_cast<const __m256&>(m)));
   }
+  static __m256i first(int64_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static F load_first(const float* p, int64_t n) { return _mm256_maskload_ps(p, first(n)); }
+  static void store_first(float* p, const F& x, int64_t n) { _mm256_maskstore_ps(p, first(n), x); }
 };
 #include "nn/attention_lanes_body.h"
 }  // namespace

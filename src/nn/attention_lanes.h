@@ -1,11 +1,15 @@
-// Attention for heads of width 8 or 16 without positional terms or with a logit bias of
-// positions, with query rows in the lanes of a vector: 16 rows a vector with AVX-512, 8 with
-// AVX2 (src/nn/attention_lanes.cpp). The block kernel of attention.cpp gives each query row
-// its own pass (a row maximum, a sum and the calls of four small products per block of rows);
-// at R1's shapes (rows of about 40 keys, heads of width 8) that overhead is most of
-// attention's time. With a group of rows in the lanes, a key's score for every row of the
-// group is d_h multiply-adds of one vector, and the softmax's maximum, exponentials and sum
-// run down the keys, lane by lane, with no reduction across lanes.
+// Attention for heads of width 8 or 16, without positional terms or with terms that read no
+// keys, with query rows in the lanes of a vector: 16 rows a vector with AVX-512, 8 with AVX2
+// (src/nn/attention_lanes.cpp). The block kernel of attention.cpp gives each query row its
+// own pass (a row maximum, a sum and the calls of four small products per block of rows); at
+// R1's shapes (rows of about 40 keys, heads of width 8) that overhead is most of attention's
+// time. With a group of rows in the lanes, a key's score for every row of the group is d_h
+// multiply-adds of one vector, and the softmax's maximum, exponentials and sum run down the
+// keys, lane by lane, with no reduction across lanes.
+//
+// The terms' hooks (a logit bias that reads at most q, value terms) are called once per
+// (b, h) with every row, in row-major [rows, T] blocks that the kernel transposes to and from
+// its groups: a call's cost is paid once, and the hooks see the same rows at both widths.
 //
 // Each lane computes its row alone and in key order, and every product-sum is one fused
 // multiply-add (the file is compiled without contraction), so both vector widths give the
@@ -21,8 +25,8 @@
 
 namespace pelab::row_lanes {
 
-// One attention call: heads of a width the kernel serves, no positional terms but a logit
-// bias of positions. Work item w = b·H + h.
+// One attention call: heads of a width the kernel serves, terms that read no keys. Work item
+// w = b·H + h.
 struct Problem {
   int64_t B = 0, T = 0, H = 0, d = 0;  // d = d_h·H
   float scale = 0.0f;                  // 1/√d_h
@@ -32,9 +36,8 @@ struct Problem {
   bool skip_padded_queries = false;
   const float *q = nullptr, *k = nullptr, *v = nullptr;  // [B, T, d]
   const int32_t* key_mask = nullptr;                     // [B, T]
-  // A logit bias of positions (position_bias_only), or none; in the backward, only when its
-  // parameters need gradients.
-  const AttentionTerms* bias = nullptr;
+  // The positional terms (bias_reads_keys() and needs_every_key() false), or none.
+  const AttentionTerms* terms = nullptr;
 };
 
 // What the forward keeps for the backward, per work item: α before dropout as groups of L
@@ -42,19 +45,19 @@ struct Problem {
 // L-bit word per (group, key). Entries the backward does not read are left unwritten.
 struct Layout {
   int64_t lanes = 0, groups = 0, T = 0;
-  int64_t keys = 0;  // T rounded up to whole tiles of L keys: the backward's scratch
+  int64_t keys = 0;       // T rounded up to whole tiles of L keys: the backward's scratch
+  int64_t term_rows = 0;  // T · T with terms (the hooks' [rows, T] blocks), else 0
   int64_t alpha_per_item() const { return groups * T * lanes; }
   int64_t keep_per_item() const { return groups * T; }
-  // Per-thread scratch, in floats: the forward's, and the backward's per work item (with
-  // keys · lanes ≥ L · T floats a group for the bias's rows).
-  int64_t forward_scratch() const { return 3 * keys * lanes; }
-  int64_t backward_scratch() const { return (1 + 3 * groups) * keys * lanes; }
+  // Per-thread scratch, in floats: the forward's, and the backward's per work item.
+  int64_t forward_scratch() const { return 2 * keys * lanes + 2 * term_rows; }
+  int64_t backward_scratch() const { return (1 + 2 * groups) * keys * lanes + 2 * term_rows; }
 };
 
 // Per work item w: alpha and keep are the item's own (alpha_per_item() and keep_per_item()
 // from its start; null: no gradient needed). The item writes its head's columns of z, or of
-// dq, dk and dv (zero on entry), and adds the bias's parameter gradients to `grads` (the
-// item's own buffers; with Problem::bias set).
+// dq, dk and dv (zero on entry), and adds the terms' parameter gradients to `grads` (the
+// item's own buffers; with Problem::terms set).
 using Forward = void (*)(const Problem&, const Layout&, int64_t w, float* scratch, float* z,
                          float* alpha, uint32_t* keep);
 using Backward = void (*)(const Problem&, const Layout&, int64_t w, const float* alpha,
@@ -65,9 +68,9 @@ struct Kernel {
   int64_t lanes = 0, head_width = 0;
   Forward forward = nullptr;
   Backward backward = nullptr;
-  Layout layout(int64_t T) const {
+  Layout layout(int64_t T, bool terms) const {
     const int64_t groups = (T + lanes - 1) / lanes;
-    return {lanes, groups, T, groups * lanes};
+    return {lanes, groups, T, groups * lanes, terms ? T * T : 0};
   }
 };
 

@@ -6,7 +6,9 @@
 //   V::F, V::I, V::U          GCC vector types of L floats, int32 and uint32;
 //   V::splat(x)               x in every lane (a broadcast: 0 + x would be an addition);
 //   V::fma(a, b, c)           a·b + c rounded once;
-//   V::bits(m)                the lanes of a mask m (each −1 or 0) as the bits of a word.
+//   V::bits(m)                the lanes of a mask m (each −1 or 0) as the bits of a word;
+//   V::load_first(p, n)       p[0], …, p[n − 1] in the first n lanes (n ≤ L), 0 in the others;
+//   V::store_first(p, x, n)   the first n lanes of x to p[0], …, p[n − 1] (nothing else written).
 // A group is L consecutive query rows of one (b, h), row i0 + l in lane l; a tile is L
 // consecutive keys. Vectors indexed by key j hold key j for the group's rows.
 
@@ -86,6 +88,32 @@ inline void store_columns(const F* columns, int64_t n, float* rows, int64_t ld) 
     for (int64_t l = 0; l < n; ++l)
       std::memcpy(rows + l * ld + c0, &tile[l], kBlock * sizeof(float));
   }
+}
+
+// out[j · L + l] = rows[l · ld + j] for keys j < kc and rows l < n; 0 in the lanes from n:
+// n rows of a [rows, T] block as a group's key-major [kc, L] block, a transposed tile of L
+// keys at a time.
+inline void rows_to_lanes(const float* rows, int64_t ld, int64_t n, int64_t kc, float* out) {
+  for (int64_t j0 = 0; j0 < kc; j0 += L) {
+    const int64_t m = std::min(L, kc - j0);
+    F tile[L] = {};
+    for (int64_t l = 0; l < n; ++l) tile[l] = V::load_first(rows + l * ld + j0, m);
+    transpose(tile);  // tile[e]: key j0 + e for the n rows
+    for (int64_t e = 0; e < m; ++e) store(out + (j0 + e) * L, tile[e]);
+  }
+}
+// rows[l · ld + j] = lanes[j · L + l] for rows l < n and keys j < kc, 0 for kc ≤ j < T: the
+// inverse, a tile at a time.
+inline void lanes_to_rows(const float* lanes, int64_t n, int64_t kc, int64_t T, float* rows,
+                          int64_t ld) {
+  for (int64_t j0 = 0; j0 < kc; j0 += L) {
+    const int64_t m = std::min(L, kc - j0);
+    F tile[L] = {};
+    for (int64_t e = 0; e < m; ++e) tile[e] = load(lanes + (j0 + e) * L);
+    transpose(tile);  // tile[l]: row l over the keys j0, …, j0 + m − 1
+    for (int64_t l = 0; l < n; ++l) V::store_first(rows + l * ld + j0, tile[l], m);
+  }
+  for (int64_t l = 0; l < n; ++l) std::fill(rows + l * ld + kc, rows + l * ld + T, 0.0f);
 }
 
 // ---- exp and the dropout hash, lane by lane -------------------------------------------------
@@ -174,6 +202,11 @@ inline Head head_of(const Problem& p, int64_t w) {
   return hd;
 }
 
+// The rows of the group from i0 that are computed: 0 to L.
+inline int64_t active_rows(const Problem& p, const Head& hd, int64_t i0) {
+  return std::clamp<int64_t>(hd.rows_end - i0, 0, std::min(L, p.T - i0));
+}
+
 // The keys a group of rows from i0 attends over, real or not: [0, keys_of).
 inline int64_t keys_of(const Problem& p, const Head& hd, int64_t i0, int64_t active) {
   return p.causal ? std::min(hd.real_end, i0 + active) : hd.real_end;
@@ -218,10 +251,12 @@ inline F exponentials(const int32_t* mask, int64_t kc, const F& max, float* S) {
 }
 
 // α_j = S[j] · inv, α'_j = α_j ⊙ keep / (1 − p) and z = Σ_j α'_j v_j over the real keys
-// j < kc, in zT (D vectors: column c of z); α and the keep words are kept where given.
+// j < kc, in zT (D vectors: column c of z); α and the keep words are kept where given. With
+// `keep_dropped`, S[j] becomes α'_j for every key j < kc (0 for the padding).
 template <int64_t D>
 inline void weighted_sum(const Problem& p, const Head& hd, int64_t w, int64_t i0, int64_t kc,
-                         const F& inv, const float* S, float* alpha, uint32_t* keep, F* zT) {
+                         const F& inv, bool keep_dropped, float* S, float* alpha, uint32_t* keep,
+                         F* zT) {
   // Locals, not reads through p and hd: the stores below (memcpy) may alias anything.
   const bool dropout = p.dropout > 0.0f;
   const int64_t d = p.d;
@@ -231,7 +266,10 @@ inline void weighted_sum(const Problem& p, const Head& hd, int64_t w, int64_t i0
   for (int64_t c = 0; c < D; ++c) zT[c] = F{};
   for (int64_t j = 0; j < kc; ++j) {
     if (dropout && j % 32 == 0) drop.start_block(j);
-    if (!mask[j]) continue;
+    if (!mask[j]) {
+      if (keep_dropped) store(S + j * L, F{});
+      continue;
+    }
     F a = load(S + j * L) * inv;
     if (alpha) store(alpha + j * L, a);
     if (dropout) {
@@ -239,50 +277,62 @@ inline void weighted_sum(const Problem& p, const Head& hd, int64_t w, int64_t i0
       if (keep) keep[j] = V::bits(kept);
       a = kept != 0 ? a * drop.keep_scale : F{};
     }
+    if (keep_dropped) store(S + j * L, a);
     const float* vj = v + j * d;
     for (int64_t c = 0; c < D; ++c) zT[c] = V::fma(a, splat(vj[c]), zT[c]);
   }
 }
 
 // The forward of work item w: z's columns of head h for every row of sequence b; alpha
-// [groups, T, L] and keep [groups, T] are the item's own (null: not kept).
+// [groups, T, L] and keep [groups, T] are the item's own (null: not kept). The terms' bias
+// of every row comes first, their values' part of z last.
 template <int64_t D>
 void forward_item(const Problem& p, const Layout& layout, int64_t w, float* scratch, float* z,
                   float* alpha, uint32_t* keep) {
   const Head hd = head_of<D>(p, w);
+  const AttentionTerms* terms = hd.rows_end > 0 ? p.terms : nullptr;
+  const bool has_bias = terms && terms->has_bias(), has_values = terms && terms->has_values();
+  float* S = scratch;                         // [keys, L]: a group's scores, then exponentials
+  float* bias = S + layout.keys * L;          // [keys, L]: a group's R
+  float* bias_rows = bias + layout.keys * L;  // [rows_end, T]: R of every row
+  float* value_rows = bias_rows + layout.term_rows;  // [rows_end, T]: α' of every row
+  if (has_bias) {
+    std::fill_n(bias_rows, hd.rows_end * p.T, 0.0f);
+    terms->add_bias(hd.b, hd.h, 0, hd.rows_end, p.T, hd.q, p.d, bias_rows, p.T);
+  }
+  float* z_head = z + hd.b * p.T * p.d + hd.h * D;
   for (int64_t g = 0; g < layout.groups; ++g) {
     const int64_t i0 = g * L, present = std::min(L, p.T - i0);
-    const int64_t active = std::clamp<int64_t>(hd.rows_end - i0, 0, present);
-    float* z_rows = z + (hd.b * p.T + i0) * p.d + hd.h * D;
+    const int64_t active = active_rows(p, hd, i0);
+    float* z_rows = z_head + i0 * p.d;
     for (int64_t l = active; l < present; ++l) std::fill_n(z_rows + l * p.d, D, 0.0f);
     if (active == 0) continue;
     const int64_t kc = keys_of(p, hd, i0, active);
     F qT[D];
     load_columns<D>(hd.q + i0 * p.d, p.d, active, p.scale, qT);
-    float* bias = nullptr;  // [kc, L] after the scores' [keys, L], then the hook's work
-    if (p.bias) {
-      bias = scratch + layout.keys * L;
-      p.bias->lanes_bias(hd.b, hd.h, i0, active, L, kc, p.T, bias, bias + layout.keys * L);
-    }
-    const F max = scores<D>(hd, p.d, qT, i0, kc, p.causal, bias, scratch);
-    const F inv = exponentials(hd.mask, kc, max, scratch);
+    if (has_bias) rows_to_lanes(bias_rows + i0 * p.T, p.T, active, kc, bias);
+    const F max = scores<D>(hd, p.d, qT, i0, kc, p.causal, has_bias ? bias : nullptr, S);
+    const F inv = exponentials(hd.mask, kc, max, S);
     F zT[D];
-    weighted_sum<D>(p, hd, w, i0, kc, inv, scratch, alpha ? alpha + g * p.T * L : nullptr,
+    weighted_sum<D>(p, hd, w, i0, kc, inv, has_values, S, alpha ? alpha + g * p.T * L : nullptr,
                     keep ? keep + g * p.T : nullptr, zT);
     store_columns<D>(zT, active, z_rows, p.d);
+    if (has_values) lanes_to_rows(S, active, kc, p.T, value_rows + i0 * p.T, p.T);
   }
+  if (has_values) terms->add_values(hd.b, hd.h, 0, hd.rows_end, p.T, value_rows, p.T, z_head, p.d);
 }
 
 // ---- backward --------------------------------------------------------------------------
 // Given dz, for the group's rows (lanes ≥ active have dz = 0):
-//   dα_j = (dz_i · v_j) ⊙ keep/(1 − p),  D_i = Σ_j α_j dα_j,  dS_j = α_j (dα_j − D_i),
-//   dq_i = scale · Σ_j dS_j k_j;
-// dS_j and α'_j are written for every key j < key_end (0 where the group does not attend),
-// for the keys' pass. dA: scratch [keys, L].
+//   dα_j = (dz_i · v_j + dU[i, j]) ⊙ keep/(1 − p),  D_i = Σ_j α_j dα_j,
+//   dS_j = α_j (dα_j − D_i),  dq_i = scale · Σ_j dS_j k_j;
+// dU: the value terms' dz_i · U[i, j] as the group's rows of [rows, T] (null: none).
+// dS_j is written for every key j < key_end (0 where the group does not attend), for the
+// keys' pass. dA: scratch [keys, L].
 template <int64_t D>
 inline void rows_backward(const Problem& p, const Head& hd, int64_t i0, int64_t active,
                           int64_t key_end, const float* alpha, const uint32_t* keep,
-                          const float* dz, float* dA, float* dS, float* Ap, float* dq) {
+                          const float* dz, const float* dU, float* dA, float* dS, float* dq) {
   const bool dropout = p.dropout > 0.0f;
   const int64_t d = p.d;  // locals: the stores may alias anything
   const int32_t* mask = hd.mask;
@@ -292,12 +342,14 @@ inline void rows_backward(const Problem& p, const Head& hd, int64_t i0, int64_t 
   const F keep_scale = splat(dropout ? 1.0f / (1.0f - p.dropout) : 1.0f);
   F dzT[D];
   load_columns<D>(dz + row0, d, active, 1.0f, dzT);
+  if (dU) rows_to_lanes(dU, p.T, active, kc, dA);
   F dot{};
   for (int64_t j = 0; j < kc; ++j) {
     if (!mask[j]) continue;
     const float* vj = v + j * d;
     F da = dzT[0] * vj[0];
     for (int64_t c = 1; c < D; ++c) da = V::fma(dzT[c], splat(vj[c]), da);
+    if (dU) da += load(dA + j * L);
     if (dropout) da = from_bits(keep[j]) != 0 ? da * keep_scale : F{};
     dot = V::fma(load(alpha + j * L), da, dot);
     store(dA + j * L, da);
@@ -306,18 +358,32 @@ inline void rows_backward(const Problem& p, const Head& hd, int64_t i0, int64_t 
   for (int64_t j = 0; j < key_end; ++j) {
     if (j >= kc || !mask[j]) {
       store(dS + j * L, F{});
-      store(Ap + j * L, F{});
       continue;
     }
-    const F a = load(alpha + j * L);
-    const F ds = a * (load(dA + j * L) - dot);
+    const F ds = load(alpha + j * L) * (load(dA + j * L) - dot);
     store(dS + j * L, ds);
-    store(Ap + j * L, dropout ? (from_bits(keep[j]) != 0 ? a * keep_scale : F{}) : a);
     const float* kj = k + j * d;
     for (int64_t c = 0; c < D; ++c) dqT[c] = V::fma(ds, splat(kj[c]), dqT[c]);
   }
   for (int64_t c = 0; c < D; ++c) dqT[c] *= p.scale;
   store_columns<D>(dqT, active, dq + row0, d);
+}
+
+// α'_j = α_j ⊙ keep/(1 − p) of the group's rows for every key j < key_end (0 where the group
+// does not attend), for the keys' pass and the value terms.
+inline void dropped_weights(const Problem& p, const Head& hd, int64_t kc, int64_t key_end,
+                            const float* alpha, const uint32_t* keep, float* Ap) {
+  const bool dropout = p.dropout > 0.0f;
+  const int32_t* mask = hd.mask;  // a local: the stores may alias anything
+  const F keep_scale = splat(dropout ? 1.0f / (1.0f - p.dropout) : 1.0f);
+  for (int64_t j = 0; j < key_end; ++j) {
+    if (j >= kc || !mask[j]) {
+      store(Ap + j * L, F{});
+      continue;
+    }
+    const F a = load(alpha + j * L);
+    store(Ap + j * L, dropout ? (from_bits(keep[j]) != 0 ? a * keep_scale : F{}) : a);
+  }
 }
 
 // acc[c], lane e = Σ_i tiles[i, j0 + e] · rows[i · d + c] over every row i in order, for the
@@ -329,8 +395,7 @@ inline void tile_products(const Problem& p, const Layout& layout, const Head& hd
   const int64_t d = p.d;  // a local: the loads below may alias anything
   for (int64_t c = 0; c < D; ++c) acc[c] = F{};
   for (int64_t g = 0; g < layout.groups; ++g) {
-    const int64_t i0 = g * L;
-    const int64_t active = std::clamp<int64_t>(hd.rows_end - i0, 0, std::min(L, p.T - i0));
+    const int64_t i0 = g * L, active = active_rows(p, hd, i0);
     if (active == 0 || (p.causal && i0 + active <= j0)) continue;  // no row reaches the tile
     F tile[L];
     const float* at = tiles + (g * layout.keys + j0) * L;
@@ -358,48 +423,73 @@ inline void keys_backward(const Problem& p, const Layout& layout, const Head& hd
   store_columns<D>(acc, n, dv + head + j0 * p.d, p.d);
 }
 
-// The bias's parameter gradients: dS of every computed row as [rows_end, T] rows (0 past the
-// keys a row's group attends over), through the terms' own bias_backward in one call. One
-// call per (b, h), whatever the vector width: terms that sum per call (KERPLE, FIRE) then
-// give the same bits at both widths, and those with a cost per call (FIRE passes each
-// distance's sum through its MLP) pay it once.
-inline void bias_gradients(const Problem& p, const Layout& layout, const Head& hd, const float* dS,
-                           float* work, const AttentionTerms::GradBuffers& grads) {
+// The value terms' part of every computed row: α' ([groups, keys, L]) as [rows_end, T] rows
+// in `value_rows`, then one values_backward call, which adds its parameters' gradients and
+// writes dU[i, j] = dz_i · U[i, j] ([rows_end, T]).
+inline void value_gradients(const Problem& p, const Layout& layout, const Head& hd, const float* Ap,
+                            const float* dz, float* value_rows, float* dU,
+                            const AttentionTerms::GradBuffers& grads) {
   for (int64_t g = 0; g * L < hd.rows_end; ++g) {
     const int64_t i0 = g * L, active = std::min(L, hd.rows_end - i0);
-    const int64_t kc = keys_of(p, hd, i0, active);
-    const float* group = dS + g * layout.keys * L;
-    for (int64_t l = 0; l < active; ++l) {
-      float* row = work + (i0 + l) * p.T;
-      for (int64_t j = 0; j < kc; ++j) row[j] = group[j * L + l];
-      std::fill(row + kc, row + p.T, 0.0f);
-    }
+    lanes_to_rows(Ap + g * layout.keys * L, active, keys_of(p, hd, i0, active), p.T,
+                  value_rows + i0 * p.T, p.T);
   }
-  p.bias->bias_backward(hd.b, hd.h, 0, hd.rows_end, p.T, nullptr, 0, work, p.T, nullptr, 0, grads);
+  std::fill_n(dU, hd.rows_end * p.T, 0.0f);
+  const int64_t offset = hd.q - p.q;  // of the head's first row in q and dz
+  p.terms->values_backward(hd.b, hd.h, 0, hd.rows_end, p.T, value_rows, p.T, dz + offset, p.d, dU,
+                           p.T, grads);
 }
 
-// The backward of work item w: its head's columns of dq, dk, dv, and the bias's parameter
-// gradients from each group's dS. scratch: the layout's backward_scratch() floats.
+// The bias's part: dS of every computed row as [rows_end, T] rows in `work` (0 past the keys a
+// row's group attends over), then one bias_backward call, which adds to dq (after the groups
+// wrote it) and the parameters' gradients. One call per (b, h), whatever the vector width:
+// terms that sum per call (KERPLE, FIRE, Shaw's products) then give the same bits at both
+// widths, and those with a cost per call (FIRE passes each distance's sum through its MLP)
+// pay it once.
+inline void bias_gradients(const Problem& p, const Layout& layout, const Head& hd, const float* dS,
+                           float* work, float* dq, const AttentionTerms::GradBuffers& grads) {
+  for (int64_t g = 0; g * L < hd.rows_end; ++g) {
+    const int64_t i0 = g * L, active = std::min(L, hd.rows_end - i0);
+    lanes_to_rows(dS + g * layout.keys * L, active, keys_of(p, hd, i0, active), p.T,
+                  work + i0 * p.T, p.T);
+  }
+  const int64_t offset = hd.q - p.q;  // of the head's first row in q, dq and dz
+  p.terms->bias_backward(hd.b, hd.h, 0, hd.rows_end, p.T, hd.q, p.d, work, p.T, dq + offset, p.d,
+                         grads);
+}
+
+// The backward of work item w: its head's columns of dq, dk, dv, and the terms' parameter
+// gradients (the values' before the groups, the bias's from their dS). scratch: the layout's
+// backward_scratch() floats.
 template <int64_t D>
 void backward_item(const Problem& p, const Layout& layout, int64_t w, const float* alpha,
                    const uint32_t* keep, const float* dz, float* scratch, float* dq, float* dk,
                    float* dv, const AttentionTerms::GradBuffers& grads) {
   const Head hd = head_of<D>(p, w);
+  const AttentionTerms* terms = hd.rows_end > 0 ? p.terms : nullptr;
   const int64_t key_end = p.causal ? std::min(hd.real_end, hd.rows_end) : hd.real_end;
   const int64_t tiles_end = (key_end + L - 1) / L * L;
   float* dA = scratch;                                 // [keys, L]
   float* dS = dA + layout.keys * L;                    // [groups, keys, L]
   float* Ap = dS + layout.groups * layout.keys * L;    // [groups, keys, L]
-  float* work = Ap + layout.groups * layout.keys * L;  // [rows, T]: bias_gradients
+  float* rows = Ap + layout.groups * layout.keys * L;  // [rows_end, T]: α', then dS
+  float* dU = rows + layout.term_rows;                 // [rows_end, T]: dz · U
+  const bool has_values = terms && terms->has_values();
   for (int64_t g = 0; g < layout.groups; ++g) {
-    const int64_t i0 = g * L;
-    const int64_t active = std::clamp<int64_t>(hd.rows_end - i0, 0, std::min(L, p.T - i0));
+    const int64_t active = active_rows(p, hd, g * L);
     if (active == 0) continue;
-    const int64_t at = g * p.T, tile_at = g * layout.keys * L;
-    rows_backward<D>(p, hd, i0, active, tiles_end, alpha + at * L, keep ? keep + at : nullptr, dz,
-                     dA, dS + tile_at, Ap + tile_at, dq);
+    dropped_weights(p, hd, keys_of(p, hd, g * L, active), tiles_end, alpha + g * p.T * L,
+                    keep ? keep + g * p.T : nullptr, Ap + g * layout.keys * L);
   }
-  if (p.bias && hd.rows_end > 0) bias_gradients(p, layout, hd, dS, work, grads);
+  if (has_values) value_gradients(p, layout, hd, Ap, dz, rows, dU, grads);
+  for (int64_t g = 0; g < layout.groups; ++g) {
+    const int64_t i0 = g * L, active = active_rows(p, hd, i0);
+    if (active == 0) continue;
+    const int64_t at = g * p.T;
+    rows_backward<D>(p, hd, i0, active, tiles_end, alpha + at * L, keep ? keep + at : nullptr, dz,
+                     has_values ? dU + i0 * p.T : nullptr, dA, dS + g * layout.keys * L, dq);
+  }
+  if (terms && terms->has_bias()) bias_gradients(p, layout, hd, dS, rows, dq, grads);
   for (int64_t j0 = 0; j0 < key_end; j0 += L)
     keys_backward<D>(p, layout, hd, j0, dS, Ap, dz, dk, dv);
 }

@@ -38,6 +38,7 @@ class AlibiTerms : public AttentionTerms {
       : positions_(positions), slopes_(std::move(slopes)), deepmind_(deepmind) {}
 
   bool has_bias() const override { return true; }
+  bool bias_reads_queries() const override { return false; }
 
   void add_bias(int64_t b, int64_t h, int64_t i0, int64_t i1, int64_t T, const float*, int64_t,
                 float* S, int64_t lds) const override {
@@ -51,8 +52,6 @@ class AlibiTerms : public AttentionTerms {
         if (p[j] < p[i]) row[j] += 0.5f * m;
     }
   }
-
-  bool position_bias_only() const override { return true; }
 
   Tensor composed_bias(const Tensor& q) const override {
     const int64_t B = q.size(0), H = q.size(1), T = q.size(2);

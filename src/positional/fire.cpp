@@ -80,7 +80,7 @@ class FireTerms : public AttentionTerms {
 
   TensorList parameters() const override { return {f_.w1, f_.b1, f_.w2, f_.b2, f_.c, f_.l}; }
   bool has_bias() const override { return true; }
-  bool position_bias_only() const override { return true; }
+  bool bias_reads_queries() const override { return false; }
 
   // table_[start_b + h·(2·span_b + 1) + δ + span_b] = f(u(δ))_h for the rows with m = L.
   void prepare() const override {

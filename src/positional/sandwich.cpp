@@ -54,6 +54,7 @@ class SandwichTerms : public AttentionTerms {
   }
 
   bool has_bias() const override { return true; }
+  bool bias_reads_queries() const override { return false; }
 
   void add_bias(int64_t b, int64_t h, int64_t i0, int64_t i1, int64_t T, const float*, int64_t,
                 float* S, int64_t lds) const override {
@@ -64,8 +65,6 @@ class SandwichTerms : public AttentionTerms {
       for (int64_t j = 0; j < T; ++j) row[j] += scale * cosine_sum(std::abs(p[i] - p[j]));
     }
   }
-
-  bool position_bias_only() const override { return true; }
 
   Tensor composed_bias(const Tensor& q) const override {
     const int64_t B = q.size(0), H = q.size(1), T = q.size(2);

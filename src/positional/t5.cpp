@@ -37,7 +37,7 @@ class T5Terms : public AttentionTerms {
 
   TensorList parameters() const override { return {table_}; }
   bool has_bias() const override { return true; }
-  bool position_bias_only() const override { return true; }
+  bool bias_reads_queries() const override { return false; }
 
   void add_bias(int64_t b, int64_t h, int64_t i0, int64_t i1, int64_t T, const float*, int64_t,
                 float* S, int64_t lds) const override {

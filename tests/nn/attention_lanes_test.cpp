@@ -1,5 +1,5 @@
-// The rows-in-lanes attention kernel (heads of width 8 or 16 without positional terms or with
-// a logit bias of positions) against its oracles: the composed op and the block kernel, on z
+// The rows-in-lanes attention kernel (heads of width 8 or 16, without positional terms or with
+// terms that read no keys) against its oracles: the composed op and the block kernel, on z
 // and every gradient; finite differences; its two vector widths bit for bit; thread counts
 // bit for bit. Lengths of 7, 21 and 40 give one group, a partial group and several groups at
 // both vector widths (16 and 8 rows); heads of width 16 take two tiles of columns at the
@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <tuple>
+#include <variant>
 
 #include "nn/model_util.h"
 #include "ops/gradcheck.h"
@@ -166,24 +167,30 @@ TEST(AttentionLanes, BothWidthsGiveTheSameBits) {
         }
 }
 
-// A scheme whose terms are a logit bias of positions, for the case's mask at length 21,
-// positions shifted by 3 (they are data, not indices), its parameters moved off their initial
+// A scheme the lanes kernel serves with terms: for the case's mask at length 21, positions
+// 3, 4, … (they are data, not indices) or, with `spread`, 3, 5, 7, … (Shaw's terms then take
+// their path for positions that are not consecutive); its parameters moved off their initial
 // values (T5's start near 0).
-struct PositionTerms {
+struct SchemeCase {
+  std::string scheme, key;
+  KeyValue value;
+  bool spread = false;
+};
+struct SchemeTerms {
   std::string what;
   std::unique_ptr<Encoder> model;
   std::shared_ptr<const AttentionTerms> terms;
 };
-PositionTerms position_terms(const std::string& scheme, const std::string& key,
-                             const std::string& value, int64_t head_width, const IntTensor& mask) {
-  PositionTerms t;
-  t.what = fmt::format("{} {} d_h {}", scheme, value, head_width);
-  ModelConfig config = tiny_config(scheme, kModel, kModel / head_width, 1);
-  if (!key.empty()) config.positional.keys.set(key, value);
+SchemeTerms scheme_terms(const SchemeCase& s, int64_t head_width, const IntTensor& mask) {
+  SchemeTerms t;
+  const std::string value = std::visit([](const auto& v) { return fmt::format("{}", v); }, s.value);
+  t.what = fmt::format("{} {} {} spread {} d_h {}", s.scheme, s.key, value, s.spread, head_width);
+  ModelConfig config = tiny_config(s.scheme, kModel, kModel / head_width, 1);
+  if (!s.key.empty()) config.positional.keys.set(s.key, s.value);
   t.model = std::make_unique<Encoder>(config, make_scheme, 3);
   Batch batch = make_batch({21, 21, 21}, 21, 4);
   batch.key_mask = mask;
-  for (int32_t& position : batch.positions.values) position += 3;
+  for (int32_t& position : batch.positions.values) position = (s.spread ? 2 : 1) * position + 3;
   t.terms = t.model->scheme().attention_terms(batch, 0);
   uint64_t seed = 60;
   for (Tensor p : t.terms->parameters()) {
@@ -193,29 +200,31 @@ PositionTerms position_terms(const std::string& scheme, const std::string& key,
   return t;
 }
 
-// scheme, key, value: ALiBi's two variants, sandwich, T5, KERPLE's two kernels, FIRE.
-const std::vector<std::tuple<std::string, std::string, std::string>> kPositionBiasSchemes{
-    {"alibi", "bidirectional", "symmetric"},
-    {"alibi", "bidirectional", "deepmind"},
-    {"sandwich", "", ""},
-    {"t5", "", ""},
-    {"kerple", "kernel", "log"},
-    {"kerple", "kernel", "power"},
-    {"fire", "", ""}};
+// The schemes with terms that read no keys: a logit bias of positions (ALiBi's two variants,
+// sandwich, T5, KERPLE's two kernels, FIRE) and Shaw's relative, whose bias reads q and whose
+// terms add values (max_distance 4 < 21: clipped and unclipped distances).
+const std::vector<SchemeCase> kLanesSchemes{{"alibi", "bidirectional", "symmetric"},
+                                            {"alibi", "bidirectional", "deepmind"},
+                                            {"sandwich", "", {}},
+                                            {"t5", "", {}},
+                                            {"kerple", "kernel", "log"},
+                                            {"kerple", "kernel", "power"},
+                                            {"fire", "", {}},
+                                            {"relative", "max_distance", int64_t{4}},
+                                            {"relative", "max_distance", int64_t{4}, true}};
 
-// The lanes kernel adds the bias a group of rows at a time, and the parameters take their
-// gradients from the groups' dS: z, dq, dk, dv and every parameter's gradient against the
-// composed op with the same terms, at both head and vector widths. Controls: the lanes kernel
-// ran (its bits are not the block kernel's), and with the bias left out its z is far from
-// the oracle's.
-TEST(AttentionLanes, PositionBiasSchemesMatchTheComposedOp) {
-  for (const auto& [scheme, key, value] : kPositionBiasSchemes)
+// The lanes kernel calls the terms' hooks once per (b, h) with every row: z, dq, dk, dv and
+// every parameter's gradient against the composed op with the same terms, at both head and
+// vector widths, with dropout. Controls: the lanes kernel ran (its bits are not the block
+// kernel's), and with the terms left out its z is far from the oracle's.
+TEST(AttentionLanes, SchemesWithTermsMatchTheComposedOp) {
+  for (const SchemeCase& scheme : kLanesSchemes)
     for (int64_t head_width : kHeadWidths)
       for (bool causal : {false, true}) {
         const LanesCase c = make_case(21, true, 7);
-        const PositionTerms t = position_terms(scheme, key, value, head_width, c.mask);
+        const SchemeTerms t = scheme_terms(scheme, head_width, c.mask);
         const std::string what = fmt::format("{} causal {}", t.what, causal);
-        ASSERT_TRUE(t.terms && t.terms->position_bias_only()) << what;
+        ASSERT_TRUE(t.terms && !t.terms->bias_reads_keys()) << what;
         const AttentionOptions o = options(causal, 0.2f, head_width);
         const TensorList composed = outputs(c, o, true, t.terms);
         for (VectorKernel width : widths()) {
@@ -236,15 +245,84 @@ TEST(AttentionLanes, PositionBiasSchemesMatchTheComposedOp) {
       }
 }
 
-// The parameters' gradients too have the same bits at both vector widths (bias_backward takes
+// Padded query rows skipped: the terms' hooks take the computed rows only, and the skipped
+// rows' z and gradients are exactly 0 as the block kernel's (Shaw's values would otherwise
+// add to them). Against the block kernel on every output, with and without dropout.
+TEST(AttentionLanes, SchemesWithTermsSkipPaddedRows) {
+  if (widths().empty()) GTEST_SKIP() << "this CPU runs no lanes kernel";
+  for (const SchemeCase& scheme : {kLanesSchemes[3], kLanesSchemes[7]})
+    for (bool causal : {false, true})
+      for (float p : {0.0f, 0.2f}) {
+        const LanesCase c = make_case(21, false, 13);
+        const SchemeTerms t = scheme_terms(scheme, 16, c.mask);
+        AttentionOptions o = options(causal, p, 16);
+        o.skip_padded_queries = true;
+        const TensorList lanes = outputs(c, o, false, t.terms);
+        o.row_lanes = false;
+        const TensorList block = outputs(c, o, false, t.terms);
+        for (size_t i = 0; i < lanes.size(); ++i)
+          EXPECT_LE(closeness(lanes[i], block[i], 1e-4, 1e-5), 1.0)
+              << t.what << " causal " << causal << " p " << p << " output " << i;
+        const std::vector<float> z = lanes[0].to_vector();  // sequence 2 has one real token
+        for (int64_t i = 1; i < 21; ++i)
+          for (int64_t c0 = 0; c0 < kModel; ++c0)
+            ASSERT_EQ(z[(2 * 21 + i) * kModel + c0], 0.0f) << t.what << " row " << i;
+      }
+}
+
+// A logit bias that reads q and has no parameters: R[i, j] = q_i · M[:, j] for a fixed
+// M [d_h, T]. No scheme is like it; it checks that the kernel passes such a bias's gradient
+// on to q (a bias without parameters is skipped in the backward only when it says it reads
+// no q). `claims_no_queries` makes it say so wrongly: the control.
+class QueryBias : public AttentionTerms {
+ public:
+  QueryBias(int64_t head_width, int64_t T, bool claims_no_queries)
+      : m_(random_tensor({head_width, T}, 99)), claims_no_queries_(claims_no_queries) {}
+  bool has_bias() const override { return true; }
+  bool bias_reads_queries() const override { return !claims_no_queries_; }
+  void add_bias(int64_t, int64_t, int64_t i0, int64_t i1, int64_t T, const float* q, int64_t ldq,
+                float* S, int64_t lds) const override {
+    const int64_t dh = m_.size(0);
+    for (int64_t r = 0; r < i1 - i0; ++r)
+      for (int64_t c = 0; c < dh; ++c)
+        for (int64_t j = 0; j < T; ++j) S[r * lds + j] += q[r * ldq + c] * m_.data()[c * T + j];
+  }
+  void bias_backward(int64_t, int64_t, int64_t i0, int64_t i1, int64_t T, const float*, int64_t,
+                     const float* dS, int64_t lds, float* dq, int64_t lddq,
+                     const GradBuffers&) const override {
+    const int64_t dh = m_.size(0);
+    for (int64_t r = 0; r < i1 - i0; ++r)
+      for (int64_t c = 0; c < dh; ++c)
+        for (int64_t j = 0; j < T; ++j) dq[r * lddq + c] += dS[r * lds + j] * m_.data()[c * T + j];
+  }
+  Tensor composed_bias(const Tensor& q) const override { return matmul(q, m_); }
+
+ private:
+  Tensor m_;
+  bool claims_no_queries_;
+};
+
+TEST(AttentionLanes, ABiasThatReadsQueriesGivesTheirGradient) {
+  if (widths().empty()) GTEST_SKIP() << "this CPU runs no lanes kernel";
+  const LanesCase c = make_case(21, true, 17);
+  const AttentionOptions o = options(true, 0.2f, 8);
+  const auto honest = std::make_shared<QueryBias>(8, 21, false);
+  const TensorList lanes = outputs(c, o, false, honest), composed = outputs(c, o, true, honest);
+  for (size_t i = 0; i < lanes.size(); ++i)
+    EXPECT_LE(closeness(lanes[i], composed[i], 1e-4, 1e-5), 1.0) << "output " << i;
+  const TensorList wrong = outputs(c, o, false, std::make_shared<QueryBias>(8, 21, true));
+  EXPECT_GT(closeness(wrong[1], composed[1], 1e-4, 1e-5), 10.0);  // dq
+}
+
+// The parameters' gradients too have the same bits at both vector widths (each hook takes
 // every row of a (b, h) in one call at either) and at one or two threads. Control: the block
 // kernel's parameter gradients differ.
-TEST(AttentionLanes, PositionBiasGradientsHaveTheSameBitsEverywhere) {
+TEST(AttentionLanes, SchemeGradientsHaveTheSameBitsEverywhere) {
   if (widths().empty()) GTEST_SKIP() << "this CPU runs no lanes kernel";
   const int before = num_threads();
-  for (const auto& [scheme, key, value] : kPositionBiasSchemes) {
+  for (const SchemeCase& scheme : kLanesSchemes) {
     const LanesCase c = make_case(21, true, 9);
-    const PositionTerms t = position_terms(scheme, key, value, 8, c.mask);
+    const SchemeTerms t = scheme_terms(scheme, 8, c.mask);
     AttentionOptions o = options(true, 0.2f, 8);
     set_num_threads(1);
     const TensorList reference = outputs(c, o, false, t.terms);
@@ -275,6 +353,24 @@ TEST(AttentionLanes, GradientMatchesFiniteDifferences) {
           [&](const TensorList& x) { return attention(x[0], x[1], x[2], c.mask, nullptr, o); },
           {c.q, c.k, c.v}, GradCheckOptions{});
       EXPECT_TRUE(r.ok) << describe(width) << " d_h " << head_width << ": " << r.message;
+    }
+}
+
+// Shaw's terms (a bias that reads q, values) and T5's (a bias of positions): every input's
+// gradient and the parameters' against finite differences, through the lanes kernel.
+TEST(AttentionLanes, SchemeGradientsMatchFiniteDifferences) {
+  for (VectorKernel width : widths())
+    for (const SchemeCase& scheme : {kLanesSchemes[3], kLanesSchemes[7], kLanesSchemes[8]}) {
+      const LanesCase c = make_case(21, true, 23);
+      const SchemeTerms t = scheme_terms(scheme, 8, c.mask);
+      AttentionOptions o = options(true, 0.25f, 8);
+      o.row_lanes_width = width;
+      TensorList inputs{c.q, c.k, c.v};
+      for (const Tensor& p : t.terms->parameters()) inputs.push_back(p);
+      const GradCheckResult r = gradcheck(
+          [&](const TensorList& x) { return attention(x[0], x[1], x[2], c.mask, t.terms, o); },
+          inputs, GradCheckOptions{});
+      EXPECT_TRUE(r.ok) << describe(width) << " " << t.what << ": " << r.message;
     }
 }
 

@@ -32,6 +32,9 @@ class AttentionTerms {
   virtual TensorList parameters() const { return {}; }
   virtual bool has_bias() const { return false; }
   virtual bool has_values() const { return false; }
+  // Whether the logit bias reads q (Shaw's q · wK[c]). One that reads neither q nor parameters
+  // (ALiBi, sandwich) gives no gradient, and the rows-in-lanes kernel skips its backward.
+  virtual bool bias_reads_queries() const { return true; }
   // Called once per fused forward and once per backward, from one thread, before any block
   // hook: terms may cache here what depends on the parameters' current values (they change
   // between calls).
@@ -80,19 +83,6 @@ class AttentionTerms {
                                        float* /*dk*/, int64_t /*lddk*/,
                                        const GradBuffers& /*grads*/) const {}
 
-  // ---- for the rows-in-lanes kernel (src/nn/attention_lanes.h) ---------------------------
-  // True when R is a logit bias of the positions and the terms' parameters alone: it reads
-  // neither q nor k, so nothing flows back through them, and the terms add no values (ALiBi,
-  // sandwich, T5, KERPLE, FIRE). The lanes kernel then serves them: it asks for the bias a
-  // group of query rows at a time, and hands bias_backward dS of every row of a (b, h) at
-  // once (q and dq null).
-  virtual bool position_bias_only() const { return false; }
-  // R of the query rows [i0, i0 + rows) and keys j < kc, key-major with the rows in lanes:
-  // out[j · lanes + r] = R[h, i0 + r, j] (lanes ≥ rows ≥ 1; lanes past `rows` get 0).
-  // add_bias's rows, transposed; work: rows · T floats of scratch.
-  void lanes_bias(int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t lanes, int64_t kc,
-                  int64_t T, float* out, float* work) const;
-
   // ---- composed oracle, from differentiable ops ------------------------------------------
   // q: [B, H, T, d_h] → R: [B, H, T, T].
   virtual Tensor composed_bias(const Tensor& q) const;
@@ -116,9 +106,9 @@ struct AttentionOptions {
   // A speed choice: with narrow heads the per-head products skip gemm()'s routing (see
   // src/nn/attention.cpp); false routes every one through gemm() (tests compare the two).
   bool direct_head_products = true;
-  // A speed choice: heads of width 8 or 16 without positional terms, or with terms that are a
-  // logit bias of positions (AttentionTerms::position_bias_only), run the kernel with query rows in
-  // vector lanes (src/nn/attention_lanes.h) where the CPU has AVX2 or AVX-512; false runs
+  // A speed choice: heads of width 8 or 16, without positional terms or with terms whose hooks
+  // read no keys (every scheme's but xl_relative's and CoPE's), run the kernel with query rows
+  // in vector lanes (src/nn/attention_lanes.h) where the CPU has AVX2 or AVX-512; false runs
   // the block kernel (tests compare the two).
   bool row_lanes = true;
   // Tests: that kernel's vector width (Avx512 or Avx2); unset, the widest this CPU runs.
@@ -126,7 +116,7 @@ struct AttentionOptions {
 };
 
 // Whether attention() runs the rows-in-lanes kernel on this CPU for heads of this width
-// (without terms, or with a bias of positions) when AttentionOptions::row_lanes is set.
+// (without terms, or with terms that read no keys) when AttentionOptions::row_lanes is set.
 bool row_lanes_runs(int64_t head_width);
 
 // z [B, T, d] from q, k, v [B, T, d]; key_mask [B, T] (1 = real).
