@@ -40,18 +40,27 @@ struct Problem {
   const AttentionTerms* terms = nullptr;
 };
 
+// The forward calls the terms' hooks on chunks of this many rows (all rows when T is
+// shorter), so that its scratch stays [chunk, T] at long evaluation lengths: a multiple of
+// both widths' L, so the hooks see the same rows at either.
+constexpr int64_t kTermChunkRows = 256;
+
 // What the forward keeps for the backward, per work item: α before dropout as groups of L
 // query rows, [groups, T, L] (α[i, j] at (i / L, j, i % L)), and dropout's decisions as one
 // L-bit word per (group, key). Entries the backward does not read are left unwritten.
 struct Layout {
   int64_t lanes = 0, groups = 0, T = 0;
-  int64_t keys = 0;       // T rounded up to whole tiles of L keys: the backward's scratch
-  int64_t term_rows = 0;  // T · T with terms (the hooks' [rows, T] blocks), else 0
+  int64_t keys = 0;    // T rounded up to whole tiles of L keys: the backward's scratch
+  bool terms = false;  // the hooks' [rows, T] blocks are needed
   int64_t alpha_per_item() const { return groups * T * lanes; }
   int64_t keep_per_item() const { return groups * T; }
-  // Per-thread scratch, in floats: the forward's, and the backward's per work item.
-  int64_t forward_scratch() const { return 2 * keys * lanes + 2 * term_rows; }
-  int64_t backward_scratch() const { return (1 + 2 * groups) * keys * lanes + 2 * term_rows; }
+  int64_t chunk_rows() const { return T < kTermChunkRows ? T : kTermChunkRows; }
+  // Per-thread scratch, in floats: the forward's (two [chunk, T] blocks with terms), and the
+  // backward's per work item (two [T, T] blocks with terms).
+  int64_t forward_scratch() const { return 2 * keys * lanes + (terms ? 2 * chunk_rows() * T : 0); }
+  int64_t backward_scratch() const {
+    return (1 + 2 * groups) * keys * lanes + (terms ? 2 * T * T : 0);
+  }
 };
 
 // Per work item w: alpha and keep are the item's own (alpha_per_item() and keep_per_item()
@@ -70,7 +79,7 @@ struct Kernel {
   Backward backward = nullptr;
   Layout layout(int64_t T, bool terms) const {
     const int64_t groups = (T + lanes - 1) / lanes;
-    return {lanes, groups, T, groups * lanes, terms ? T * T : 0};
+    return {lanes, groups, T, groups * lanes, terms};
   }
 };
 

@@ -284,8 +284,9 @@ inline void weighted_sum(const Problem& p, const Head& hd, int64_t w, int64_t i0
 }
 
 // The forward of work item w: z's columns of head h for every row of sequence b; alpha
-// [groups, T, L] and keep [groups, T] are the item's own (null: not kept). The terms' bias
-// of every row comes first, their values' part of z last.
+// [groups, T, L] and keep [groups, T] are the item's own (null: not kept). The rows go in
+// chunks of kTermChunkRows: the terms' bias of the chunk's rows first, their values' part of
+// z last.
 template <int64_t D>
 void forward_item(const Problem& p, const Layout& layout, int64_t w, float* scratch, float* z,
                   float* alpha, uint32_t* keep) {
@@ -294,32 +295,38 @@ void forward_item(const Problem& p, const Layout& layout, int64_t w, float* scra
   const bool has_bias = terms && terms->has_bias(), has_values = terms && terms->has_values();
   float* S = scratch;                         // [keys, L]: a group's scores, then exponentials
   float* bias = S + layout.keys * L;          // [keys, L]: a group's R
-  float* bias_rows = bias + layout.keys * L;  // [rows_end, T]: R of every row
-  float* value_rows = bias_rows + layout.term_rows;  // [rows_end, T]: α' of every row
-  if (has_bias) {
-    std::fill_n(bias_rows, hd.rows_end * p.T, 0.0f);
-    terms->add_bias(hd.b, hd.h, 0, hd.rows_end, p.T, hd.q, p.d, bias_rows, p.T);
-  }
+  float* bias_rows = bias + layout.keys * L;  // [chunk, T]: R of the chunk's rows
+  float* value_rows = bias_rows + layout.chunk_rows() * p.T;  // [chunk, T]: their α'
   float* z_head = z + hd.b * p.T * p.d + hd.h * D;
-  for (int64_t g = 0; g < layout.groups; ++g) {
-    const int64_t i0 = g * L, present = std::min(L, p.T - i0);
-    const int64_t active = active_rows(p, hd, i0);
-    float* z_rows = z_head + i0 * p.d;
-    for (int64_t l = active; l < present; ++l) std::fill_n(z_rows + l * p.d, D, 0.0f);
-    if (active == 0) continue;
-    const int64_t kc = keys_of(p, hd, i0, active);
-    F qT[D];
-    load_columns<D>(hd.q + i0 * p.d, p.d, active, p.scale, qT);
-    if (has_bias) rows_to_lanes(bias_rows + i0 * p.T, p.T, active, kc, bias);
-    const F max = scores<D>(hd, p.d, qT, i0, kc, p.causal, has_bias ? bias : nullptr, S);
-    const F inv = exponentials(hd.mask, kc, max, S);
-    F zT[D];
-    weighted_sum<D>(p, hd, w, i0, kc, inv, has_values, S, alpha ? alpha + g * p.T * L : nullptr,
-                    keep ? keep + g * p.T : nullptr, zT);
-    store_columns<D>(zT, active, z_rows, p.d);
-    if (has_values) lanes_to_rows(S, active, kc, p.T, value_rows + i0 * p.T, p.T);
+  for (int64_t c0 = 0; c0 < p.T; c0 += kTermChunkRows) {
+    const int64_t c1 = std::min(p.T, c0 + kTermChunkRows);
+    const int64_t hook_rows = std::clamp<int64_t>(hd.rows_end - c0, 0, c1 - c0);
+    if (has_bias && hook_rows > 0) {
+      std::fill_n(bias_rows, hook_rows * p.T, 0.0f);
+      terms->add_bias(hd.b, hd.h, c0, c0 + hook_rows, p.T, hd.q + c0 * p.d, p.d, bias_rows, p.T);
+    }
+    for (int64_t i0 = c0; i0 < c1; i0 += L) {
+      const int64_t g = i0 / L, present = std::min(L, p.T - i0);
+      const int64_t active = active_rows(p, hd, i0);
+      float* z_rows = z_head + i0 * p.d;
+      for (int64_t l = active; l < present; ++l) std::fill_n(z_rows + l * p.d, D, 0.0f);
+      if (active == 0) continue;
+      const int64_t kc = keys_of(p, hd, i0, active);
+      F qT[D];
+      load_columns<D>(hd.q + i0 * p.d, p.d, active, p.scale, qT);
+      if (has_bias) rows_to_lanes(bias_rows + (i0 - c0) * p.T, p.T, active, kc, bias);
+      const F max = scores<D>(hd, p.d, qT, i0, kc, p.causal, has_bias ? bias : nullptr, S);
+      const F inv = exponentials(hd.mask, kc, max, S);
+      F zT[D];
+      weighted_sum<D>(p, hd, w, i0, kc, inv, has_values, S, alpha ? alpha + g * p.T * L : nullptr,
+                      keep ? keep + g * p.T : nullptr, zT);
+      store_columns<D>(zT, active, z_rows, p.d);
+      if (has_values) lanes_to_rows(S, active, kc, p.T, value_rows + (i0 - c0) * p.T, p.T);
+    }
+    if (has_values && hook_rows > 0)
+      terms->add_values(hd.b, hd.h, c0, c0 + hook_rows, p.T, value_rows, p.T, z_head + c0 * p.d,
+                        p.d);
   }
-  if (has_values) terms->add_values(hd.b, hd.h, 0, hd.rows_end, p.T, value_rows, p.T, z_head, p.d);
 }
 
 // ---- backward --------------------------------------------------------------------------
@@ -473,7 +480,7 @@ void backward_item(const Problem& p, const Layout& layout, int64_t w, const floa
   float* dS = dA + layout.keys * L;                    // [groups, keys, L]
   float* Ap = dS + layout.groups * layout.keys * L;    // [groups, keys, L]
   float* rows = Ap + layout.groups * layout.keys * L;  // [rows_end, T]: α', then dS
-  float* dU = rows + layout.term_rows;                 // [rows_end, T]: dz · U
+  float* dU = rows + p.T * p.T;                        // [rows_end, T]: dz · U
   const bool has_values = terms && terms->has_values();
   for (int64_t g = 0; g < layout.groups; ++g) {
     const int64_t active = active_rows(p, hd, g * L);

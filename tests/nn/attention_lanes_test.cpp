@@ -182,13 +182,14 @@ struct SchemeTerms {
   std::shared_ptr<const AttentionTerms> terms;
 };
 SchemeTerms scheme_terms(const SchemeCase& s, int64_t head_width, const IntTensor& mask) {
+  const int64_t T = mask.shape[1];
   SchemeTerms t;
   const std::string value = std::visit([](const auto& v) { return fmt::format("{}", v); }, s.value);
   t.what = fmt::format("{} {} {} spread {} d_h {}", s.scheme, s.key, value, s.spread, head_width);
   ModelConfig config = tiny_config(s.scheme, kModel, kModel / head_width, 1);
   if (!s.key.empty()) config.positional.keys.set(s.key, s.value);
   t.model = std::make_unique<Encoder>(config, make_scheme, 3);
-  Batch batch = make_batch({21, 21, 21}, 21, 4);
+  Batch batch = make_batch({T, T, T}, T, 4);
   batch.key_mask = mask;
   for (int32_t& position : batch.positions.values) position = (s.spread ? 2 : 1) * position + 3;
   t.terms = t.model->scheme().attention_terms(batch, 0);
@@ -243,6 +244,27 @@ TEST(AttentionLanes, SchemesWithTermsMatchTheComposedOp) {
             << what;
         EXPECT_GT(closeness(outputs(c, o)[0], composed[0], 1e-4, 1e-5), 10.0) << what;
       }
+}
+
+// At length 300 the forward calls the hooks on two chunks of rows (kTermChunkRows = 256,
+// then 44): z and every gradient against the composed op, Shaw's terms (bias and values) and
+// T5's; and without gradients, as a long evaluation runs.
+TEST(AttentionLanes, SchemesWithTermsOverSeveralChunksOfRows) {
+  if (widths().empty()) GTEST_SKIP() << "this CPU runs no lanes kernel";
+  for (const SchemeCase& scheme : {kLanesSchemes[3], kLanesSchemes[7]}) {
+    const LanesCase c = make_case(300, true, 19);
+    const SchemeTerms t = scheme_terms(scheme, 16, c.mask);
+    const AttentionOptions o = options(true, 0.1f, 16);
+    const TensorList lanes = outputs(c, o, false, t.terms), composed = outputs(c, o, true, t.terms);
+    for (size_t i = 0; i < lanes.size(); ++i)
+      EXPECT_LE(closeness(lanes[i], composed[i], 1e-4, 1e-5), 1.0) << t.what << " output " << i;
+    NoGradGuard no_grad;
+    const AttentionOptions eval = options(false, 0.0f, 16);
+    EXPECT_LE(closeness(attention(c.q, c.k, c.v, c.mask, t.terms, eval),
+                        attention_composed(c.q, c.k, c.v, c.mask, t.terms, eval), 1e-4, 1e-5),
+              1.0)
+        << t.what;
+  }
 }
 
 // Padded query rows skipped: the terms' hooks take the computed rows only, and the skipped
