@@ -8,8 +8,9 @@
 // keys, lane by lane, with no reduction across lanes.
 //
 // The terms' hooks (a logit bias that reads at most q, value terms) are called once per
-// (b, h) with every row, in row-major [rows, T] blocks that the kernel transposes to and from
-// its groups: a call's cost is paid once, and the hooks see the same rows at both widths.
+// (b, h) with every row (the forward's in chunks of kTermChunkRows), in row-major [rows, T]
+// blocks that the kernel transposes to and from its groups: a call's cost is paid once, and
+// the hooks see the same rows at both widths.
 //
 // Each lane computes its row alone and in key order, and every product-sum is one fused
 // multiply-add (the file is compiled without contraction), so both vector widths give the
