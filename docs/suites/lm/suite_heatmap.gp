@@ -1,7 +1,7 @@
 $map << EOD
-0 0 0 0 0 0 0 0 0 0
-0.024 0 0 0 0 0 0.021 0.057 0 0.024
-0.832 0.654 0.658 0.939 0.737 0.994 0.805 0.889 0.968 0.854
+0.001 0 0 0 0 0 0 0 0 0
+0.013 0 0 0.001 0 0 0.018 0.053 0 0.034
+0.789 0.673 0.669 0.942 0.791 0.999 0.783 0.878 0.992 0.841
 0 0 0 0 0 0 0 0 0 0
 EOD
 set xtics ('none (rec.)' 0, 'sinusoidal (rec.)' 1, 'learned (rec.)' 2, 'relative (rec.)' 3, 'rotary (rec.)' 4, 'alibi (rec.)' 5, 't5_causal_d32 (rec.)' 6, 'fire (rec.)' 7, 'kerple (rec.)' 8, 'sandwich (rec.)' 9) rotate by 45 right
